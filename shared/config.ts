@@ -1,0 +1,163 @@
+/**
+ * The one module that reads `process.env`. Everything else receives a typed {@link Config}.
+ * Values are validated once; a bad value fails fast with the variable's name.
+ */
+import { z } from 'zod';
+
+const bool = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no'])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+
+const int = (min: number, max: number) => z.coerce.number().int().min(min).max(max);
+
+/** Every setting, with its environment variable and default. The README's table lists the same. */
+const schema = z.object({
+  GATEHOUSE_TABLE_NAME: z.string().min(3).default('gatehouse'),
+  GATEHOUSE_DYNAMODB_ENDPOINT: z.string().url().optional(),
+  GATEHOUSE_REGION: z.string().default('us-east-1'),
+  GATEHOUSE_MODEL_NAMESPACE: z
+    .string()
+    .regex(/^[A-Za-z_][A-Za-z0-9_.]*$/, 'a dotted identifier')
+    .default('Gatehouse.Model'),
+  GATEHOUSE_BUILD_NUMBER: int(0, 2 ** 31).default(0),
+  GATEHOUSE_EVENT_PUBLISHER_URL: z.string().default('ws://localhost:3000/events'),
+  GATEHOUSE_FIT_SCRIPT_ENGINE_URL: z.string().default(''),
+  GATEHOUSE_LICENSE_SERVER_URL: z.string().default(''),
+  GATEHOUSE_UAP_BROKER_URL: z.string().default(''),
+  GATEHOUSE_PRINTER_CONNECT_API_URL: z.string().default(''),
+  GATEHOUSE_AAC_CLIENT_URL: z.string().optional(),
+  GATEHOUSE_GALLERY_ENABLED: bool.default(false),
+  GATEHOUSE_RELEASE_NOTES_URL: z
+    .string()
+    .default('https://github.com/gatehouse-project/gatehouse/blob/main/CHANGELOG.md'),
+  GATEHOUSE_LOG_LEVEL: z.enum(['DEBUG', 'INFO', 'WARN', 'ERROR', 'SILENT']).default('INFO'),
+  GATEHOUSE_DATA_DIR: z.string().default('.data'),
+  GATEHOUSE_INSTANCE: z.string().min(1).default('Gatehouse'),
+  GATEHOUSE_ADMIN_USER: z.string().min(1).default('admin'),
+  GATEHOUSE_ADMIN_PASSWORD: z.string().optional(),
+  GATEHOUSE_CLIENT_SECRET: z.string().min(1).default('consoleSecret'),
+  GATEHOUSE_CLIENTS: z.string().default(''),
+  GATEHOUSE_ACCESS_TOKEN_TTL: int(60, 7 * 86400).default(86399),
+  GATEHOUSE_REFRESH_TOKEN_DAYS: int(1, 365).default(30),
+  GATEHOUSE_LOCKOUT_THRESHOLD: int(1, 1000).default(5),
+  GATEHOUSE_LOCKOUT_MINUTES: int(1, 24 * 60).default(15),
+  GATEHOUSE_ISSUER: z.string().default('gatehouse'),
+  GATEHOUSE_AUDIENCE: z.string().default('gatehouse-api'),
+  GATEHOUSE_SIGNING_KEY_SECRET: z.string().optional(),
+  GATEHOUSE_PUBLIC_KEYS_SECRET: z.string().optional(),
+  GATEHOUSE_LICENSE_AUTHORITY_KEY: z.string().optional(),
+  GATEHOUSE_NOTIFY_TOPIC_ARN: z.string().optional(),
+  GATEHOUSE_EVENT_RETENTION_DAYS: int(1, 36500).default(365),
+  GATEHOUSE_WEBSOCKET_MANAGEMENT_URL: z.string().optional(),
+  GATEHOUSE_CORS_ORIGINS: z.string().default(''),
+  GATEHOUSE_MAX_BODY_BYTES: int(1024, 10 * 1024 * 1024).default(1_048_576),
+});
+
+export type Config = Readonly<{
+  tableName: string;
+  dynamodbEndpoint: string | undefined;
+  region: string;
+  modelNamespace: string;
+  version: string;
+  buildNumber: number;
+  eventPublisherUrl: string;
+  fitScriptEngineUrl: string;
+  licenseServerUrl: string;
+  uapBrokerUrl: string;
+  printerConnectApiUrl: string;
+  aacClientUrl: string | null;
+  galleryEnabled: boolean;
+  releaseNotesUrl: string;
+  logLevel: 'DEBUG' | 'INFO' | 'WARN' | 'ERROR' | 'SILENT';
+  dataDir: string;
+  rootInstance: string;
+  adminUser: string;
+  adminPassword: string | undefined;
+  clientSecret: string;
+  /** Extra confidential clients, `id:secret` pairs separated by commas. */
+  clients: ReadonlyMap<string, string>;
+  accessTokenTtl: number;
+  refreshTokenDays: number;
+  lockoutThreshold: number;
+  lockoutMinutes: number;
+  issuer: string;
+  audience: string;
+  signingKeySecret: string | undefined;
+  publicKeysSecret: string | undefined;
+  licenseAuthorityKey: string | undefined;
+  notifyTopicArn: string | undefined;
+  eventRetentionDays: number;
+  websocketManagementUrl: string | undefined;
+  corsOrigins: readonly string[];
+  maxBodyBytes: number;
+}>;
+
+/** The package version, injected by esbuild at bundle time and read from package.json otherwise. */
+declare const __GATEHOUSE_VERSION__: string | undefined;
+const packageVersion = typeof __GATEHOUSE_VERSION__ === 'string' ? __GATEHOUSE_VERSION__ : '0.1.0';
+
+/** Reads and validates the environment. Throws one error naming every bad variable. */
+export function loadConfig(env: Record<string, string | undefined> = process.env): Config {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `${i.path.join('.')}: ${i.message}`).join('; ');
+    throw new Error(`Invalid configuration: ${problems}`);
+  }
+  const e = parsed.data;
+  const clients = new Map<string, string>();
+  for (const pair of e.GATEHOUSE_CLIENTS.split(',').map((s) => s.trim()).filter(Boolean)) {
+    const at = pair.indexOf(':');
+    if (at <= 0) throw new Error('Invalid configuration: GATEHOUSE_CLIENTS: expected id:secret pairs');
+    clients.set(pair.slice(0, at), pair.slice(at + 1));
+  }
+  return Object.freeze({
+    tableName: e.GATEHOUSE_TABLE_NAME,
+    dynamodbEndpoint: e.GATEHOUSE_DYNAMODB_ENDPOINT,
+    region: e.GATEHOUSE_REGION,
+    modelNamespace: e.GATEHOUSE_MODEL_NAMESPACE,
+    version: `${packageVersion}.${e.GATEHOUSE_BUILD_NUMBER}`,
+    buildNumber: e.GATEHOUSE_BUILD_NUMBER,
+    eventPublisherUrl: e.GATEHOUSE_EVENT_PUBLISHER_URL,
+    fitScriptEngineUrl: e.GATEHOUSE_FIT_SCRIPT_ENGINE_URL,
+    licenseServerUrl: e.GATEHOUSE_LICENSE_SERVER_URL,
+    uapBrokerUrl: e.GATEHOUSE_UAP_BROKER_URL,
+    printerConnectApiUrl: e.GATEHOUSE_PRINTER_CONNECT_API_URL,
+    aacClientUrl: e.GATEHOUSE_AAC_CLIENT_URL ?? null,
+    galleryEnabled: e.GATEHOUSE_GALLERY_ENABLED,
+    releaseNotesUrl: e.GATEHOUSE_RELEASE_NOTES_URL,
+    logLevel: e.GATEHOUSE_LOG_LEVEL,
+    dataDir: e.GATEHOUSE_DATA_DIR,
+    rootInstance: e.GATEHOUSE_INSTANCE,
+    adminUser: e.GATEHOUSE_ADMIN_USER,
+    adminPassword: e.GATEHOUSE_ADMIN_PASSWORD,
+    clientSecret: e.GATEHOUSE_CLIENT_SECRET,
+    clients,
+    accessTokenTtl: e.GATEHOUSE_ACCESS_TOKEN_TTL,
+    refreshTokenDays: e.GATEHOUSE_REFRESH_TOKEN_DAYS,
+    lockoutThreshold: e.GATEHOUSE_LOCKOUT_THRESHOLD,
+    lockoutMinutes: e.GATEHOUSE_LOCKOUT_MINUTES,
+    issuer: e.GATEHOUSE_ISSUER,
+    audience: e.GATEHOUSE_AUDIENCE,
+    signingKeySecret: e.GATEHOUSE_SIGNING_KEY_SECRET,
+    publicKeysSecret: e.GATEHOUSE_PUBLIC_KEYS_SECRET,
+    licenseAuthorityKey: e.GATEHOUSE_LICENSE_AUTHORITY_KEY,
+    notifyTopicArn: e.GATEHOUSE_NOTIFY_TOPIC_ARN,
+    eventRetentionDays: e.GATEHOUSE_EVENT_RETENTION_DAYS,
+    websocketManagementUrl: e.GATEHOUSE_WEBSOCKET_MANAGEMENT_URL,
+    corsOrigins: e.GATEHOUSE_CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),
+    maxBodyBytes: e.GATEHOUSE_MAX_BODY_BYTES,
+  });
+}
+
+let cached: Config | undefined;
+
+/** The configuration of this execution environment, read once. */
+export function config(): Config {
+  cached ??= loadConfig();
+  return cached;
+}
+
+/** Lets the local runtime and tests set the environment before the first read. */
+export function resetConfigForTests(): void {
+  cached = undefined;
+}

@@ -1,0 +1,145 @@
+/**
+ * The DynamoDB clients of an execution environment, created once and injected. Only `shared/db`
+ * imports the DynamoDB SDK.
+ */
+import {
+  CreateTableCommand,
+  DescribeTableCommand,
+  DynamoDBClient,
+  ResourceNotFoundException,
+  UpdateTimeToLiveCommand,
+  type AttributeDefinition,
+  type GlobalSecondaryIndex,
+} from '@aws-sdk/client-dynamodb';
+import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
+import type { Config } from '../config.ts';
+import { TABLE } from './table.ts';
+
+/** What a repository needs: the document client and the table name. */
+export interface Db {
+  readonly doc: DynamoDBDocumentClient;
+  readonly raw: DynamoDBClient;
+  readonly tableName: string;
+}
+
+/** Consumed capacity of one DynamoDB call, as reported with ReturnConsumedCapacity. */
+export interface CapacityRecord {
+  readonly command: string;
+  readonly read: number;
+  readonly write: number;
+}
+
+export interface DbOptions {
+  /** Called with the consumed capacity of every call (tests and benchmarks count requests). */
+  readonly onCapacity?: (record: CapacityRecord) => void;
+  /** Extra attempts for throttling and 5xx (the SDK's standard retry mode with backoff). */
+  readonly maxAttempts?: number;
+}
+
+/** Creates the clients for a configuration. Call once per execution environment. */
+export function createDb(cfg: Pick<Config, 'tableName' | 'dynamodbEndpoint' | 'region'>, opts: DbOptions = {}): Db {
+  const local = cfg.dynamodbEndpoint !== undefined;
+  const raw = new DynamoDBClient({
+    region: cfg.region,
+    maxAttempts: opts.maxAttempts ?? 4,
+    ...(local
+      ? {
+          endpoint: cfg.dynamodbEndpoint,
+          // DynamoDB Local accepts any credentials; these never leave the machine.
+          credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
+        }
+      : {}),
+  });
+  if (opts.onCapacity) {
+    const onCapacity = opts.onCapacity;
+    raw.middlewareStack.add(
+      (next, context) => async (args) => {
+        const input = args.input as Record<string, unknown>;
+        input.ReturnConsumedCapacity ??= 'TOTAL';
+        const out = await next(args);
+        const cc = (out.output as { ConsumedCapacity?: unknown }).ConsumedCapacity;
+        const list = (Array.isArray(cc) ? cc : cc ? [cc] : []) as Array<{
+          CapacityUnits?: number;
+          ReadCapacityUnits?: number;
+          WriteCapacityUnits?: number;
+        }>;
+        let read = 0;
+        let write = 0;
+        for (const c of list) {
+          read += c.ReadCapacityUnits ?? 0;
+          write += c.WriteCapacityUnits ?? 0;
+          if (c.ReadCapacityUnits === undefined && c.WriteCapacityUnits === undefined) {
+            // DynamoDB Local reports only CapacityUnits: attribute it by command kind.
+            if (/Get|Query|Scan/.test(context.commandName ?? '')) read += c.CapacityUnits ?? 0;
+            else write += c.CapacityUnits ?? 0;
+          }
+        }
+        onCapacity({ command: (context.commandName ?? 'unknown').replace(/Command$/, ''), read, write });
+        return out;
+      },
+      { step: 'initialize', name: 'gatehouseCapacity' },
+    );
+  }
+  const doc = DynamoDBDocumentClient.from(raw, {
+    marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
+  });
+  return { doc, raw, tableName: cfg.tableName };
+}
+
+/**
+ * Creates the table from {@link TABLE} if it does not exist (local runtime and tests only; in AWS
+ * the CDK stack creates it). Idempotent.
+ */
+export async function ensureTable(db: Db): Promise<void> {
+  try {
+    await db.raw.send(new DescribeTableCommand({ TableName: db.tableName }));
+    return;
+  } catch (err) {
+    if (!(err instanceof ResourceNotFoundException)) throw err;
+  }
+  const attrs = new Set<string>([TABLE.partitionKey, TABLE.sortKey]);
+  for (const ix of TABLE.indexes) {
+    attrs.add(ix.partitionKey);
+    attrs.add(ix.sortKey);
+  }
+  const AttributeDefinitions: AttributeDefinition[] = [...attrs].map((name) => ({
+    AttributeName: name,
+    AttributeType: 'S',
+  }));
+  const GlobalSecondaryIndexes: GlobalSecondaryIndex[] = TABLE.indexes.map((ix) => ({
+    IndexName: ix.name,
+    KeySchema: [
+      { AttributeName: ix.partitionKey, KeyType: 'HASH' },
+      { AttributeName: ix.sortKey, KeyType: 'RANGE' },
+    ],
+    Projection: { ProjectionType: 'ALL' },
+  }));
+  try {
+    await db.raw.send(
+      new CreateTableCommand({
+        TableName: db.tableName,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions,
+        KeySchema: [
+          { AttributeName: TABLE.partitionKey, KeyType: 'HASH' },
+          { AttributeName: TABLE.sortKey, KeyType: 'RANGE' },
+        ],
+        GlobalSecondaryIndexes,
+        StreamSpecification: { StreamEnabled: true, StreamViewType: TABLE.stream },
+      }),
+    );
+  } catch (err) {
+    // Two processes may race to create it; the loser sees ResourceInUse.
+    if ((err as { name?: string }).name !== 'ResourceInUseException') throw err;
+  }
+  try {
+    await db.raw.send(
+      new UpdateTimeToLiveCommand({
+        TableName: db.tableName,
+        TimeToLiveSpecification: { AttributeName: TABLE.ttlAttribute, Enabled: true },
+      }),
+    );
+  } catch {
+    // TTL is already on, or not supported by this endpoint: reads filter on it anyway.
+  }
+}

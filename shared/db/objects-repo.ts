@@ -1,0 +1,373 @@
+/**
+ * The object repository: every stored object (people, devices, folders, instances, users, apps,
+ * events, ...) is one item `O#<key>` / `A` whose client-visible document is kept as JSON text in
+ * `Doc` (so any field a client sends round-trips, whatever its nesting), beside the attributes
+ * the service needs to find and scope it:
+ *
+ * - `Key`, `Coll` (collection), `Type` (bare type name), `Folder` (containing folder key, '' for
+ *   the root instance), `Path` (folder and instance keys from the root down to the containing
+ *   folder), `Instances` (instance keys from the root down to the object's own instance; an
+ *   instance lists itself last), `Version` (ConcurrencyVersion), `Name` (CommonName).
+ *
+ * Unique values (card numbers, names, monikers) are claim items written in the same transaction
+ * as the object, so a race resolves to exactly one winner.
+ */
+import {
+  BatchGetCommand,
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+  type TransactWriteCommandInput,
+} from '@aws-sdk/lib-dynamodb';
+import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { ConditionFailed, StoreUnavailable } from '../errors.ts';
+import type { Db } from './client.ts';
+import { CLAIM_SK, OBJECT_SK, claimPk, collectionPk, objectPk, typePk } from './keys.ts';
+
+export interface StoredObject {
+  readonly key: string;
+  readonly collection: string;
+  readonly type: string;
+  readonly folder: string;
+  readonly path: readonly string[];
+  readonly instances: readonly string[];
+  readonly version: number;
+  readonly doc: Readonly<Record<string, unknown>>;
+}
+
+/** A unique value owned by one object: `scope` + `kind` + `value` may be claimed once. */
+export interface Claim {
+  readonly scope: string;
+  readonly kind: string;
+  readonly value: string;
+}
+
+/** The owning instance of an object: the last of its `instances`. */
+export const ownInstance = (o: Pick<StoredObject, 'instances'>): string => o.instances[o.instances.length - 1] ?? '';
+
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+const RETRYABLE = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'InternalServerError',
+  'ServiceUnavailable',
+  'TimeoutError',
+]);
+
+/**
+ * Sends a command; DynamoDB throttling and 5xx (after the SDK's own retries with backoff) become
+ * {@link StoreUnavailable}, which the pipeline answers with 503 and Retry-After.
+ */
+export async function send<T>(db: Db, command: object): Promise<T> {
+  try {
+    return (await db.doc.send(command as never)) as T;
+  } catch (err) {
+    const e = err as { name?: string; $metadata?: { httpStatusCode?: number }; $retryable?: unknown };
+    if (RETRYABLE.has(e.name ?? '') || (e.$metadata?.httpStatusCode ?? 0) >= 500) throw new StoreUnavailable(err);
+    throw err;
+  }
+}
+
+export function toItem(o: StoredObject): Record<string, unknown> {
+  return {
+    PK: objectPk(o.key),
+    SK: OBJECT_SK,
+    GSI1PK: collectionPk(o.folder, o.collection),
+    GSI1SK: o.key,
+    GSI2PK: typePk(ownInstance(o), o.type),
+    GSI2SK: o.key,
+    Key: o.key,
+    Coll: o.collection,
+    Type: o.type,
+    Folder: o.folder,
+    Path: [...o.path],
+    Instances: [...o.instances],
+    Version: o.version,
+    Name: typeof o.doc.CommonName === 'string' ? o.doc.CommonName : undefined,
+    Doc: JSON.stringify(o.doc),
+  };
+}
+
+export function fromItem(item: Record<string, unknown>): StoredObject {
+  return {
+    key: item.Key as string,
+    collection: item.Coll as string,
+    type: item.Type as string,
+    folder: (item.Folder as string) ?? '',
+    path: (item.Path as string[]) ?? [],
+    instances: (item.Instances as string[]) ?? [],
+    version: Number(item.Version ?? 1),
+    doc: JSON.parse(item.Doc as string) as Record<string, unknown>,
+  };
+}
+
+const claimItemKey = (c: Claim) => ({ PK: claimPk(c.scope, c.kind, c.value), SK: CLAIM_SK });
+
+function putClaim(db: Db, c: Claim, owner: string): TransactItem {
+  return {
+    Put: {
+      TableName: db.tableName,
+      Item: { ...claimItemKey(c), Owner: owner, Kind: c.kind },
+      // Re-claiming a value this object already owns is allowed (idempotent update).
+      ConditionExpression: 'attribute_not_exists(PK) OR #owner = :owner',
+      ExpressionAttributeNames: { '#owner': 'Owner' },
+      ExpressionAttributeValues: { ':owner': owner },
+    },
+  };
+}
+
+function deleteClaim(db: Db, c: Claim, owner: string): TransactItem {
+  return {
+    Delete: {
+      TableName: db.tableName,
+      Key: claimItemKey(c),
+      ConditionExpression: 'attribute_not_exists(PK) OR #owner = :owner',
+      ExpressionAttributeNames: { '#owner': 'Owner' },
+      ExpressionAttributeValues: { ':owner': owner },
+    },
+  };
+}
+
+/**
+ * Runs a transaction. A cancelled transaction becomes {@link ConditionFailed} whose `reasons`
+ * give the index (in `items` order) and code of each failed condition.
+ */
+export async function transact(db: Db, items: TransactItem[]): Promise<void> {
+  try {
+    await send(db, new TransactWriteCommand({ TransactItems: items }));
+  } catch (err) {
+    if (err instanceof TransactionCanceledException || (err as { name?: string }).name === 'TransactionCanceledException') {
+      const reasons = ((err as TransactionCanceledException).CancellationReasons ?? [])
+        .map((r, index) => ({ index, code: r.Code ?? 'None' }))
+        .filter((r) => r.code !== 'None');
+      if (reasons.some((r) => r.code === 'ConditionalCheckFailed')) {
+        throw new ConditionFailed('A condition of the transaction failed.', reasons);
+      }
+      if (reasons.some((r) => r.code === 'TransactionConflict' || r.code === 'ThrottlingError')) {
+        throw new StoreUnavailable(err);
+      }
+    }
+    throw err;
+  }
+}
+
+/** The failed claim of a cancelled create/replace, if a claim (not the object) failed. */
+export function failedClaim(err: unknown, claims: readonly Claim[], offset: number): Claim | undefined {
+  if (!(err instanceof ConditionFailed)) return undefined;
+  for (const r of err.reasons) {
+    if (r.code === 'ConditionalCheckFailed' && r.index >= offset && r.index < offset + claims.length) {
+      return claims[r.index - offset];
+    }
+  }
+  return undefined;
+}
+
+export async function getObject(db: Db, key: string, consistent = false): Promise<StoredObject | undefined> {
+  const out = await send<{ Item?: Record<string, unknown> }>(
+    db,
+    new GetCommand({ TableName: db.tableName, Key: { PK: objectPk(key), SK: OBJECT_SK }, ConsistentRead: consistent }),
+  );
+  return out.Item ? fromItem(out.Item) : undefined;
+}
+
+/** Reads many objects (BatchGetItem, 100 keys a request); missing keys are left out; order follows `keys`. */
+export async function getObjects(db: Db, keys: readonly string[]): Promise<StoredObject[]> {
+  const unique = [...new Set(keys)];
+  const found = new Map<string, StoredObject>();
+  for (let i = 0; i < unique.length; i += 100) {
+    let request: Record<string, { Keys: Record<string, string>[] }> | undefined = {
+      [db.tableName]: { Keys: unique.slice(i, i + 100).map((k) => ({ PK: objectPk(k), SK: OBJECT_SK })) },
+    };
+    for (let attempt = 0; request && Object.keys(request).length > 0 && attempt < 8; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
+      const out: {
+        Responses?: Record<string, Record<string, unknown>[]>;
+        UnprocessedKeys?: Record<string, { Keys: Record<string, string>[] }>;
+      } = await send(db, new BatchGetCommand({ RequestItems: request }));
+      for (const item of out.Responses?.[db.tableName] ?? []) {
+        const o = fromItem(item);
+        found.set(o.key, o);
+      }
+      request = out.UnprocessedKeys as typeof request;
+    }
+    if (request && Object.keys(request).length > 0) throw new StoreUnavailable(new Error('unprocessed keys'));
+  }
+  return keys.map((k) => found.get(k)).filter((o): o is StoredObject => o !== undefined);
+}
+
+/**
+ * Creates an object and its claims in one transaction. Throws {@link ConditionFailed} when the
+ * key exists (reason index 0) or a claim is owned by another object (index 1 + claim index).
+ */
+export async function createObject(db: Db, o: StoredObject, claims: readonly Claim[] = [], extra: TransactItem[] = []): Promise<void> {
+  await transact(db, [
+    { Put: { TableName: db.tableName, Item: toItem(o), ConditionExpression: 'attribute_not_exists(PK)' } },
+    ...claims.map((c) => putClaim(db, c, o.key)),
+    ...extra,
+  ]);
+}
+
+/**
+ * Replaces an object whose stored version is `previousVersion` (optimistic concurrency: another
+ * writer in between makes reason index 0 fail), adding and releasing claims in the same
+ * transaction.
+ */
+export async function replaceObject(
+  db: Db,
+  next: StoredObject,
+  previousVersion: number,
+  addClaims: readonly Claim[] = [],
+  removeClaims: readonly Claim[] = [],
+): Promise<void> {
+  await transact(db, [
+    {
+      Put: {
+        TableName: db.tableName,
+        Item: toItem(next),
+        ConditionExpression: 'attribute_exists(PK) AND #v = :v',
+        ExpressionAttributeNames: { '#v': 'Version' },
+        ExpressionAttributeValues: { ':v': previousVersion },
+      },
+    },
+    ...addClaims.map((c) => putClaim(db, c, next.key)),
+    ...removeClaims.map((c) => deleteClaim(db, c, next.key)),
+  ]);
+}
+
+/** Deletes an object (if still at `version`) and releases its claims, in one transaction. */
+export async function deleteObject(db: Db, o: StoredObject, claims: readonly Claim[] = [], extra: TransactItem[] = []): Promise<void> {
+  await transact(db, [
+    {
+      Delete: {
+        TableName: db.tableName,
+        Key: { PK: objectPk(o.key), SK: OBJECT_SK },
+        ConditionExpression: 'attribute_exists(PK) AND #v = :v',
+        ExpressionAttributeNames: { '#v': 'Version' },
+        ExpressionAttributeValues: { ':v': o.version },
+      },
+    },
+    ...claims.map((c) => deleteClaim(db, c, o.key)),
+    ...extra,
+  ]);
+}
+
+/** Writes a document change that is not a client edit (notes): no version bump, version-checked. */
+export async function updateDoc(db: Db, o: StoredObject, doc: Record<string, unknown>): Promise<void> {
+  try {
+    await send(
+      db,
+      new UpdateCommand({
+        TableName: db.tableName,
+        Key: { PK: objectPk(o.key), SK: OBJECT_SK },
+        UpdateExpression: 'SET #doc = :doc',
+        ConditionExpression: 'attribute_exists(PK) AND #v = :v AND #doc = :old',
+        ExpressionAttributeNames: { '#doc': 'Doc', '#v': 'Version' },
+        ExpressionAttributeValues: { ':doc': JSON.stringify(doc), ':v': o.version, ':old': JSON.stringify(o.doc) },
+      }),
+    );
+  } catch (err) {
+    if ((err as { name?: string }).name === 'ConditionalCheckFailedException') throw new ConditionFailed('The object changed.');
+    throw err;
+  }
+}
+
+/** The owner of a claim, or undefined. */
+export async function claimOwner(db: Db, c: Claim, consistent = false): Promise<string | undefined> {
+  const out = await send<{ Item?: Record<string, unknown> }>(
+    db,
+    new GetCommand({ TableName: db.tableName, Key: claimItemKey(c), ConsistentRead: consistent }),
+  );
+  return out.Item?.Owner as string | undefined;
+}
+
+export interface Page {
+  readonly items: StoredObject[];
+  /** Where the next page starts (the last key read), or undefined at the end. */
+  readonly nextStart: string | undefined;
+}
+
+/**
+ * One page of a folder's collection in creation order (ObjectIds are time-ordered): one Query of
+ * at most `limit` items on GSI1, starting after `afterKey`.
+ */
+export async function listCollection(
+  db: Db,
+  folder: string,
+  collection: string,
+  limit: number,
+  afterKey?: string,
+): Promise<Page> {
+  const pk = collectionPk(folder, collection);
+  const out = await send<{ Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown> }>(
+    db,
+    new QueryCommand({
+      TableName: db.tableName,
+      IndexName: 'GSI1',
+      KeyConditionExpression: 'GSI1PK = :pk',
+      ExpressionAttributeValues: { ':pk': pk },
+      Limit: limit,
+      ...(afterKey
+        ? { ExclusiveStartKey: { GSI1PK: pk, GSI1SK: afterKey, PK: objectPk(afterKey), SK: OBJECT_SK } }
+        : {}),
+    }),
+  );
+  const items = (out.Items ?? []).map(fromItem);
+  return { items, nextStart: out.LastEvaluatedKey ? (out.LastEvaluatedKey.GSI1SK as string) : undefined };
+}
+
+/** Keys only of a folder's collection after `afterKey` (used to skip to a page when no cursor is cached). */
+export async function listCollectionKeys(
+  db: Db,
+  folder: string,
+  collection: string,
+  count: number,
+  afterKey?: string,
+): Promise<string[]> {
+  const pk = collectionPk(folder, collection);
+  const keys: string[] = [];
+  let start: Record<string, unknown> | undefined = afterKey
+    ? { GSI1PK: pk, GSI1SK: afterKey, PK: objectPk(afterKey), SK: OBJECT_SK }
+    : undefined;
+  while (keys.length < count) {
+    const out: { Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown> } = await send(
+      db,
+      new QueryCommand({
+        TableName: db.tableName,
+        IndexName: 'GSI1',
+        KeyConditionExpression: 'GSI1PK = :pk',
+        ExpressionAttributeValues: { ':pk': pk },
+        ProjectionExpression: 'GSI1SK',
+        Limit: Math.min(1000, count - keys.length),
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }),
+    );
+    for (const i of out.Items ?? []) keys.push(i.GSI1SK as string);
+    if (!out.LastEvaluatedKey) break;
+    start = out.LastEvaluatedKey;
+  }
+  return keys;
+}
+
+/** Any item by key (auth state, status items). */
+export async function getItem(db: Db, pk: string, sk: string, consistent = false): Promise<Record<string, unknown> | undefined> {
+  const out = await send<{ Item?: Record<string, unknown> }>(
+    db,
+    new GetCommand({ TableName: db.tableName, Key: { PK: pk, SK: sk }, ConsistentRead: consistent }),
+  );
+  return out.Item;
+}
+
+/** Writes any item unconditionally (status items). */
+export async function putItem(db: Db, item: Record<string, unknown>): Promise<void> {
+  await send(db, new PutCommand({ TableName: db.tableName, Item: item }));
+}
+
+/** Deletes any item by key. */
+export async function deleteItem(db: Db, pk: string, sk: string): Promise<void> {
+  await send(db, new DeleteCommand({ TableName: db.tableName, Key: { PK: pk, SK: sk } }));
+}

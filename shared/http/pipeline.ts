@@ -1,0 +1,259 @@
+/**
+ * The function pipeline every HTTP family shares, readable in one place, in order:
+ *
+ *   requestContext → bodyLimit → router → bodyParser → authentication → operation
+ *   (errors from any step → errorHandler; the response → serializer)
+ *
+ * Each middleware is a factory returning `{ before, after, onError }`; state lives under
+ * `request.internal.gatehouse`.
+ */
+import middy, { type MiddlewareObj } from '@middy/core';
+import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
+import { ApiError, ConditionFailed, StoreUnavailable, internalError, serviceUnavailable, badRequest, notFound } from '../errors.ts';
+import type { Family } from '../model/collections.ts';
+import { Router } from './router.ts';
+import type { ApiRequest, ApiResponse, BaseDeps, Operation } from './types.ts';
+
+type HttpEvent = APIGatewayProxyEventV2;
+type HttpResult = APIGatewayProxyStructuredResultV2;
+type Mw = MiddlewareObj<HttpEvent, HttpResult>;
+
+interface State {
+  started: number;
+  requestId: string;
+  req?: ApiRequest;
+  operation?: string;
+}
+
+interface MiddyRequest {
+  event: HttpEvent;
+  context: Context;
+  response: HttpResult | undefined;
+  error: unknown;
+  internal: { gatehouse?: State } & Record<string, unknown>;
+}
+
+export interface HandlerSpec<D extends BaseDeps> {
+  readonly family: Family;
+  /** Operation name (from the route table) → implementation. */
+  readonly operations: Readonly<Record<string, Operation<D>>>;
+  /** Dependencies, created once per execution environment on first use. */
+  readonly deps: () => D;
+}
+
+const router = new Router();
+const states = new WeakMap<HttpEvent, State>();
+
+/** CORS is closed unless GATEHOUSE_CORS_ORIGINS names the origin (or `*`). */
+function corsHeaders(allowed: readonly string[], origin: string | undefined): Record<string, string> {
+  if (!origin || allowed.length === 0) return {};
+  if (allowed.includes('*') || allowed.includes(origin)) return { 'access-control-allow-origin': origin, vary: 'Origin' };
+  return {};
+}
+
+const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
+
+function state(request: MiddyRequest): State {
+  const s = request.internal.gatehouse;
+  if (!s) throw new Error('pipeline state missing');
+  return s;
+}
+
+function parseQuery(raw: string | undefined): Record<string, string[]> {
+  const query: Record<string, string[]> = {};
+  if (!raw) return query;
+  for (const [k, v] of new URLSearchParams(raw)) (query[k] ??= []).push(v);
+  return query;
+}
+
+function lowerHeaders(h: HttpEvent['headers'] | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(h ?? {})) if (v !== undefined) out[k.toLowerCase()] = v;
+  return out;
+}
+
+function bodyText(event: HttpEvent): string | undefined {
+  if (event.body === undefined || event.body === null) return undefined;
+  return event.isBase64Encoded ? Buffer.from(event.body, 'base64').toString('utf8') : event.body;
+}
+
+/** Renders an operation's result or an error as an API Gateway v2 result. */
+export function serialize(res: ApiResponse, corsHeaders: Record<string, string> = {}): HttpResult {
+  const headers: Record<string, string> = { ...corsHeaders, ...(res.headers ?? {}) };
+  if (res.status === 204 || res.body === undefined) return { statusCode: res.status, headers, body: '' };
+  return {
+    statusCode: res.status,
+    headers: { ...JSON_HEADERS, ...headers },
+    body: JSON.stringify(res.body),
+  };
+}
+
+function errorResponse(err: ApiError): ApiResponse {
+  return { status: err.status, body: err.toBody(), headers: err.headers };
+}
+
+/** Builds a family's Lambda handler from its operations. */
+export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
+  let deps: D | undefined;
+  const getDeps = (): D => (deps ??= spec.deps());
+
+  const requestContext = () => ({
+    before: async (request: MiddyRequest) => {
+      const requestId = request.event.requestContext?.requestId ?? request.context?.awsRequestId ?? crypto.randomUUID();
+      const st: State = { started: performance.now(), requestId };
+      request.internal.gatehouse = st;
+      states.set(request.event, st);
+      const { logger } = getDeps();
+      logger.appendKeys({ requestId, family: spec.family });
+    },
+    after: async (request: MiddyRequest) => {
+      logRequest(request, request.response?.statusCode ?? 0);
+    },
+    onError: async (request: MiddyRequest) => {
+      if (request.response) logRequest(request, request.response.statusCode ?? 0);
+    },
+  });
+
+  function logRequest(request: MiddyRequest, status: number) {
+    const s = request.internal.gatehouse;
+    const { logger } = getDeps();
+    // Never the body, the query string or headers: they can carry passwords, codes and tokens.
+    logger.info('request', {
+      method: request.event.requestContext?.http?.method,
+      route: s?.req?.route.path ?? request.event.routeKey,
+      operation: s?.operation,
+      status,
+      ms: s ? Math.round((performance.now() - s.started) * 10) / 10 : undefined,
+    });
+    logger.removeKeys(['requestId', 'family']);
+  }
+
+  const bodyLimit = () => ({
+    before: async (request: MiddyRequest) => {
+      const { config } = getDeps();
+      const body = request.event.body;
+      if (!body) return;
+      const bytes = request.event.isBase64Encoded ? Math.floor((body.length * 3) / 4) : Buffer.byteLength(body);
+      if (bytes > config.maxBodyBytes) {
+        throw new ApiError(413, 'PayloadTooLarge', `The request body is larger than ${config.maxBodyBytes} bytes.`);
+      }
+    },
+  });
+
+  const routing = () => ({
+    before: async (request: MiddyRequest) => {
+      const s = state(request);
+      const event = request.event;
+      const method = event.requestContext?.http?.method ?? 'GET';
+      const path = event.rawPath ?? event.requestContext?.http?.path ?? '/';
+      const match = router.match(method, path);
+      if (!match || match.route.family !== spec.family) {
+        // Only `$default` and misrouted calls land here: answer as an unknown route.
+        throw notFound(`No resource at ${method} ${path}.`);
+      }
+      s.operation = match.route.operation;
+      const headers = lowerHeaders(event.headers);
+      s.req = {
+        requestId: s.requestId,
+        method,
+        path,
+        route: match.route,
+        params: match.params,
+        query: parseQuery(event.rawQueryString),
+        headers,
+        body: undefined,
+        rawBody: undefined,
+        principal: undefined,
+        sourceIp: event.requestContext?.http?.sourceIp,
+      };
+    },
+  });
+
+  const bodyParser = () => ({
+    before: async (request: MiddyRequest) => {
+      const s = state(request);
+      const req = s.req!;
+      const text = bodyText(request.event);
+      if (text === undefined || text.length === 0) return;
+      const type = (req.headers['content-type'] ?? '').toLowerCase();
+      if (type.startsWith('application/x-www-form-urlencoded')) {
+        s.req = { ...req, rawBody: text };
+        return;
+      }
+      // JSON is the API's only body format; clients send it with or without a content type.
+      // GET bodies are kept: two calls of the spec carry their input in a GET body.
+      if (text.trim().length === 0) return;
+      try {
+        s.req = { ...req, body: JSON.parse(text) as unknown, rawBody: text };
+      } catch (err) {
+        throw badRequest('InvalidJson', `The request body is not valid JSON: ${(err as Error).message}`);
+      }
+    },
+  });
+
+  const authentication = () => ({
+    before: async (request: MiddyRequest) => {
+      const s = state(request);
+      if (!s.req!.route.auth) return;
+      const principal = await getDeps().authenticator.authenticate(s.req!.headers.authorization);
+      s.req = { ...s.req!, principal };
+    },
+  });
+
+  const errorHandler = () => ({
+    onError: async (request: MiddyRequest) => {
+      const err = request.error;
+      const cors = corsFor(request);
+      if (err instanceof ApiError) {
+        request.response = serialize(errorResponse(err), cors);
+        return;
+      }
+      const { logger } = getDeps();
+      if (err instanceof StoreUnavailable) {
+        logger.warn('store unavailable', { cause: describe(err.cause) });
+        const e = serviceUnavailable(1);
+        request.response = serialize(errorResponse(e), cors);
+        return;
+      }
+      logger.error('unexpected error', {
+        operation: request.internal.gatehouse?.operation,
+        error: describe(err),
+        ...(err instanceof ConditionFailed ? { reasons: err.reasons } : {}),
+      });
+      request.response = serialize(errorResponse(internalError()), cors);
+    },
+  });
+
+  function corsFor(request: MiddyRequest): Record<string, string> {
+    return corsHeaders(getDeps().config.corsOrigins, request.event.headers?.origin);
+  }
+
+  // The operation is the middy handler; it finds the pipeline state through its event.
+  const runOperation = async (event: HttpEvent): Promise<HttpResult> => {
+    const s = states.get(event);
+    if (!s?.req) throw new Error('pipeline state missing');
+    const op = spec.operations[s.operation!];
+    if (!op) throw new ApiError(501, 'NotImplemented', `${s.operation} is not implemented yet.`);
+    const res = await op(s.req, getDeps());
+    const origin = s.req.headers.origin;
+    return serialize(res, corsHeaders(getDeps().config.corsOrigins, origin));
+  };
+
+  const handler = middy<HttpEvent, HttpResult>()
+    .use(requestContext() as Mw)
+    .use(errorHandler() as Mw)
+    .use(bodyLimit() as Mw)
+    .use(routing() as Mw)
+    .use(bodyParser() as Mw)
+    .use(authentication() as Mw)
+    .handler(runOperation);
+
+  return Object.assign(handler, { deps: getDeps });
+}
+
+function describe(err: unknown): Record<string, unknown> {
+  if (err instanceof Error) {
+    return { name: err.name, message: err.message, stack: err.stack, cause: err.cause ? describe(err.cause) : undefined };
+  }
+  return { value: String(err) };
+}

@@ -1,0 +1,73 @@
+/**
+ * The contract between the pipeline and the operations: what an operation receives and returns.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/client.ts';
+import type { Route } from '../routes.ts';
+
+export type Role = 'Administrator' | 'Operator' | 'ReadOnly';
+
+/** Who is calling, from a verified access token. */
+export interface Principal {
+  readonly userKey: string;
+  readonly userName: string;
+  readonly instanceKey: string;
+  readonly instanceName: string;
+  readonly role: Role;
+  /** The token's `jti`. */
+  readonly tokenId: string;
+}
+
+/** Verifies the `Authorization` header of a protected call; throws `unauthorized()` otherwise. */
+export interface Authenticator {
+  authenticate(authorization: string | undefined): Promise<Principal>;
+}
+
+export interface ApiRequest {
+  readonly requestId: string;
+  readonly method: string;
+  readonly path: string;
+  readonly route: Route;
+  readonly params: Readonly<Record<string, string>>;
+  /** Query values; a repeated parameter keeps every value, in order. */
+  readonly query: Readonly<Record<string, readonly string[]>>;
+  /** Lower-case header names. */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The body parsed as JSON; `undefined` when there is none or it is form-encoded. */
+  readonly body: unknown;
+  /** The body as text, for form-encoded calls (`POST /token`). */
+  readonly rawBody: string | undefined;
+  /** Set on every route with `auth: true`. */
+  readonly principal: Principal | undefined;
+  /** Client address, for logs and lockout telemetry. */
+  readonly sourceIp: string | undefined;
+}
+
+export interface ApiResponse {
+  readonly status: number;
+  readonly body?: unknown;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+/** What every family receives. A family may extend it with its own clients. */
+export interface BaseDeps {
+  readonly config: Config;
+  readonly db: Db;
+  readonly logger: Logger;
+  readonly authenticator: Authenticator;
+  /** The server clock (tests may move it). */
+  readonly now: () => Date;
+}
+
+export type Operation<D extends BaseDeps = BaseDeps> = (req: ApiRequest, deps: D) => Promise<ApiResponse>;
+
+export const ok = (body: unknown, headers?: Record<string, string>): ApiResponse => ({ status: 200, body, ...(headers ? { headers } : {}) });
+export const created = (body: unknown): ApiResponse => ({ status: 201, body });
+export const accepted = (body: unknown): ApiResponse => ({ status: 202, body });
+export const noContent = (): ApiResponse => ({ status: 204 });
+
+/** First value of a query parameter. */
+export function queryValue(req: ApiRequest, name: string): string | undefined {
+  return req.query[name]?.[0];
+}

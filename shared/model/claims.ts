@@ -1,0 +1,33 @@
+/**
+ * How unique values are spelled as claims (see `Claim` in the object repository). Every writer of
+ * an instance, user, card, configuration name or moniker uses these, so a race between two
+ * writers of the same value always meets on the same claim item.
+ */
+import type { Claim } from '../db/objects-repo.ts';
+
+/** Instance names are unique in a deployment (login is by name) and case-sensitive. */
+export const instanceNameClaim = (name: string): Claim => ({ scope: 'global', kind: 'instance', value: name });
+
+/** User names are unique within their instance, case-sensitive like the instance name. */
+export const userNameClaim = (instanceKey: string, name: string): Claim => ({ scope: instanceKey, kind: 'user', value: name });
+
+/** A card is its encoded number together with its facility code (when given), within an instance. */
+export const cardClaim = (instanceKey: string, encodedCardNumber: string | number, facilityCode?: string | number | null): Claim => ({
+  scope: instanceKey,
+  kind: 'card',
+  value: `${facilityCode ?? ''}:${encodedCardNumber}`,
+});
+
+/** CommonName of a configuration object, unique within its folder and collection. */
+export const commonNameClaim = (folderKey: string, collection: string, name: string): Claim => ({
+  scope: folderKey,
+  kind: `name:${collection}`,
+  value: name,
+});
+
+/** An event type's moniker, unique within its app. */
+export const monikerClaim = (appKey: string, namespace: string, nickname: string): Claim => ({
+  scope: appKey,
+  kind: 'moniker',
+  value: `${namespace}\u0000${nickname}`,
+});

@@ -1,0 +1,124 @@
+/**
+ * The one route table. The CDK stack creates the HTTP API routes and one function per family
+ * from it, each function's router dispatches from it, and the local server dispatches from it.
+ * No route is wired anywhere else.
+ *
+ * Paths use the API Gateway HTTP API syntax (`{param}`); `$default` catches everything no other
+ * route matches, so an unknown path answers our JSON 404 in AWS as it does locally.
+ */
+import { COLLECTIONS, type CollectionDef, type Family } from './model/collections.ts';
+
+export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'ANY';
+
+export interface Route {
+  readonly method: Method;
+  readonly path: string;
+  readonly family: Family;
+  readonly operation: string;
+  /** `false` for the public calls (sysinfo, token, JWKS); every other route needs a bearer token. */
+  readonly auth: boolean;
+  /** The collection a generic collection operation works on. */
+  readonly collection?: string;
+}
+
+const F = '/api/f/{folderKey}';
+
+function route(
+  method: Method,
+  path: string,
+  family: Family,
+  operation: string,
+  extra: Partial<Pick<Route, 'auth' | 'collection'>> = {},
+): Route {
+  return Object.freeze({ method, path, family, operation, auth: extra.auth ?? true, ...(extra.collection ? { collection: extra.collection } : {}) });
+}
+
+/** The generic routes of one object collection (list, create, read, replace, delete, links). */
+function collectionRoutes(c: CollectionDef): Route[] {
+  const base = `${F}/${c.name}`;
+  const one = `${base}/{key}`;
+  const x = { collection: c.name };
+  const rows = [
+    route('GET', base, c.family, 'list', x),
+    route('POST', base, c.family, 'create', x),
+    route('GET', one, c.family, 'get', x),
+    route('PUT', one, c.family, 'replace', x),
+    route('DELETE', one, c.family, 'remove', x),
+    // meta, monikers, commonname, images, notes, connections, references, takeownership (405)
+    route('GET', `${one}/{link}`, c.family, 'getLink', x),
+    // notes, takeownership
+    route('POST', `${one}/{link}`, c.family, 'postLink', x),
+    // notes/<note_key>
+    route('DELETE', `${one}/{link}/{linkKey}`, c.family, 'deleteLinkItem', x),
+  ];
+  if (c.putLinks?.length) rows.push(route('PUT', `${one}/{link}`, c.family, 'putLink', x));
+  if (c.relations) {
+    rows.push(
+      route('POST', `${one}/connections/{relation}`, c.family, 'connect', x),
+      route('DELETE', `${one}/connections/{relation}/{relatedKey}`, c.family, 'disconnect', x),
+    );
+  }
+  return rows;
+}
+
+export const ROUTES: readonly Route[] = Object.freeze([
+  // Service and session
+  route('GET', '/api/sysinfo', 'service', 'sysinfo', { auth: false }),
+  route('ANY', '$default', 'service', 'notFound', { auth: false }),
+  route('POST', '/token', 'token', 'token', { auth: false }),
+  route('GET', '/.well-known/jwks.json', 'token', 'jwks', { auth: false }),
+
+  // Instances and folders: the caller's instance, a folder's own Href and its standard links
+  route('GET', '/api', 'folders', 'currentInstance'),
+  route('GET', F, 'folders', 'getFolder'),
+  route('PUT', F, 'folders', 'replaceFolder'),
+  route('DELETE', F, 'folders', 'removeFolder'),
+  route('GET', `${F}/{link}`, 'folders', 'getFolderLink'),
+  route('POST', `${F}/{link}`, 'folders', 'postFolderLink'),
+  route('DELETE', `${F}/{link}/{linkKey}`, 'folders', 'deleteFolderLinkItem'),
+
+  ...COLLECTIONS.flatMap(collectionRoutes),
+
+  // Any reader, input or output by key
+  route('GET', `${F}/peripherals/{key}`, 'devices', 'getPeripheral'),
+  route('GET', `${F}/peripherals/{key}/{link}`, 'devices', 'getPeripheralLink'),
+
+  // Event types of an app
+  route('PUT', `${F}/apps/{key}/eventtypes`, 'apps', 'addEventType'),
+  route('GET', `${F}/apps/{key}/eventtypes`, 'apps', 'listEventTypes'),
+  // GET with a body is the spec's update form; without a body it reads the event type
+  route('GET', `${F}/apps/{key}/eventtypes/{linkKey}`, 'apps', 'getEventType'),
+  route('PUT', `${F}/apps/{key}/eventtypes/{linkKey}`, 'apps', 'updateEventType'),
+  route('DELETE', `${F}/apps/{key}/eventtypes/{linkKey}`, 'apps', 'removeEventType'),
+
+  // Event types referenced by an alarm definition
+  route('PUT', `${F}/alarmdefinitions/{key}/collections/eventtypes`, 'alarms', 'addAlarmEventType'),
+  route('GET', `${F}/alarmdefinitions/{key}/collections/eventtypes`, 'alarms', 'listAlarmEventTypes'),
+  route('DELETE', `${F}/alarmdefinitions/{key}/collections/eventtypes/{linkKey}`, 'alarms', 'removeAlarmEventType'),
+
+  // Events
+  route('POST', `${F}/eventmessagesink`, 'events', 'publish'),
+  route('GET', `${F}/events`, 'events', 'listEvents'),
+  route('GET', `${F}/events/{key}`, 'events', 'getEvent'),
+  route('GET', `${F}/events/{key}/{link}`, 'events', 'getEventLink'),
+  route('POST', `${F}/events/{key}/acknowledgements`, 'events', 'acknowledge'),
+  // The spec sends the keys as a GET body; POST is the same call for clients that cannot
+  route('GET', `${F}/lastevent`, 'events', 'lastEvent'),
+  route('POST', `${F}/lastevent`, 'events', 'lastEvent'),
+
+  // Search
+  route('POST', `${F}/search`, 'search', 'search'),
+]);
+
+/** The families that serve HTTP routes, in table order. */
+export function httpFamilies(): Family[] {
+  return [...new Set(ROUTES.map((r) => r.family))];
+}
+
+/** API Gateway route key of a row (`GET /api/sysinfo`, or `$default`). */
+export function routeKey(r: Route): string {
+  return r.path === '$default' ? '$default' : `${r.method} ${r.path}`;
+}
+
+/** WebSocket API route keys, all served by the `websocket` family. */
+export const WEBSOCKET_ROUTES: readonly string[] = ['$connect', '$disconnect', '$default'];

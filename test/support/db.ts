@@ -1,0 +1,40 @@
+/**
+ * A fresh table on the integration run's DynamoDB Local for one test file. Refuses any endpoint
+ * that is not on this machine, so a stray setting can never point tests at a real table.
+ */
+import { randomBytes } from 'node:crypto';
+import { inject } from 'vitest';
+import { loadConfig, type Config } from '#shared/config.ts';
+import { createDb, ensureTable, type CapacityRecord, type Db } from '#shared/db/client.ts';
+
+export function assertLocalEndpoint(endpoint: string): void {
+  const host = new URL(endpoint).hostname;
+  if (!['localhost', '127.0.0.1', '::1', '[::1]'].includes(host)) {
+    throw new Error(`Refusing to run tests against a non-local DynamoDB endpoint: ${endpoint}`);
+  }
+}
+
+export interface TestDb {
+  readonly db: Db;
+  readonly config: Config;
+  /** Every DynamoDB call made through `db`, with its consumed capacity. */
+  readonly calls: CapacityRecord[];
+}
+
+/** Creates a uniquely named table and a config pointing at it. */
+export async function createTestDb(env: Record<string, string> = {}): Promise<TestDb> {
+  const endpoint = inject('dynamoEndpoint');
+  assertLocalEndpoint(endpoint);
+  const tableName = `t-${randomBytes(6).toString('hex')}`;
+  const config = loadConfig({
+    GATEHOUSE_DYNAMODB_ENDPOINT: endpoint,
+    GATEHOUSE_TABLE_NAME: tableName,
+    GATEHOUSE_LOG_LEVEL: 'SILENT',
+    GATEHOUSE_DATA_DIR: `.test-data/${tableName}`,
+    ...env,
+  });
+  const calls: CapacityRecord[] = [];
+  const db = createDb(config, { onCapacity: (r) => calls.push(r) });
+  await ensureTable(db);
+  return { db, config, calls };
+}

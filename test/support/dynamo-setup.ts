@@ -1,0 +1,20 @@
+/**
+ * Global setup of the integration project: one in-memory DynamoDB Local on a free loopback port
+ * for the whole run. Each test file creates its own table (see `test/support/db.ts`).
+ */
+import type { TestProject } from 'vitest/node';
+import { startInMemoryDynamo } from './dynamo-local.ts';
+
+declare module 'vitest' {
+  export interface ProvidedContext {
+    dynamoEndpoint: string;
+  }
+}
+
+export default async function setup(project: TestProject) {
+  const dynamo = await startInMemoryDynamo();
+  project.provide('dynamoEndpoint', dynamo.endpoint);
+  return async () => {
+    await dynamo.stop();
+  };
+}

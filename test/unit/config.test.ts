@@ -1,0 +1,37 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '#shared/config.ts';
+
+describe('loadConfig', () => {
+  it('applies the documented defaults', () => {
+    const c = loadConfig({});
+    expect(c.tableName).toBe('gatehouse');
+    expect(c.modelNamespace).toBe('Gatehouse.Model');
+    expect(c.accessTokenTtl).toBe(86399);
+    expect(c.lockoutThreshold).toBe(5);
+    expect(c.lockoutMinutes).toBe(15);
+    expect(c.eventRetentionDays).toBe(365);
+    expect(c.maxBodyBytes).toBe(1_048_576);
+    expect(c.rootInstance).toBe('Gatehouse');
+    expect(c.adminUser).toBe('admin');
+    expect(c.clientSecret).toBe('consoleSecret');
+    expect(c.corsOrigins).toEqual([]);
+    expect(c.version).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+  });
+
+  it('puts the build number in the fourth part of the version', () => {
+    expect(loadConfig({ GATEHOUSE_BUILD_NUMBER: '42' }).version).toMatch(/\.42$/);
+  });
+
+  it('parses confidential clients and CORS origins', () => {
+    const c = loadConfig({ GATEHOUSE_CLIENTS: 'svc:s3cret, other:x', GATEHOUSE_CORS_ORIGINS: 'https://a.example, https://b.example' });
+    expect(c.clients.get('svc')).toBe('s3cret');
+    expect(c.clients.get('other')).toBe('x');
+    expect(c.corsOrigins).toEqual(['https://a.example', 'https://b.example']);
+  });
+
+  it('rejects bad values naming the variable', () => {
+    expect(() => loadConfig({ GATEHOUSE_ACCESS_TOKEN_TTL: 'soon' })).toThrow(/GATEHOUSE_ACCESS_TOKEN_TTL/);
+    expect(() => loadConfig({ GATEHOUSE_MODEL_NAMESPACE: 'bad ns' })).toThrow(/GATEHOUSE_MODEL_NAMESPACE/);
+    expect(() => loadConfig({ GATEHOUSE_CLIENTS: 'nocolon' })).toThrow(/GATEHOUSE_CLIENTS/);
+  });
+});

@@ -1,0 +1,65 @@
+import { describe, expect, it } from 'vitest';
+import { Router } from '#shared/http/router.ts';
+import { COLLECTIONS } from '#shared/model/collections.ts';
+import { ROUTES, routeKey } from '#shared/routes.ts';
+
+const router = new Router();
+const K = '0123456789abcdef01234567';
+
+describe('route table', () => {
+  it('has no duplicate route keys', () => {
+    const keys = ROUTES.map(routeKey);
+    expect(new Set(keys).size).toBe(keys.length);
+  });
+
+  it('gives every collection its five calls', () => {
+    for (const c of COLLECTIONS) {
+      for (const [m, p] of [
+        ['GET', `/api/f/${K}/${c.name}`],
+        ['POST', `/api/f/${K}/${c.name}`],
+        ['GET', `/api/f/${K}/${c.name}/${K}`],
+        ['PUT', `/api/f/${K}/${c.name}/${K}`],
+        ['DELETE', `/api/f/${K}/${c.name}/${K}`],
+      ] as const) {
+        const match = router.match(m, p);
+        expect(match?.route.family, `${m} ${p}`).toBe(c.family);
+        expect(match?.route.collection).toBe(c.name);
+      }
+    }
+  });
+
+  it('marks only sysinfo, token, JWKS and the default route public', () => {
+    const open = ROUTES.filter((r) => !r.auth).map(routeKey).sort();
+    expect(open).toEqual(['$default', 'GET /.well-known/jwks.json', 'GET /api/sysinfo', 'POST /token'].sort());
+  });
+
+  it('stays within the HTTP API route quota with room to grow', () => {
+    expect(ROUTES.length).toBeLessThan(280);
+  });
+});
+
+describe('Router', () => {
+  it('prefers a literal segment over a parameter', () => {
+    expect(router.match('GET', `/api/f/${K}/people`)?.route.operation).toBe('list');
+    expect(router.match('GET', `/api/f/${K}/meta`)?.route.operation).toBe('getFolderLink');
+    expect(router.match('PUT', `/api/f/${K}/apps/${K}/eventtypes`)?.route.operation).toBe('addEventType');
+    expect(router.match('DELETE', `/api/f/${K}/apps/${K}/eventtypes/${K}`)?.route.operation).toBe('removeEventType');
+    expect(router.match('DELETE', `/api/f/${K}/apps/${K}/notes/${K}`)?.route.operation).toBe('deleteLinkItem');
+  });
+
+  it('extracts and decodes path parameters', () => {
+    const m = router.match('GET', `/api/f/${K}/people/${K}/meta`);
+    expect(m?.params).toEqual({ folderKey: K, key: K, link: 'meta' });
+    expect(router.match('GET', '/api/f/a%20b')?.params.folderKey).toBe('a b');
+  });
+
+  it('falls back to $default for unknown paths and methods', () => {
+    expect(router.match('GET', '/nope')?.route.path).toBe('$default');
+    expect(router.match('PATCH', `/api/f/${K}/people`)?.route.path).toBe('$default');
+    expect(router.match('GET', '/token')?.route.path).toBe('$default');
+  });
+
+  it('ignores empty segments and a trailing slash', () => {
+    expect(router.match('GET', '/api/sysinfo/')?.route.operation).toBe('sysinfo');
+  });
+});

@@ -1,0 +1,43 @@
+import { defineConfig } from 'vitest/config';
+
+/**
+ * Four projects: `unit` (no network), `integration` (DynamoDB Local started once by a global
+ * setup), `infra` (CDK template assertions, bundling skipped) and `e2e` (the local runtime
+ * booted on a free port, spoken to over HTTP and WebSocket).
+ */
+const env = {
+  AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+  GATEHOUSE_LOG_LEVEL: 'SILENT',
+  CDK_DISABLE_CLI_TELEMETRY: 'true',
+};
+
+export default defineConfig({
+  test: {
+    env,
+    pool: 'forks',
+    projects: [
+      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], env } },
+      {
+        test: {
+          name: 'integration',
+          include: ['test/integration/**/*.test.ts'],
+          globalSetup: ['test/support/dynamo-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 60_000,
+          env,
+        },
+      },
+      { test: { name: 'infra', include: ['test/infra/**/*.test.ts'], testTimeout: 120_000, env } },
+      {
+        test: {
+          name: 'e2e',
+          include: ['test/e2e/**/*.test.ts'],
+          globalSetup: ['test/support/e2e-setup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+          env,
+        },
+      },
+    ],
+  },
+});
