@@ -1,0 +1,141 @@
+import { describe, expect, it } from 'vitest';
+import { ApiError } from '#shared/errors.ts';
+import { discriminators, typesSelectedBy } from '#shared/model/type-hierarchy.ts';
+import {
+  compileQuery,
+  normalizeQuery,
+  parseQueryBody,
+  parseRelaxed,
+  planQuery,
+  requestedTypes,
+  reviveDates,
+  rewriteTypeArrays,
+} from '#shared/search/query.ts';
+
+const people = [
+  { Key: 'aaaaaaaaaaaaaaaaaaaaaaa1', _t: discriminators('PersonInfo'), CommonName: 'Ann Lee', Department: 'Engineering', Tags: ['vip', 'night'], Addresses: [{ $type: 'EmailAddressInfo', MailTo: 'ann@example.com' }], CardAssignments: [{ EncodedCardNumber: 1001, ActiveOn: '2024-01-01T00:00:00Z' }], Age: 40, Metadata: { Application: 'hr' } },
+  { Key: 'aaaaaaaaaaaaaaaaaaaaaaa2', _t: discriminators('PersonInfo'), CommonName: 'Bob Stone', Department: 'Sales', Tags: ['day'], Addresses: [], CardAssignments: [{ EncodedCardNumber: 2002, ActiveOn: '2025-06-01T12:00:00.000Z' }], Age: 25 },
+  { Key: 'aaaaaaaaaaaaaaaaaaaaaaa3', _t: discriminators('AscInputInfo'), CommonName: 'Door contact', Vendor: 'x' },
+];
+
+function find(query: unknown): string[] {
+  const q = rewriteTypeArrays(normalizeQuery(parseQueryBody(query)));
+  const m = compileQuery(q);
+  return people.filter((p) => m.test(reviveDates(p) as Record<string, unknown>)).map((p) => p.CommonName);
+}
+
+function rejects(query: unknown, code = 'InvalidQuery'): ApiError {
+  try {
+    find(query);
+  } catch (err) {
+    expect(err).toBeInstanceOf(ApiError);
+    expect((err as ApiError).status).toBe(400);
+    expect((err as ApiError).code).toBe(code);
+    return err as ApiError;
+  }
+  throw new Error('expected a rejection');
+}
+
+describe('query syntax', () => {
+  it('accepts a JSON string, a plain object and the relaxed shell syntax alike', () => {
+    expect(find('{"_t":"Person","Department":"Engineering"}')).toEqual(['Ann Lee']);
+    expect(find({ _t: 'Person', Department: 'Engineering' })).toEqual(['Ann Lee']);
+    expect(find("{ '_t': 'Person', 'Department': 'Engineering' }")).toEqual(['Ann Lee']);
+    expect(find("{ _t: 'Person', Department: 'Sales', }")).toEqual(['Bob Stone']);
+    expect(find('{ _id: ObjectId("AAAAAAAAAAAAAAAAAAAAAAA2") }')).toEqual(['Bob Stone']);
+    expect(find('{ "CardAssignments.ActiveOn": { $gte: ISODate("2025-01-01T00:00:00Z") } }')).toEqual(['Bob Stone']);
+    expect(find('{ CommonName: /^ann/i }')).toEqual(['Ann Lee']);
+  });
+
+  it('points at the problem in a malformed query', () => {
+    const err = rejects("{ 'a': }");
+    expect(err.message).toMatch(/offset \d+/);
+    rejects('{"a": 1');
+    rejects('[1,2]');
+    rejects('{ a: Foo("x") }');
+    rejects('{ a: ObjectId("short") }');
+  });
+});
+
+describe('operators', () => {
+  it('supports every listed operator', () => {
+    expect(find({ Age: { $eq: 40 } })).toEqual(['Ann Lee']);
+    expect(find({ _t: 'Person', Age: { $ne: 40 } })).toEqual(['Bob Stone']);
+    expect(find({ Age: { $gt: 25 } })).toEqual(['Ann Lee']);
+    expect(find({ Age: { $gte: 25 } })).toEqual(['Ann Lee', 'Bob Stone']);
+    expect(find({ Age: { $lt: 40 } })).toEqual(['Bob Stone']);
+    expect(find({ Age: { $lte: 40 } })).toEqual(['Ann Lee', 'Bob Stone']);
+    expect(find({ Department: { $in: ['Sales', 'Ops'] } })).toEqual(['Bob Stone']);
+    expect(find({ _t: 'Person', Department: { $nin: ['Sales'] } })).toEqual(['Ann Lee']);
+    expect(find({ Vendor: { $exists: true } })).toEqual(['Door contact']);
+    expect(find({ CommonName: { $regex: 'STONE', $options: 'i' } })).toEqual(['Bob Stone']);
+    expect(find({ $and: [{ Age: { $gt: 20 } }, { Tags: 'day' }] })).toEqual(['Bob Stone']);
+    expect(find({ $or: [{ Age: 40 }, { Vendor: 'x' }] })).toEqual(['Ann Lee', 'Door contact']);
+    expect(find({ _t: 'Person', $nor: [{ Age: 40 }] })).toEqual(['Bob Stone']);
+    expect(find({ _t: 'Person', Age: { $not: { $gt: 30 } } })).toEqual(['Bob Stone']);
+    expect(find({ CardAssignments: { $elemMatch: { EncodedCardNumber: { $gt: 1500 } } } })).toEqual(['Bob Stone']);
+    expect(find({ Tags: { $all: ['vip', 'night'] } })).toEqual(['Ann Lee']);
+    expect(find({ Tags: { $size: 1 } })).toEqual(['Bob Stone']);
+  });
+
+  it('matches nested paths and dates in both forms', () => {
+    expect(find({ 'Addresses.MailTo': 'ann@example.com' })).toEqual(['Ann Lee']);
+    expect(find({ 'CardAssignments.EncodedCardNumber': 2002 })).toEqual(['Bob Stone']);
+    expect(find({ 'Metadata.Application': 'hr' })).toEqual(['Ann Lee']);
+    expect(find({ 'CardAssignments.ActiveOn': { $lt: { $date: '2024-06-01T00:00:00Z' } } })).toEqual(['Ann Lee']);
+    expect(find({ 'CardAssignments.ActiveOn': '2024-01-01T00:00:00.000Z' })).toEqual(['Ann Lee']);
+  });
+
+  it('reads _t with and without Info, as an array or $in, and matches derived types', () => {
+    expect(find({ _t: 'PersonInfo' })).toEqual(['Ann Lee', 'Bob Stone']);
+    expect(find({ _t: 'Input' })).toEqual(['Door contact']);
+    expect(find({ _t: ['Person', 'AscInput'] })).toEqual(['Ann Lee', 'Bob Stone', 'Door contact']);
+    expect(find({ _t: { $in: ['InputInfo'] } })).toEqual(['Door contact']);
+    expect(typesSelectedBy('Input', ['PersonInfo', 'AscInputInfo', 'InputInfo'])).toEqual(expect.arrayContaining(['InputInfo', 'AscInputInfo']));
+    expect(typesSelectedBy('Input', ['PersonInfo', 'AscInputInfo'])).not.toContain('PersonInfo');
+  });
+});
+
+describe('query safety', () => {
+  it('refuses operators that run code or are unknown', () => {
+    for (const op of ['$where', '$function', '$accumulator', '$expr', '$foo', '$jsonSchema', '$mod']) {
+      expect(rejects({ [op]: 'x' }).message).toContain(op);
+      rejects({ a: { [op]: 1 } });
+    }
+  });
+
+  it('refuses oversized and deeply nested queries', () => {
+    rejects(JSON.stringify({ a: 'x'.repeat(17 * 1024) }));
+    let deep: unknown = 1;
+    for (let i = 0; i < 20; i++) deep = { $and: [{ a: deep }] };
+    rejects(deep as object);
+  });
+
+  it('answers a catastrophic regular expression fast', () => {
+    const evil = { CommonName: 'a'.repeat(5000) + '!', _t: discriminators('PersonInfo') };
+    const m = compileQuery(normalizeQuery({ CommonName: { $regex: '^(a+)+$' } }));
+    const started = performance.now();
+    expect(m.test(evil)).toBe(false);
+    expect(performance.now() - started).toBeLessThan(1000);
+    rejects({ CommonName: { $regex: '(a)\\1' } });
+    rejects({ CommonName: { $regex: 'x'.repeat(600) } });
+    rejects({ CommonName: { $regex: 'a', $options: 'g' } });
+  });
+});
+
+describe('planner', () => {
+  const plan = (q: object) => {
+    const n = normalizeQuery(q);
+    return planQuery(n, requestedTypes(n));
+  };
+  it('prefers keys, then card numbers, then names, then type partitions', () => {
+    expect(plan({ _id: { $in: ['a', 'b'] }, CommonName: 'x' })).toEqual({ kind: 'keys', keys: ['a', 'b'] });
+    expect(plan({ _t: 'Person', 'CardAssignments.EncodedCardNumber': 1001 })).toEqual({ kind: 'card', number: '1001' });
+    expect(plan({ _t: 'Person', CommonName: 'Ann Lee' })).toEqual({ kind: 'name', equals: 'Ann Lee' });
+    expect(plan({ $and: [{ CommonName: { $regex: '^Ann' } }] })).toEqual({ kind: 'name', prefix: 'Ann' });
+    expect(plan({ CommonName: { $regex: '^Ann|Bob' } })).toEqual({ kind: 'types', types: undefined });
+    expect(plan({ CommonName: { $regex: 'Ann', $options: 'i' } })).toEqual({ kind: 'types', types: undefined });
+    expect(plan({ _t: ['Person', 'Input'], Age: 3 })).toEqual({ kind: 'types', types: ['Person', 'Input'] });
+    expect(parseRelaxed('{}')).toEqual({});
+  });
+});
