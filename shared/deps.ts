@@ -5,12 +5,19 @@
 import { config as loadedConfig, type Config } from './config.ts';
 import { createAuthenticator } from './auth/authenticator.ts';
 import { keyStoreFor, type KeyStore } from './auth/keys.ts';
+import { licenseVerifierFor, type LicenseVerifier } from './auth/licenses.ts';
+import { createStatusCheck } from './auth/status-check.ts';
 import { createDb, type Db, type DbOptions } from './db/client.ts';
-import type { BaseDeps } from './http/types.ts';
+import type { BaseDeps, Principal } from './http/types.ts';
 import { createLogger } from './logger.ts';
+import { notifierFor, type Notifier } from './notify/notifier.ts';
 
 export interface CoreDeps extends BaseDeps {
   readonly keys: KeyStore;
+  /** Delivers one-time codes (local outbox, or SNS in AWS). */
+  readonly notifier: Notifier;
+  /** Checks instance licences at login. */
+  readonly licenses: LicenseVerifier;
 }
 
 export interface CoreDepsOverrides {
@@ -19,6 +26,15 @@ export interface CoreDepsOverrides {
   readonly dbOptions?: DbOptions;
   readonly keys?: KeyStore;
   readonly now?: () => Date;
+  readonly notifier?: Notifier;
+  readonly licenses?: LicenseVerifier;
+  /** How long the authenticator reuses a user/instance status answer (default 30 s). */
+  readonly statusCacheMs?: number;
+  /**
+   * Replaces the authenticator's user/instance status check; `false` switches it off (unit tests
+   * without a database only: every deployment checks status).
+   */
+  readonly checkStatus?: false | ((principal: Principal) => Promise<void>);
 }
 
 export function createCoreDeps(over: CoreDepsOverrides = {}): CoreDeps {
@@ -26,6 +42,13 @@ export function createCoreDeps(over: CoreDepsOverrides = {}): CoreDeps {
   const db = over.db ?? createDb(config, over.dbOptions);
   const keys = over.keys ?? keyStoreFor(config);
   const logger = createLogger(config);
-  const authenticator = createAuthenticator({ config, keys });
-  return { config, db, logger, keys, authenticator, now: over.now ?? (() => new Date()) };
+  const now = over.now ?? (() => new Date());
+  const checkStatus =
+    over.checkStatus === false
+      ? undefined
+      : (over.checkStatus ?? createStatusCheck({ db, now, ...(over.statusCacheMs !== undefined ? { cacheMs: over.statusCacheMs } : {}) }));
+  const authenticator = createAuthenticator({ config, keys, ...(checkStatus ? { checkStatus } : {}) });
+  const notifier = over.notifier ?? notifierFor(config);
+  const licenses = over.licenses ?? licenseVerifierFor(config);
+  return { config, db, logger, keys, authenticator, now, notifier, licenses };
 }

@@ -19,6 +19,11 @@ export interface Route {
   readonly auth: boolean;
   /** The collection a generic collection operation works on. */
   readonly collection?: string;
+  /**
+   * The body is a form (`POST /token`): read as form fields whatever the content type says,
+   * because field clients send it unlabelled or labelled as JSON (a `{...}` body is still JSON).
+   */
+  readonly form?: boolean;
 }
 
 const F = '/api/f/{folderKey}';
@@ -28,9 +33,17 @@ function route(
   path: string,
   family: Family,
   operation: string,
-  extra: Partial<Pick<Route, 'auth' | 'collection'>> = {},
+  extra: Partial<Pick<Route, 'auth' | 'collection' | 'form'>> = {},
 ): Route {
-  return Object.freeze({ method, path, family, operation, auth: extra.auth ?? true, ...(extra.collection ? { collection: extra.collection } : {}) });
+  return Object.freeze({
+    method,
+    path,
+    family,
+    operation,
+    auth: extra.auth ?? true,
+    ...(extra.collection ? { collection: extra.collection } : {}),
+    ...(extra.form ? { form: true } : {}),
+  });
 }
 
 /** The generic routes of one object collection (list, create, read, replace, delete, links). */
@@ -65,7 +78,7 @@ export const ROUTES: readonly Route[] = Object.freeze([
   // Service and session
   route('GET', '/api/sysinfo', 'service', 'sysinfo', { auth: false }),
   route('ANY', '$default', 'service', 'notFound', { auth: false }),
-  route('POST', '/token', 'token', 'token', { auth: false }),
+  route('POST', '/token', 'token', 'token', { auth: false, form: true }),
   route('GET', '/.well-known/jwks.json', 'token', 'jwks', { auth: false }),
 
   // Instances and folders: the caller's instance, a folder's own Href and its standard links
@@ -90,6 +103,8 @@ export const ROUTES: readonly Route[] = Object.freeze([
   route('GET', `${F}/apps/{key}/eventtypes/{linkKey}`, 'apps', 'getEventType'),
   route('PUT', `${F}/apps/{key}/eventtypes/{linkKey}`, 'apps', 'updateEventType'),
   route('DELETE', `${F}/apps/{key}/eventtypes/{linkKey}`, 'apps', 'removeEventType'),
+  // An event type's own standard links (meta, monikers, ...)
+  route('GET', `${F}/apps/{key}/eventtypes/{linkKey}/{link}`, 'apps', 'getEventTypeLink'),
 
   // Event types referenced by an alarm definition
   route('PUT', `${F}/alarmdefinitions/{key}/collections/eventtypes`, 'alarms', 'addAlarmEventType'),

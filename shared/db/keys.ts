@@ -3,26 +3,37 @@
  *
  * | item                 | PK                               | SK                      | GSI1 (PK / SK)                         | GSI2 (PK / SK)                |
  * | -------------------- | -------------------------------- | ----------------------- | -------------------------------------- | ----------------------------- |
- * | object               | `O#<key>`                        | `A`                     | `C#<folder>#<collection>` / `<key>`    | `T#<instance>#<Type>` / `<key>` |
+ * | object               | `O#<key>`                        | `A`                     | `C#<folder>#<collection>` / `<key>`    | `T#<instance>#<collection>` / `<key>` |
  * | object auth state    | `O#<userKey>`                    | `AUTH`                  |                                        |                               |
  * | input status         | `O#<inputKey>`                   | `STATUS`                |                                        |                               |
+ * | deleted folder       | `O#<folderKey>`                  | `GONE`                  |                                        |                               |
  * | connection (relation)| `O#<fromKey>`                    | `R#<relation>#<toKey>`  | `RB#<toKey>` / `<relation>#<fromKey>`  |                               |
  * | unique claim         | `U#<scope>#<kind>#<value>`       | `U`                     |                                        |                               |
  * | refresh token        | `RT#<sha256 of token>`           | `RT`                    | `RTF#<login family>` / `<issued>`      |                               |
+ * | refresh family       | `RTF#<login family>`             | `RT`                    |                                        |                               |
  * | event pointer        | `EP#<objectKey>`                 | `<occurredOn>#<eventKey>` |                                      |                               |
  * | ws connection        | `WSC#<connectionId>`             | `C`                     |                                        |                               |
  * | ws subscription      | `SUB#<instanceKey>`              | `<connectionId>#<topic>`|                                        |                               |
  *
  * Events are objects (PK `O#<eventKey>`, SK `A`) whose GSI1 is `EV#<folder>` / `<occurredOn>#<key>`.
+ *
+ * GSI3 holds the search indexes: an object's CommonName (`N#<instance>` / `<CommonName>#<key>`)
+ * and a card claim's number (`CN#<instance>#<number>` / `<owner key>`).
  */
 
 export const OBJECT_SK = 'A';
 export const AUTH_SK = 'AUTH';
 export const STATUS_SK = 'STATUS';
+/** Tombstone of a deleted folder or instance: keeps its place so its old paths answer 404, not 403. */
+export const TOMBSTONE_SK = 'GONE';
 
 export const objectPk = (key: string): string => `O#${key}`;
 export const collectionPk = (folderKey: string, collection: string): string => `C#${folderKey}#${collection}`;
-export const typePk = (instanceKey: string, typeName: string): string => `T#${instanceKey}#${typeName}`;
+/** Every object of a collection in an instance, whatever its folder (search's partition). */
+export const partitionPk = (instanceKey: string, collection: string): string => `T#${instanceKey}#${collection}`;
+export const namePk = (instanceKey: string): string => `N#${instanceKey}`;
+export const nameSk = (commonName: string, key: string): string => `${commonName}#${key}`;
+export const cardNumberPk = (instanceKey: string, number: string): string => `CN#${instanceKey}#${number}`;
 
 export const relationSk = (relation: string, toKey: string): string => `R#${relation}#${toKey}`;
 export const relationPrefix = (relation?: string): string => (relation ? `R#${relation}#` : 'R#');
@@ -39,6 +50,10 @@ export const refreshFamilyPk = (familyId: string): string => `RTF#${familyId}`;
 export const eventFolderPk = (folderKey: string): string => `EV#${folderKey}`;
 export const eventSortKey = (occurredOnIso: string, eventKey: string): string => `${occurredOnIso}#${eventKey}`;
 export const eventPointerPk = (objectKey: string): string => `EP#${objectKey}`;
+
+/** A live-only event (a non-logging type's): read by the fan-out, never listed. */
+export const LIVE_EVENT_PREFIX = 'LIVE#';
+export const liveEventPk = (eventKey: string): string => `${LIVE_EVENT_PREFIX}${eventKey}`;
 
 export const wsConnectionPk = (connectionId: string): string => `WSC#${connectionId}`;
 export const WS_CONNECTION_SK = 'C';

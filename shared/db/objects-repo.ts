@@ -25,7 +25,7 @@ import {
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { ConditionFailed, StoreUnavailable } from '../errors.ts';
 import type { Db } from './client.ts';
-import { CLAIM_SK, OBJECT_SK, claimPk, collectionPk, objectPk, typePk } from './keys.ts';
+import { CLAIM_SK, OBJECT_SK, STATUS_SK, TOMBSTONE_SK, cardNumberPk, claimPk, collectionPk, namePk, nameSk, objectPk, partitionPk } from './keys.ts';
 
 export interface StoredObject {
   readonly key: string;
@@ -74,13 +74,15 @@ export async function send<T>(db: Db, command: object): Promise<T> {
 }
 
 export function toItem(o: StoredObject): Record<string, unknown> {
+  const name = typeof o.doc.CommonName === 'string' && o.doc.CommonName !== '' ? o.doc.CommonName : undefined;
   return {
     PK: objectPk(o.key),
     SK: OBJECT_SK,
     GSI1PK: collectionPk(o.folder, o.collection),
     GSI1SK: o.key,
-    GSI2PK: typePk(ownInstance(o), o.type),
+    GSI2PK: partitionPk(ownInstance(o), o.collection),
     GSI2SK: o.key,
+    ...(name !== undefined ? { GSI3PK: namePk(ownInstance(o)), GSI3SK: nameSk(name, o.key) } : {}),
     Key: o.key,
     Coll: o.collection,
     Type: o.type,
@@ -88,7 +90,7 @@ export function toItem(o: StoredObject): Record<string, unknown> {
     Path: [...o.path],
     Instances: [...o.instances],
     Version: o.version,
-    Name: typeof o.doc.CommonName === 'string' ? o.doc.CommonName : undefined,
+    Name: name,
     Doc: JSON.stringify(o.doc),
   };
 }
@@ -108,11 +110,17 @@ export function fromItem(item: Record<string, unknown>): StoredObject {
 
 const claimItemKey = (c: Claim) => ({ PK: claimPk(c.scope, c.kind, c.value), SK: CLAIM_SK });
 
+/** Card claims are also indexed by number alone, so a search by card number finds every facility. */
+function claimIndex(c: Claim, owner: string): Record<string, string> {
+  if (c.kind !== 'card') return {};
+  return { GSI3PK: cardNumberPk(c.scope, c.value.slice(c.value.indexOf(':') + 1)), GSI3SK: owner };
+}
+
 function putClaim(db: Db, c: Claim, owner: string): TransactItem {
   return {
     Put: {
       TableName: db.tableName,
-      Item: { ...claimItemKey(c), Owner: owner, Kind: c.kind },
+      Item: { ...claimItemKey(c), Owner: owner, Kind: c.kind, ...claimIndex(c, owner) },
       // Re-claiming a value this object already owns is allowed (idempotent update).
       ConditionExpression: 'attribute_not_exists(PK) OR #owner = :owner',
       ExpressionAttributeNames: { '#owner': 'Owner' },
@@ -370,4 +378,151 @@ export async function putItem(db: Db, item: Record<string, unknown>): Promise<vo
 /** Deletes any item by key. */
 export async function deleteItem(db: Db, pk: string, sk: string): Promise<void> {
   await send(db, new DeleteCommand({ TableName: db.tableName, Key: { PK: pk, SK: sk } }));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Added for the object model (collections, notes, input status, folders).
+
+/** One item of a write transaction, for callers that add their own items (AUTH, status). */
+export type ExtraWrite = TransactItem;
+
+/**
+ * Like {@link replaceObject}, with extra transaction items (a user's AUTH item) after the claims,
+ * and conditional on the whole stored document as read as well as on its version: document
+ * changes that do not bump the version (notes, see {@link updateDoc}) are never overwritten.
+ */
+export async function replaceObjectWith(
+  db: Db,
+  next: StoredObject,
+  previous: Pick<StoredObject, 'version' | 'doc'>,
+  addClaims: readonly Claim[] = [],
+  removeClaims: readonly Claim[] = [],
+  extra: ExtraWrite[] = [],
+): Promise<void> {
+  await transact(db, [
+    {
+      Put: {
+        TableName: db.tableName,
+        Item: toItem(next),
+        ConditionExpression: 'attribute_exists(PK) AND #v = :v AND #doc = :old',
+        ExpressionAttributeNames: { '#v': 'Version', '#doc': 'Doc' },
+        ExpressionAttributeValues: { ':v': previous.version, ':old': JSON.stringify(previous.doc) },
+      },
+    },
+    ...addClaims.map((c) => putClaim(db, c, next.key)),
+    ...removeClaims.map((c) => deleteClaim(db, c, next.key)),
+    ...extra,
+  ]);
+}
+
+/** True when a write failed because the condition of transaction item `index` failed. */
+export function conditionFailedAt(err: unknown, index: number): boolean {
+  return err instanceof ConditionFailed && err.reasons.some((r) => r.index === index && r.code === 'ConditionalCheckFailed');
+}
+
+/**
+ * True when a transaction was cancelled only because another transaction was working on one of
+ * its items at the same moment (DynamoDB answers TransactionConflict; the repository raises
+ * {@link StoreUnavailable}). Such a write may simply be tried again.
+ */
+export function isTransactionConflict(err: unknown): boolean {
+  if (!(err instanceof StoreUnavailable)) return false;
+  const cause = err.cause as { name?: string; CancellationReasons?: Array<{ Code?: string }> } | undefined;
+  return (
+    cause?.name === 'TransactionCanceledException' && (cause.CancellationReasons ?? []).some((r) => r.Code === 'TransactionConflict')
+  );
+}
+
+/** The latest status document stored for an object (inputs), or undefined. */
+export async function getObjectStatus(db: Db, key: string): Promise<Record<string, unknown> | undefined> {
+  const item = await getItem(db, objectPk(key), STATUS_SK, true);
+  return typeof item?.Doc === 'string' ? (JSON.parse(item.Doc) as Record<string, unknown>) : undefined;
+}
+
+/** Stores the latest status document of an object (one PutItem, last writer wins). */
+export async function putObjectStatus(db: Db, key: string, doc: Record<string, unknown>, updatedOn: string): Promise<void> {
+  await putItem(db, { PK: objectPk(key), SK: STATUS_SK, Key: key, Doc: JSON.stringify(doc), UpdatedOn: updatedOn });
+}
+
+/** A transaction item deleting an object's status item (with the object). */
+export function deleteObjectStatusItem(db: Db, key: string): ExtraWrite {
+  return { Delete: { TableName: db.tableName, Key: { PK: objectPk(key), SK: STATUS_SK } } };
+}
+
+/**
+ * Whether a folder holds anything in any of `collections`: one Query with Limit 1 (keys only)
+ * per collection, in parallel. Never a Scan; the cost is a fixed number of small reads.
+ */
+export async function folderHasContent(db: Db, folder: string, collections: readonly string[]): Promise<boolean> {
+  const found = await Promise.all(
+    collections.map(async (collection) => {
+      const out = await send<{ Items?: unknown[] }>(
+        db,
+        new QueryCommand({
+          TableName: db.tableName,
+          IndexName: 'GSI1',
+          KeyConditionExpression: 'GSI1PK = :pk',
+          ExpressionAttributeValues: { ':pk': collectionPk(folder, collection) },
+          ProjectionExpression: 'PK',
+          Limit: 1,
+        }),
+      );
+      return (out.Items ?? []).length > 0;
+    }),
+  );
+  return found.some(Boolean);
+}
+
+/** Where a deleted folder or instance was (its tombstone). */
+export interface Tombstone {
+  readonly key: string;
+  readonly collection: string;
+  readonly path: readonly string[];
+}
+
+/**
+ * A transaction item leaving a tombstone for a deleted folder or instance, so the paths it
+ * served keep answering 404 (not 403) to callers whose scope held it. Expires after `ttlDays`.
+ */
+export function putTombstoneItem(db: Db, o: StoredObject, nowMs: number, ttlDays = 90): ExtraWrite {
+  return {
+    Put: {
+      TableName: db.tableName,
+      Item: {
+        PK: objectPk(o.key),
+        SK: TOMBSTONE_SK,
+        Key: o.key,
+        Coll: o.collection,
+        Path: [...o.path],
+        ttl: Math.floor(nowMs / 1000) + ttlDays * 86400,
+      },
+    },
+  };
+}
+
+/** An object, or else its tombstone: one BatchGetItem (used only when deciding 403 or 404). */
+export async function getObjectOrTombstone(
+  db: Db,
+  key: string,
+  nowMs: number,
+): Promise<{ object?: StoredObject; tombstone?: Tombstone }> {
+  const out = await send<{ Responses?: Record<string, Record<string, unknown>[]> }>(
+    db,
+    new BatchGetCommand({
+      RequestItems: {
+        [db.tableName]: {
+          Keys: [
+            { PK: objectPk(key), SK: OBJECT_SK },
+            { PK: objectPk(key), SK: TOMBSTONE_SK },
+          ],
+          ConsistentRead: true,
+        },
+      },
+    }),
+  );
+  const items = out.Responses?.[db.tableName] ?? [];
+  const obj = items.find((i) => i.SK === OBJECT_SK);
+  if (obj) return { object: fromItem(obj) };
+  const t = items.find((i) => i.SK === TOMBSTONE_SK && Number(i.ttl ?? Infinity) > nowMs / 1000);
+  return t ? { tombstone: { key, collection: String(t.Coll), path: (t.Path as string[]) ?? [] } } : {};
 }

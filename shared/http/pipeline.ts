@@ -176,7 +176,7 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
       const text = bodyText(request.event);
       if (text === undefined || text.length === 0) return;
       const type = (req.headers['content-type'] ?? '').toLowerCase();
-      if (type.startsWith('application/x-www-form-urlencoded')) {
+      if (type.startsWith('application/x-www-form-urlencoded') || (req.route.form && !text.trimStart().startsWith('{'))) {
         s.req = { ...req, rawBody: text };
         return;
       }

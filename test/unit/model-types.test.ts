@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { typeNameOf, typeTag } from '#shared/model/types.ts';
-import { claimPk, collectionPk, isObjectKey, objectPk, typePk } from '#shared/db/keys.ts';
+import { claimPk, collectionPk, isObjectKey, objectPk, partitionPk } from '#shared/db/keys.ts';
 import { newKey } from '#shared/model/placement.ts';
 import { redactSecrets, REDACTED } from '#shared/logger.ts';
 
@@ -24,7 +24,7 @@ describe('keys', () => {
   it('spells item keys', () => {
     expect(objectPk('k')).toBe('O#k');
     expect(collectionPk('f', 'people')).toBe('C#f#people');
-    expect(typePk('i', 'PersonInfo')).toBe('T#i#PersonInfo');
+    expect(partitionPk('i', 'people')).toBe('T#i#people');
     expect(claimPk('i', 'card', ':123')).toBe('U#i#card#:123');
   });
 

@@ -124,7 +124,7 @@ describe('query safety', () => {
 });
 
 describe('planner', () => {
-  const plan = (q: object) => {
+  const plan = (q: Record<string, unknown>) => {
     const n = normalizeQuery(q);
     return planQuery(n, requestedTypes(n));
   };

@@ -1,0 +1,17 @@
+/**
+ * Access family: access levels (with their connections to schedules and readers), badge types
+ * and card formats.
+ */
+import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
+import { makeHandler } from '#shared/http/pipeline.ts';
+import { objectOperations } from '#shared/objects/operations.ts';
+import { relationHooks } from '#shared/objects/relation-hooks.ts';
+import { connectOperation, disconnectOperation } from '#shared/relations/operations.ts';
+
+const objects = objectOperations(relationHooks);
+
+export const operations = { ...objects.collection, connect: connectOperation, disconnect: disconnectOperation };
+
+export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'access', operations, deps });
+
+export const handler = createHandler(() => createCoreDeps());

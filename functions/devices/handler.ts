@@ -1,0 +1,18 @@
+/**
+ * Devices family: inputs (with their status), outputs, readers, controllers, input scanners,
+ * doors, service containers, their connections, and `peripherals/<key>` (any reader, input or
+ * output).
+ */
+import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
+import { makeHandler } from '#shared/http/pipeline.ts';
+import { objectOperations } from '#shared/objects/operations.ts';
+import { relationHooks } from '#shared/objects/relation-hooks.ts';
+import { connectOperation, disconnectOperation } from '#shared/relations/operations.ts';
+
+const objects = objectOperations(relationHooks);
+
+export const operations = { ...objects.collection, ...objects.peripheral, connect: connectOperation, disconnect: disconnectOperation };
+
+export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'devices', operations, deps });
+
+export const handler = createHandler(() => createCoreDeps());

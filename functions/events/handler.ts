@@ -1,0 +1,13 @@
+/**
+ * Events family: the event message sink, the events list, one event and its links,
+ * acknowledgements and lastevent (see `shared/events/operations.ts`).
+ */
+import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
+import { eventOperations } from '#shared/events/operations.ts';
+import { makeHandler } from '#shared/http/pipeline.ts';
+
+export const operations = { ...eventOperations };
+
+export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'events', operations, deps });
+
+export const handler = createHandler(() => createCoreDeps());

@@ -1,0 +1,16 @@
+/**
+ * Folders family: the caller's instance (`GET /api`), folders and instances at their own Href
+ * (`/api/f/<key>`, with their standard links), and the folders, instances and users collections.
+ */
+import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
+import { makeHandler } from '#shared/http/pipeline.ts';
+import { objectOperations } from '#shared/objects/operations.ts';
+import { relationHooks } from '#shared/objects/relation-hooks.ts';
+
+const objects = objectOperations(relationHooks);
+
+export const operations = { ...objects.collection, ...objects.folder };
+
+export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'folders', operations, deps });
+
+export const handler = createHandler(() => createCoreDeps());

@@ -1,0 +1,15 @@
+/**
+ * Schedules family: schedules and holidays.
+ */
+import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
+import { makeHandler } from '#shared/http/pipeline.ts';
+import { objectOperations } from '#shared/objects/operations.ts';
+import { relationHooks } from '#shared/objects/relation-hooks.ts';
+
+const objects = objectOperations(relationHooks);
+
+export const operations = { ...objects.collection };
+
+export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'schedules', operations, deps });
+
+export const handler = createHandler(() => createCoreDeps());

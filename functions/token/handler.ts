@@ -1,0 +1,29 @@
+/**
+ * Token family: `POST /token` (password and refresh_token grants) and the public keys that verify
+ * access tokens (`GET /.well-known/jwks.json`). Both are public routes.
+ */
+import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
+import { makeHandler } from '#shared/http/pipeline.ts';
+import { ok, type Operation } from '#shared/http/types.ts';
+import { warmUpPasswords } from '#shared/auth/passwords.ts';
+import { NO_STORE, checkClient, parseTokenFields, readTokenRequest } from '#shared/auth/token-request.ts';
+import { passwordGrant, refreshGrant } from '#shared/auth/token-service.ts';
+
+const token: Operation<CoreDeps> = async (req, deps) => {
+  const request = readTokenRequest(parseTokenFields(req.rawBody));
+  checkClient(deps.config, request.clientId, request.clientSecret);
+  const body = request.grantType === 'password' ? await passwordGrant(deps, request) : await refreshGrant(deps, request);
+  return ok(body, { ...NO_STORE });
+};
+
+const jwks: Operation<CoreDeps> = async (_req, deps) =>
+  ok(await deps.keys.publicKeys(), { 'Cache-Control': 'public, max-age=300' });
+
+export const operations = { token, jwks };
+
+export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'token', operations, deps });
+
+// Cold start: make the dummy hash now, so the first unknown-user login costs what later ones do.
+warmUpPasswords();
+
+export const handler = createHandler(() => createCoreDeps());

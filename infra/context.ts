@@ -1,0 +1,156 @@
+/**
+ * The CDK context Gatehouse reads, in one place, typed and validated. Values come from
+ * `cdk.json` or from `cdk synth -c key=value` (where every value arrives as a string, so each
+ * reader also accepts the string form).
+ *
+ * | key | default | meaning |
+ * | --- | --- | --- |
+ * | `gatehouse:regions` | `{"US":"us-east-1","EU":"eu-west-1","CA":"ca-central-1"}` | one stack per entry: region code → AWS region |
+ * | `gatehouse:deletionProtection` | `true` | DynamoDB deletion protection on each table |
+ * | `gatehouse:corsOrigins` | `[]` (CORS closed) | allowed browser origins, a list or a comma-separated string; `*` allows any |
+ * | `gatehouse:customDomains` | `{}` (execute-api URLs only) | per region code: `{ certificateArn, httpDomainName?, websocketDomainName? }` |
+ * | `gatehouse:websocketAccessLogs` | `false` | WebSocket stage access logs (needs the account's API Gateway CloudWatch role) |
+ * | `gatehouse:licenseAuthorityKey` | (none) | the licence authority's PUBLIC JWK (an object or its JSON text); without it every login answers `instance_license_tampered` |
+ *
+ * A custom domain needs an ACM certificate in the stack's own region that covers the names; the
+ * stack creates the API Gateway domain names and mappings, and outputs the regional target names
+ * for the DNS records (it does not touch DNS). Example for `cdk.json`:
+ *
+ * ```json
+ * "gatehouse:customDomains": {
+ *   "EU": {
+ *     "certificateArn": "arn:aws:acm:eu-west-1:111122223333:certificate/…",
+ *     "httpDomainName": "eu.api.example.com",
+ *     "websocketDomainName": "eu.events.example.com"
+ *   }
+ * }
+ * ```
+ */
+import type { Node } from 'constructs';
+
+/** Region code (`US`) → AWS region (`us-east-1`). */
+export const DEFAULT_REGIONS: Readonly<Record<string, string>> = Object.freeze({
+  US: 'us-east-1',
+  EU: 'eu-west-1',
+  CA: 'ca-central-1',
+});
+
+export const CONTEXT_KEYS = Object.freeze({
+  regions: 'gatehouse:regions',
+  deletionProtection: 'gatehouse:deletionProtection',
+  corsOrigins: 'gatehouse:corsOrigins',
+  customDomains: 'gatehouse:customDomains',
+  websocketAccessLogs: 'gatehouse:websocketAccessLogs',
+  licenseAuthorityKey: 'gatehouse:licenseAuthorityKey',
+});
+
+/** Custom domain names of one region's APIs. */
+export interface CustomDomainConfig {
+  /** ACM certificate, in the stack's region, covering the domain names below. */
+  readonly certificateArn: string;
+  /** Domain name of the HTTP API (`eu.api.example.com`). */
+  readonly httpDomainName?: string;
+  /** Domain name of the WebSocket API (`eu.events.example.com`). */
+  readonly websocketDomainName?: string;
+}
+
+export interface GatehouseContext {
+  readonly regions: Readonly<Record<string, string>>;
+  readonly deletionProtection: boolean;
+  readonly corsOrigins: readonly string[];
+  readonly customDomains: Readonly<Record<string, CustomDomainConfig>>;
+  readonly websocketAccessLogs: boolean;
+  /** JSON text of the licence authority's public JWK, when configured. */
+  readonly licenseAuthorityKey: string | undefined;
+}
+
+const AWS_REGION = /^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d$/;
+const REGION_CODE = /^[A-Z][A-Za-z0-9]*$/;
+
+function fail(key: string, message: string): never {
+  throw new Error(`Invalid CDK context ${key}: ${message}`);
+}
+
+/** JSON objects given with `-c key='{"…"}'` arrive as strings. */
+function objectValue(key: string, value: unknown): Record<string, unknown> | undefined {
+  if (value === undefined || value === null || value === '') return undefined;
+  let v = value;
+  if (typeof v === 'string') {
+    try {
+      v = JSON.parse(v);
+    } catch {
+      fail(key, 'expected a JSON object');
+    }
+  }
+  if (typeof v !== 'object' || v === null || Array.isArray(v)) fail(key, 'expected a JSON object');
+  return v as Record<string, unknown>;
+}
+
+function booleanValue(key: string, value: unknown, fallback: boolean): boolean {
+  if (value === undefined || value === null || value === '') return fallback;
+  if (typeof value === 'boolean') return value;
+  if (value === 'true') return true;
+  if (value === 'false') return false;
+  return fail(key, 'expected true or false');
+}
+
+function stringList(key: string, value: unknown): string[] {
+  if (value === undefined || value === null || value === '') return [];
+  const items = typeof value === 'string' ? value.split(',') : value;
+  if (!Array.isArray(items) || !items.every((i) => typeof i === 'string')) fail(key, 'expected a list of strings');
+  return items.map((i) => i.trim()).filter(Boolean);
+}
+
+function regionsValue(value: unknown): Record<string, string> {
+  const key = CONTEXT_KEYS.regions;
+  const obj = objectValue(key, value) ?? { ...DEFAULT_REGIONS };
+  const entries = Object.entries(obj);
+  if (entries.length === 0) fail(key, 'at least one region is needed');
+  for (const [code, region] of entries) {
+    if (!REGION_CODE.test(code)) fail(key, `region code "${code}" must start with a capital letter and be alphanumeric`);
+    if (typeof region !== 'string' || !AWS_REGION.test(region)) fail(key, `"${code}" must name an AWS region code (us-east-1)`);
+  }
+  return obj as Record<string, string>;
+}
+
+function customDomainsValue(value: unknown, regions: Record<string, string>): Record<string, CustomDomainConfig> {
+  const key = CONTEXT_KEYS.customDomains;
+  const obj = objectValue(key, value) ?? {};
+  for (const [code, domain] of Object.entries(obj)) {
+    if (!(code in regions)) fail(key, `"${code}" is not one of the regions (${Object.keys(regions).join(', ')})`);
+    const d = domain as Partial<Record<keyof CustomDomainConfig, unknown>> | null;
+    if (typeof d !== 'object' || d === null) fail(key, `"${code}" must be an object`);
+    if (typeof d.certificateArn !== 'string' || !d.certificateArn.startsWith('arn:')) fail(key, `"${code}".certificateArn must be an ACM certificate ARN`);
+    for (const name of ['httpDomainName', 'websocketDomainName'] as const) {
+      if (d[name] !== undefined && typeof d[name] !== 'string') fail(key, `"${code}".${name} must be a string`);
+    }
+  }
+  return obj as Record<string, CustomDomainConfig>;
+}
+
+/** A public JWK (never a private one: it would land in the template). */
+function publicJwkValue(value: unknown): string | undefined {
+  const key = CONTEXT_KEYS.licenseAuthorityKey;
+  const jwk = objectValue(key, value);
+  if (!jwk) return undefined;
+  if (typeof jwk.kty !== 'string') fail(key, 'expected a JWK with "kty"');
+  if ('d' in jwk) fail(key, 'this is a private key: give the public JWK only');
+  return JSON.stringify(jwk);
+}
+
+/** Reads and validates the Gatehouse context of an app (or any construct's node). */
+export function readGatehouseContext(node: Node): GatehouseContext {
+  const regions = regionsValue(node.tryGetContext(CONTEXT_KEYS.regions));
+  return Object.freeze({
+    regions: Object.freeze(regions),
+    deletionProtection: booleanValue(CONTEXT_KEYS.deletionProtection, node.tryGetContext(CONTEXT_KEYS.deletionProtection), true),
+    corsOrigins: Object.freeze(stringList(CONTEXT_KEYS.corsOrigins, node.tryGetContext(CONTEXT_KEYS.corsOrigins))),
+    customDomains: Object.freeze(customDomainsValue(node.tryGetContext(CONTEXT_KEYS.customDomains), regions)),
+    websocketAccessLogs: booleanValue(
+      CONTEXT_KEYS.websocketAccessLogs,
+      node.tryGetContext(CONTEXT_KEYS.websocketAccessLogs),
+      false,
+    ),
+    licenseAuthorityKey: publicJwkValue(node.tryGetContext(CONTEXT_KEYS.licenseAuthorityKey)),
+  });
+}

@@ -1,0 +1,97 @@
+/**
+ * One Gatehouse Lambda function: bundled from `functions/<name>/handler.ts` by local esbuild,
+ * with its own log group (with retention) and its own role, which may write only to that log
+ * group and to X-Ray. Everything else a function may do is granted by the stack with `grant*`.
+ */
+import { Duration } from 'aws-cdk-lib';
+import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
+import { Tracing } from 'aws-cdk-lib/aws-lambda';
+import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Construct } from 'constructs';
+import { ARCHITECTURE, LOCK_FILE, PROJECT_ROOT, RUNTIME, bundlingOptions, functionEntry } from './bundling.ts';
+import { acknowledge } from './nag.ts';
+
+export interface GatehouseFunctionProps {
+  /** The function folder under `functions/`; its `handler.ts` exports `handler`. */
+  readonly name: string;
+  /** The package version baked into the bundle as `__GATEHOUSE_VERSION__`. */
+  readonly version: string;
+  /**
+   * Environment variables (see shared/config.ts).
+   * @default - none besides NODE_OPTIONS
+   */
+  readonly environment?: Readonly<Record<string, string>>;
+  /**
+   * @default 512
+   */
+  readonly memorySize?: number;
+  /**
+   * @default Duration.seconds(10)
+   */
+  readonly timeout?: Duration;
+  /**
+   * How long the function's logs are kept.
+   * @default RetentionDays.ONE_MONTH
+   */
+  readonly logRetention?: RetentionDays;
+  /**
+   * @default - "Gatehouse <name> function"
+   */
+  readonly description?: string;
+  /**
+   * Why this function has no dead-letter queue (cdk-nag Serverless-LambdaDLQ). A DLQ only
+   * receives failed asynchronous invocations, so the answer depends on how it is invoked.
+   */
+  readonly noDeadLetterQueueReason: string;
+}
+
+export class GatehouseFunction extends Construct {
+  readonly function: NodejsFunction;
+  readonly role: Role;
+  readonly logGroup: LogGroup;
+
+  constructor(scope: Construct, id: string, props: GatehouseFunctionProps) {
+    super(scope, id);
+
+    this.logGroup = new LogGroup(this, 'Logs', {
+      retention: props.logRetention ?? RetentionDays.ONE_MONTH,
+    });
+
+    // Our own role instead of the AWSLambdaBasicExecutionRole managed policy, which may write to
+    // any log group of the account.
+    this.role = new Role(this, 'Role', {
+      assumedBy: new ServicePrincipal('lambda.amazonaws.com'),
+      description: `Gatehouse ${props.name} function`,
+    });
+    this.logGroup.grantWrite(this.role);
+
+    this.function = new NodejsFunction(this, 'Function', {
+      entry: functionEntry(props.name),
+      handler: 'handler',
+      projectRoot: PROJECT_ROOT,
+      depsLockFilePath: LOCK_FILE,
+      runtime: RUNTIME,
+      architecture: ARCHITECTURE,
+      memorySize: props.memorySize ?? 512,
+      timeout: props.timeout ?? Duration.seconds(10),
+      description: props.description ?? `Gatehouse ${props.name} function`,
+      role: this.role,
+      logGroup: this.logGroup,
+      tracing: Tracing.ACTIVE,
+      bundling: bundlingOptions(props.version),
+      environment: {
+        // The bundle ships a source map; stack traces in the logs point at the TypeScript.
+        NODE_OPTIONS: '--enable-source-maps',
+        ...props.environment,
+      },
+    });
+
+    acknowledge(
+      this.role,
+      'AwsSolutions-IAM5[Resource::*]',
+      'X-Ray tracing: xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level permissions.',
+    );
+    acknowledge(this.function, 'Serverless-LambdaDLQ', props.noDeadLetterQueueReason);
+  }
+}

@@ -1,0 +1,284 @@
+/**
+ * One region of Gatehouse: table, signing keys, one function per family, the HTTP API built
+ * from the route table, the WebSocket API with its stream fan-out, and the one-time-password
+ * topic. Nothing is shared with other regions' stacks.
+ */
+import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
+import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
+import { Alias } from 'aws-cdk-lib/aws-kms';
+import { StartingPosition, type IFunction } from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { Topic } from 'aws-cdk-lib/aws-sns';
+import { Queue, QueueEncryption } from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { TABLE } from '#shared/db/table.ts';
+import type { Family } from '#shared/model/collections.ts';
+import { ROUTES, WEBSOCKET_ROUTES, httpFamilies } from '#shared/routes.ts';
+import { packageVersion } from './bundling.ts';
+import type { CustomDomainConfig } from './context.ts';
+import { GatehouseFunction } from './gatehouse-function.ts';
+import { GatehouseTable } from './gatehouse-table.ts';
+import { GatehouseHttpApi, type ApiDomainProps } from './http-api.ts';
+import { acknowledge, acknowledgeWildcardResource } from './nag.ts';
+import { SigningKeys } from './signing-keys.ts';
+import { GatehouseWebSocketApi } from './websocket-api.ts';
+
+export interface GatehouseStackProps extends StackProps {
+  /** The region code this stack serves (`US`, `EU`, `CA`). */
+  readonly regionCode: string;
+  /**
+   * DynamoDB deletion protection on the table.
+   * @default true
+   */
+  readonly deletionProtection?: boolean;
+  /**
+   * Browser origins allowed by CORS on the HTTP API; `*` allows any.
+   * @default - CORS closed
+   */
+  readonly corsOrigins?: readonly string[];
+  /**
+   * Custom domain names of the APIs.
+   * @default - execute-api URLs only
+   */
+  readonly customDomain?: CustomDomainConfig;
+  /**
+   * WebSocket stage access logs (need the account's API Gateway CloudWatch role).
+   * @default false
+   */
+  readonly websocketAccessLogs?: boolean;
+  /**
+   * JSON text of the licence authority's public JWK, given to the token function.
+   * @default - none: logins answer `instance_license_tampered` until it is set
+   */
+  readonly licenseAuthorityKey?: string;
+  /**
+   * How long function and access logs are kept.
+   * @default RetentionDays.ONE_MONTH
+   */
+  readonly logRetention?: RetentionDays;
+  /**
+   * The version baked into every bundle.
+   * @default - package.json's version
+   */
+  readonly version?: string;
+}
+
+const HTTP_INVOKED =
+  'Invoked synchronously by API Gateway: a failure is answered to the client (JSON error body), and a dead-letter ' +
+  'queue only ever receives failed asynchronous invocations.';
+
+/** Memory and timeout per family; everything else uses the GatehouseFunction defaults. */
+const SIZING: Partial<Record<Family, { memorySize: number; timeout: Duration }>> = {
+  // scrypt (N=2^17) password hashing: Lambda CPU scales with memory.
+  token: { memorySize: 1024, timeout: Duration.seconds(15) },
+};
+
+export class GatehouseStack extends Stack {
+  readonly table: GatehouseTable;
+  readonly keys: SigningKeys;
+  readonly httpApi: GatehouseHttpApi;
+  readonly webSocketApi: GatehouseWebSocketApi;
+  readonly notifyTopic: Topic;
+  readonly fanoutDeadLetters: Queue;
+  /** Every family's function (HTTP families, websocket, fanout). */
+  readonly functions: ReadonlyMap<Family, GatehouseFunction>;
+
+  constructor(scope: Construct, id: string, props: GatehouseStackProps) {
+    super(scope, id, {
+      description: `Gatehouse access control service, region ${props.regionCode}`,
+      ...props,
+    });
+    const version = props.version ?? packageVersion();
+    const logRetention = props.logRetention;
+
+    this.table = new GatehouseTable(this, 'Data', {
+      definition: TABLE,
+      deletionProtection: props.deletionProtection,
+    });
+
+    this.keys = new SigningKeys(this, 'SigningKeys', { version, logRetention });
+
+    // One-time passwords go out through this topic. To deliver them, subscribe endpoints outside
+    // the stack (they are per deployment and need confirming), for example:
+    //   aws sns subscribe --region <region> --topic-arn <NotifyTopicArn output> --protocol email --notification-endpoint ops@example.com
+    //   aws sns subscribe --region <region> --topic-arn <NotifyTopicArn output> --protocol sms --notification-endpoint +15555550100
+    // or publish to phone numbers directly (the token function may; SMS needs the account's
+    // SNS SMS sandbox exit and spend limit). Messages are encrypted at rest with the AWS managed
+    // SNS key, which email and SMS delivery can read.
+    this.notifyTopic = new Topic(this, 'NotifyTopic', {
+      displayName: 'Gatehouse',
+      enforceSSL: true,
+      masterKey: Alias.fromAliasName(this, 'SnsManagedKey', 'alias/aws/sns'),
+    });
+
+    const domains = this.customDomains(props.customDomain);
+
+    // One scope for the functions keeps family names clear of the stack's other construct ids.
+    const functionScope = new Construct(this, 'Functions');
+
+    // The WebSocket API first: every function learns its URLs from the environment.
+    const websocketFn = new GatehouseFunction(functionScope, 'websocket', {
+      name: 'websocket',
+      version,
+      logRetention,
+      noDeadLetterQueueReason:
+        'Invoked synchronously by the API Gateway WebSocket API ($connect/$disconnect/$default); a failure is ' +
+        'answered on the connection.',
+    });
+    this.webSocketApi = new GatehouseWebSocketApi(this, 'LiveEvents', {
+      routeKeys: WEBSOCKET_ROUTES,
+      handler: websocketFn.function,
+      accessLogs: props.websocketAccessLogs,
+      logRetention,
+      domain: domains.websocket,
+    });
+
+    const baseEnvironment: Record<string, string> = {
+      GATEHOUSE_TABLE_NAME: this.table.tableName,
+      GATEHOUSE_REGION: this.region,
+      GATEHOUSE_EVENT_PUBLISHER_URL: this.webSocketApi.url,
+      GATEHOUSE_WEBSOCKET_MANAGEMENT_URL: this.webSocketApi.callbackUrl,
+      GATEHOUSE_PUBLIC_KEYS_SECRET: this.keys.publicKeys.secretArn,
+      ...(props.corsOrigins?.length ? { GATEHOUSE_CORS_ORIGINS: props.corsOrigins.join(',') } : {}),
+    };
+    for (const [name, value] of Object.entries(baseEnvironment)) websocketFn.function.addEnvironment(name, value);
+
+    const functions = new Map<Family, GatehouseFunction>([['websocket', websocketFn]]);
+    // A family that serves any route needing a bearer token verifies tokens; token serves the JWKS.
+    const verifies = new Set<Family>(['token', 'websocket', ...ROUTES.filter((r) => r.auth).map((r) => r.family)]);
+
+    for (const family of httpFamilies()) {
+      const fn = new GatehouseFunction(functionScope, family, {
+        name: family,
+        version,
+        logRetention,
+        ...SIZING[family],
+        environment: {
+          ...baseEnvironment,
+          ...(family === 'token'
+            ? {
+                GATEHOUSE_SIGNING_KEY_SECRET: this.keys.signingKey.secretArn,
+                GATEHOUSE_NOTIFY_TOPIC_ARN: this.notifyTopic.topicArn,
+                ...(props.licenseAuthorityKey ? { GATEHOUSE_LICENSE_AUTHORITY_KEY: props.licenseAuthorityKey } : {}),
+              }
+            : {}),
+        },
+        noDeadLetterQueueReason: HTTP_INVOKED,
+      });
+      functions.set(family, fn);
+    }
+
+    const fanout = new GatehouseFunction(functionScope, 'fanout', {
+      name: 'fanout',
+      version,
+      logRetention,
+      environment: {
+        GATEHOUSE_TABLE_NAME: this.table.tableName,
+        GATEHOUSE_REGION: this.region,
+        GATEHOUSE_EVENT_PUBLISHER_URL: this.webSocketApi.url,
+        GATEHOUSE_WEBSOCKET_MANAGEMENT_URL: this.webSocketApi.callbackUrl,
+      },
+      noDeadLetterQueueReason:
+        'Invoked by the DynamoDB stream event source mapping, whose failed batches go to its on-failure SQS ' +
+        'destination (FanoutDeadLetters); a function DLQ applies to asynchronous invocations only.',
+    });
+    functions.set('fanout', fanout);
+    this.functions = functions;
+
+    // Grants: the service family (sysinfo, 404) touches neither the table nor the keys.
+    for (const [family, fn] of functions) {
+      if (family !== 'service') this.table.grantReadWriteData(fn.function);
+      if (verifies.has(family)) this.keys.grantVerify(fn.function);
+    }
+    const token = functions.get('token');
+    if (token) {
+      this.keys.grantSign(token.function);
+      this.notifyTopic.grantPublish(token.function);
+    }
+
+    this.httpApi = new GatehouseHttpApi(this, 'Http', {
+      routes: ROUTES,
+      handlers: new Map<Family, IFunction>([...functions].map(([family, fn]) => [family, fn.function])),
+      corsOrigins: props.corsOrigins,
+      logRetention,
+      domain: domains.http,
+    });
+    // Serve only once the signing key exists.
+    this.httpApi.stage.node.addDependency(this.keys.resource);
+    this.webSocketApi.stage.node.addDependency(this.keys.resource);
+
+    // Live events: the stream of the table feeds the fan-out, which posts to connections.
+    for (const fn of [websocketFn, fanout]) {
+      this.webSocketApi.stage.grantManagementApiAccess(fn.function);
+      acknowledgeWildcardResource(
+        fn.role,
+        `${this.formatArn({ service: 'execute-api', resource: this.webSocketApi.api.apiId })}/${this.webSocketApi.stage.stageName}/*/@connections/*`,
+        'execute-api:ManageConnections on the connections of this one WebSocket stage; connection ids are only known ' +
+          'at run time.',
+      );
+    }
+    this.fanoutDeadLetters = new Queue(this, 'FanoutDeadLetters', {
+      encryption: QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    const deadLetterReason =
+      'This queue is itself the dead-letter destination (on-failure destination of the fan-out stream mapping); ' +
+      'records land here after retries and are inspected by operators.';
+    acknowledge(this.fanoutDeadLetters, 'AwsSolutions-SQS3', deadLetterReason);
+    acknowledge(this.fanoutDeadLetters, 'Serverless-SQSRedrivePolicy', deadLetterReason);
+    fanout.function.addEventSource(
+      new DynamoEventSource(this.table.table, {
+        startingPosition: StartingPosition.LATEST,
+        batchSize: 100,
+        retryAttempts: 5,
+        bisectBatchOnError: true,
+        reportBatchItemFailures: true,
+        onFailure: new SqsDlq(this.fanoutDeadLetters),
+      }),
+    );
+    acknowledge(
+      fanout.role,
+      'AwsSolutions-IAM5[Resource::*]',
+      'X-Ray (xray:PutTraceSegments, xray:PutTelemetryRecords) and the stream event source mapping ' +
+        '(dynamodb:ListStreams) support no resource-level permissions.',
+    );
+
+    // nodejs24.x exists; we stay on nodejs22.x until the toolchain moves (see infra/bundling.ts).
+    const runtimeReason =
+      'nodejs22.x on purpose: the local toolchain (Node 20, esbuild target node22) and the tests are checked against ' +
+      'it; runtime and esbuild target move to nodejs24.x together.';
+    acknowledge(this, 'AwsSolutions-L1', runtimeReason);
+    acknowledge(this, 'Serverless-LambdaLatestVersion', runtimeReason);
+
+    new CfnOutput(this, 'HttpApiUrl', { value: this.httpApi.url, description: 'Base URL of the HTTP API' });
+    new CfnOutput(this, 'WebSocketUrl', { value: this.webSocketApi.url, description: 'Live events (wss://)' });
+    new CfnOutput(this, 'TableName', { value: this.table.tableName });
+    new CfnOutput(this, 'NotifyTopicArn', {
+      value: this.notifyTopic.topicArn,
+      description: 'One-time password delivery; subscribe email/SMS endpoints to it',
+    });
+    if (this.httpApi.domainName) {
+      new CfnOutput(this, 'HttpDomainTarget', {
+        value: this.httpApi.domainName.regionalDomainName,
+        description: 'DNS: CNAME/alias of the HTTP API custom domain',
+      });
+    }
+    if (this.webSocketApi.domainName) {
+      new CfnOutput(this, 'WebSocketDomainTarget', {
+        value: this.webSocketApi.domainName.regionalDomainName,
+        description: 'DNS: CNAME/alias of the WebSocket API custom domain',
+      });
+    }
+  }
+
+  private customDomains(config: CustomDomainConfig | undefined): { http?: ApiDomainProps; websocket?: ApiDomainProps } {
+    if (!config || (!config.httpDomainName && !config.websocketDomainName)) return {};
+    const certificate = Certificate.fromCertificateArn(this, 'Certificate', config.certificateArn);
+    return {
+      http: config.httpDomainName ? { domainName: config.httpDomainName, certificate } : undefined,
+      websocket: config.websocketDomainName ? { domainName: config.websocketDomainName, certificate } : undefined,
+    };
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * `npm start`: the whole service on this machine, with one command. Reads `PORT` (default 3000),
+ * `HOST` (default 127.0.0.1) and the `GATEHOUSE_*` settings, starts DynamoDB Local (or uses
+ * `GATEHOUSE_DYNAMODB_ENDPOINT`), seeds the first instance and its administrator, and prints how
+ * to call it. The last line of start-up is machine-readable for tests:
+ * `GATEHOUSE_READY {"url":…,"wsUrl":…}`.
+ *
+ * SIGINT/SIGTERM stop everything (WebSockets, stream poller, HTTP server, Java) and exit 0.
+ */
+import { config, loadConfig, type Config } from '#shared/config.ts';
+import { seedDeployment, type SeedResult } from '#shared/auth/bootstrap.ts';
+import { createCoreDeps } from '#shared/deps.ts';
+import { JavaRequiredError } from './dynamo.ts';
+import { PortInUseError, startRuntime, type Runtime } from './server.ts';
+
+/** The console client of the spec (`client_id`). */
+const CONSOLE_CLIENT_ID = 'consoleApp';
+const DEFAULT_CLIENT_SECRET = 'consoleSecret';
+const STOP_TIMEOUT_MS = 15_000;
+
+const say = (line = ''): void => {
+  process.stdout.write(`${line}\n`);
+};
+const complain = (line: string): void => {
+  process.stderr.write(`${line}\n`);
+};
+
+/** Ends the process with a one-line message; no stack trace (the `exit` hook stops Java). */
+function die(message: string): never {
+  complain(message);
+  process.exit(1);
+}
+
+function parsePort(raw: string | undefined): number {
+  if (raw === undefined || raw === '') return 3000;
+  const port = Number(raw);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) die(`PORT must be a port number (0-65535), not "${raw}".`);
+  return port;
+}
+
+/** Quotes a value for a POSIX shell. */
+const sh = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+
+function banner(runtime: Runtime, cfg: Config, seeded: SeedResult): void {
+  const firstPassword = seeded.passwordWasGenerated ? seeded.adminPassword : undefined;
+  const secret = cfg.clientSecret === DEFAULT_CLIENT_SECRET ? cfg.clientSecret : '<your GATEHOUSE_CLIENT_SECRET>';
+  say();
+  say('Gatehouse is running (local runtime)');
+  say(`  Base URL:        ${runtime.url}`);
+  say(`  WebSocket URL:   ${runtime.wsUrl}`);
+  say(`  Instance:        ${cfg.rootInstance}`);
+  say(`  Admin user:      ${cfg.adminUser}`);
+  if (firstPassword) {
+    // Deliberate, once: the generated password is shown on the first start only.
+    say(`  Admin password:  ${firstPassword}   (generated now; shown only on this first start)`);
+  }
+  say(`  Client id:       ${CONSOLE_CLIENT_ID}`);
+  say(`  Data directory:  ${runtime.dataDir}`);
+  say();
+  say('Try:');
+  say(`  curl -s ${runtime.url}/api/sysinfo`);
+  say(
+    `  curl -s -X POST ${runtime.url}/token --data-urlencode grant_type=password` +
+      ` --data-urlencode client_id=${CONSOLE_CLIENT_ID} --data-urlencode ${sh(`client_secret=${secret}`)}` +
+      ` --data-urlencode ${sh(`instance=${cfg.rootInstance}`)} --data-urlencode ${sh(`username=${cfg.adminUser}`)}` +
+      ` --data-urlencode ${sh(`password=${firstPassword ?? '<admin password>'}`)}`,
+  );
+  say();
+  say('Stop with Ctrl+C.');
+}
+
+async function main(): Promise<void> {
+  process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
+  const port = parsePort(process.env.PORT);
+  const host = process.env.HOST || '127.0.0.1';
+  let base: Config;
+  try {
+    base = loadConfig();
+  } catch (err) {
+    die((err as Error).message);
+  }
+
+  // A signal during start-up just exits: the exit hook kills DynamoDB Local.
+  let runtime: Runtime | undefined;
+  let stopping = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (!runtime) process.exit(130);
+    if (stopping) die(`${signal} again: exiting now.`);
+    stopping = true;
+    say(`${signal}: stopping Gatehouse...`);
+    setTimeout(() => die('Gatehouse did not stop in time; exiting.'), STOP_TIMEOUT_MS).unref();
+    runtime.stop().then(
+      () => process.exit(0),
+      (err: unknown) => die(`Stopping failed: ${(err as Error).message}`),
+    );
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+
+  say('Starting Gatehouse...');
+  try {
+    runtime = await startRuntime({
+      port,
+      host,
+      dataDir: base.dataDir,
+      dynamodbEndpoint: base.dynamodbEndpoint,
+      // An explicit setting wins (a proxy in front); otherwise the runtime's own address.
+      eventPublisherUrl: process.env.GATEHOUSE_EVENT_PUBLISHER_URL || undefined,
+    });
+  } catch (err) {
+    if (err instanceof PortInUseError || err instanceof JavaRequiredError) die(err.message);
+    die(`Gatehouse could not start: ${(err as Error).message}`);
+  }
+
+  const cfg = config();
+  let seeded: SeedResult;
+  try {
+    seeded = await seedDeployment(createCoreDeps(), {
+      instanceName: cfg.rootInstance,
+      adminUser: cfg.adminUser,
+      ...(cfg.adminPassword !== undefined ? { adminPassword: cfg.adminPassword } : {}),
+      clientSecret: cfg.clientSecret,
+      dataDir: cfg.dataDir,
+    });
+  } catch (err) {
+    complain(`Seeding the first instance failed: ${(err as Error).message}`);
+    await runtime.stop();
+    process.exit(1);
+  }
+
+  banner(runtime, cfg, seeded);
+  say(
+    `GATEHOUSE_READY ${JSON.stringify({
+      url: runtime.url,
+      wsUrl: runtime.wsUrl,
+      port: runtime.port,
+      dataDir: runtime.dataDir,
+      dynamodbEndpoint: runtime.dynamodbEndpoint,
+      javaPid: runtime.javaPid ?? null,
+      pid: process.pid,
+      instanceKey: seeded.instanceKey,
+    })}`,
+  );
+}
+
+main().catch((err: unknown) => die(`Gatehouse failed: ${(err as Error).message}`));

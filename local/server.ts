@@ -1,0 +1,230 @@
+/**
+ * The embedded local runtime: one `node:http` server that plays API Gateway (HTTP API payload 2.0
+ * and the WebSocket API with its Management API), an embedded DynamoDB Local, and a stream poller
+ * that plays the Lambda event source mapping. The handlers are the same modules that run in AWS.
+ *
+ * The handlers read their configuration from the environment once (`shared/config.ts`), so the
+ * runtime sets the derived variables before the first handler loads, and one process runs one
+ * runtime.
+ */
+import { randomUUID } from 'node:crypto';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join, resolve } from 'node:path';
+import type { Duplex } from 'node:stream';
+import { config, loadConfig, resetConfigForTests } from '#shared/config.ts';
+import { createDb, ensureTable } from '#shared/db/client.ts';
+import { createStreamReader } from '#shared/db/stream-reader.ts';
+import { Router } from '#shared/http/router.ts';
+import { createLogger } from '#shared/logger.ts';
+import { startDynamo, type RunningDynamo } from './dynamo.ts';
+import { splitTarget, toHttpEvent, writeJsonError, writeResult } from './http-event.ts';
+import { FamilyLoader, FamilyMissing } from './lambda.ts';
+import { startStreamPoller, type StreamPoller } from './stream-poller.ts';
+import { WebSocketGateway, type WebSocketGatewayOptions } from './websocket-gateway.ts';
+
+/** Bodies above this are not read at all (the pipeline answers 413 above GATEHOUSE_MAX_BODY_BYTES). */
+const HARD_BODY_CAP = 2 * 1024 * 1024;
+
+export interface RuntimeOptions {
+  readonly port: number;
+  /** Interface to listen on. @default '127.0.0.1' */
+  readonly host?: string;
+  readonly dataDir: string;
+  /** Use this DynamoDB endpoint instead of starting DynamoDB Local. */
+  readonly dynamodbEndpoint?: string;
+  /** What sysinfo reports as `EventPublisherUrl`. @default the runtime's own `ws://localhost:<port>/events` */
+  readonly eventPublisherUrl?: string;
+  /** Stream polling interval when idle. @default 200 */
+  readonly pollIntervalMs?: number;
+  readonly websocket?: Pick<WebSocketGatewayOptions, 'idleTimeoutMs' | 'maxConnectionMs'>;
+  /** Invokes the family handlers. @default a {@link FamilyLoader} of `functions/<family>/handler.ts` */
+  readonly families?: Pick<FamilyLoader, 'invoke'>;
+}
+
+export interface Runtime {
+  /** `http://localhost:<port>` */
+  readonly url: string;
+  /** `ws://localhost:<port>/events` */
+  readonly wsUrl: string;
+  readonly port: number;
+  readonly dataDir: string;
+  readonly dynamodbEndpoint: string;
+  /** The DynamoDB Local Java process, when the runtime started one. */
+  readonly javaPid: number | undefined;
+  /** Closes WebSockets, stops the stream poller, the HTTP server and DynamoDB Local. */
+  stop(): Promise<void>;
+}
+
+/** Holds the DynamoDB endpoint of a running runtime, for `npm run admin`. */
+export const ENDPOINT_FILE = 'dynamodb-endpoint';
+
+export class PortInUseError extends Error {
+  constructor(readonly port: number) {
+    super(`Port ${port} is already in use; set PORT to a free port`);
+    this.name = 'PortInUseError';
+  }
+}
+
+export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
+  const dataDir = resolve(opts.dataDir);
+  const host = opts.host ?? '127.0.0.1';
+  const logger = createLogger(loadConfig(), 'gatehouse-local');
+  const families = opts.families ?? new FamilyLoader();
+  const gateway = new WebSocketGateway({ families, logger, ...opts.websocket });
+  const router = new Router();
+
+  let markReady!: () => void;
+  let markFailed!: (err: unknown) => void;
+  const ready = new Promise<void>((res, rej) => {
+    markReady = res;
+    markFailed = rej;
+  });
+  ready.catch(() => {});
+  let maxBody = HARD_BODY_CAP;
+
+  const server = createServer({ requestTimeout: 60_000 });
+  server.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    void handleRequest(req, res);
+  });
+  server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    ready.then(
+      () => gateway.handleUpgrade(req, socket, head),
+      () => socket.destroy(),
+    );
+  });
+  server.on('clientError', (_err, socket) => {
+    if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
+  });
+
+  async function handleRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    const requestId = randomUUID();
+    try {
+      if (gateway.handleManagement(req, res)) return;
+      try {
+        await ready;
+      } catch {
+        req.resume();
+        return writeJsonError(res, 503, 'ServiceUnavailable', 'The local runtime is not running.');
+      }
+      const body = await readBody(req, maxBody);
+      if (body === 'too-large') {
+        // The rest of the body is not read: close the connection after answering.
+        return writeJsonError(res, 413, 'PayloadTooLarge', `The request body is larger than ${maxBody} bytes.`, { connection: 'close' });
+      }
+      const match = router.match(req.method ?? 'GET', splitTarget(req.url ?? '/').rawPath);
+      if (!match) return writeJsonError(res, 404, 'NotFound', 'No such resource.');
+      const event = toHttpEvent({ req, body, match, domainName: req.headers.host?.split(':')[0] || 'localhost', requestId });
+      const result = await families.invoke(match.route.family, event, requestId);
+      writeResult(res, result, { 'apigw-requestid': requestId });
+    } catch (err) {
+      if (err instanceof FamilyMissing) {
+        logger.warn(err.message);
+        if (!res.headersSent) writeJsonError(res, 501, 'NotImplemented', 'This operation is not available yet.');
+        return;
+      }
+      // The client left: nobody to answer.
+      if ((err as NodeJS.ErrnoException).code === 'ECONNRESET' || !res.socket || res.socket.destroyed) return;
+      // Never a stack trace to the client: the generic 500 body, the details in the log.
+      logger.error('request failed', {
+        requestId,
+        method: req.method,
+        error: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err),
+      });
+      if (!res.headersSent) writeJsonError(res, 500, 'InternalError', 'An unexpected error occurred.');
+      else res.destroy();
+    }
+  }
+
+  await listen(server, opts.port, host);
+  const port = (server.address() as AddressInfo).port;
+  const url = `http://localhost:${port}`;
+  const wsUrl = `ws://localhost:${port}/events`;
+
+  let dynamo: RunningDynamo | undefined;
+  let poller: StreamPoller | undefined;
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> =>
+    (stopping ??= (async () => {
+      await gateway.close();
+      await poller?.stop();
+      await closeServer(server);
+      await dynamo?.stop();
+      // `npm run admin` looks here for a running runtime's database.
+      await rm(join(dataDir, ENDPOINT_FILE), { force: true });
+    })());
+
+  try {
+    await mkdir(dataDir, { recursive: true });
+    dynamo = await startDynamo({ dataDir, endpoint: opts.dynamodbEndpoint });
+    void dynamo.exited.then(() => {
+      if (!stopping) logger.error('DynamoDB Local exited unexpectedly: every call will fail until Gatehouse is restarted');
+    });
+    await writeFile(join(dataDir, ENDPOINT_FILE), `${dynamo.endpoint}\n`);
+    // Read by shared/config.ts when the first handler loads.
+    process.env.GATEHOUSE_DATA_DIR = dataDir;
+    process.env.GATEHOUSE_DYNAMODB_ENDPOINT = dynamo.endpoint;
+    process.env.GATEHOUSE_EVENT_PUBLISHER_URL = opts.eventPublisherUrl ?? wsUrl;
+    process.env.GATEHOUSE_WEBSOCKET_MANAGEMENT_URL = url;
+    process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+    resetConfigForTests();
+    const cfg = config();
+    maxBody = Math.max(HARD_BODY_CAP, cfg.maxBodyBytes + 1);
+    const db = createDb(cfg);
+    await ensureTable(db);
+    db.raw.destroy();
+    poller = await startStreamPoller({
+      reader: createStreamReader(cfg),
+      invoke: (event) => families.invoke('fanout', event),
+      logger,
+      idleMs: opts.pollIntervalMs,
+    });
+  } catch (err) {
+    markFailed(err);
+    await stop();
+    throw err;
+  }
+  markReady();
+
+  return { url, wsUrl, port, dataDir, dynamodbEndpoint: dynamo.endpoint, javaPid: dynamo.pid, stop };
+}
+
+function listen(server: Server, port: number, host: string): Promise<void> {
+  return new Promise((resolveListen, reject) => {
+    const onError = (err: NodeJS.ErrnoException) => {
+      server.removeListener('listening', onListening);
+      reject(err.code === 'EADDRINUSE' ? new PortInUseError(port) : err);
+    };
+    const onListening = () => {
+      server.removeListener('error', onError);
+      resolveListen();
+    };
+    server.once('error', onError);
+    server.once('listening', onListening);
+    server.listen(port, host);
+  });
+}
+
+function closeServer(server: Server): Promise<void> {
+  return new Promise((resolveClose) => {
+    if (!server.listening) return resolveClose();
+    server.close(() => resolveClose());
+    server.closeIdleConnections();
+    // Requests still running get a moment to finish, then their sockets go.
+    setTimeout(() => server.closeAllConnections(), 2000).unref();
+  });
+}
+
+/** The body (undefined when empty), or 'too-large' past `cap` bytes without reading the rest. */
+async function readBody(req: IncomingMessage, cap: number): Promise<Buffer | undefined | 'too-large'> {
+  if (Number(req.headers['content-length'] ?? 0) > cap) return 'too-large';
+  const chunks: Buffer[] = [];
+  let size = 0;
+  for await (const chunk of req) {
+    size += (chunk as Buffer).length;
+    if (size > cap) return 'too-large';
+    chunks.push(chunk as Buffer);
+  }
+  return size ? Buffer.concat(chunks) : undefined;
+}

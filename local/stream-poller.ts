@@ -1,0 +1,167 @@
+/**
+ * The local stand-in for the Lambda event source mapping: reads the table's DynamoDB stream and
+ * invokes the `fanout` family with `DynamoDBStreamEvent` batches.
+ *
+ * - Shards open at start are read from LATEST (what happened before the runtime started has no
+ *   listener); shards that appear later (splits, rollover) from TRIM_HORIZON, after their parent.
+ * - A batch whose handler throws or reports `batchItemFailures` is retried from the first failed
+ *   record with backoff, a bounded number of times; then it is logged and skipped.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { StreamPositionLost, type ShardPosition, type StreamReader, type StreamShard } from '#shared/db/stream-reader.ts';
+
+export interface StreamPollerOptions {
+  readonly reader: StreamReader;
+  /** Invokes the fan-out handler with one batch. */
+  readonly invoke: (event: DynamoDBStreamEvent) => Promise<unknown>;
+  readonly logger: Logger;
+  /** Wait between polls of a shard that had no records. @default 200 */
+  readonly idleMs?: number;
+  /** Records per batch (the mapping's BatchSize). @default 100 */
+  readonly batchSize?: number;
+  /** Attempts per batch before it is skipped. @default 4 */
+  readonly maxAttempts?: number;
+  /** First retry delay, doubled on each retry. @default 200 */
+  readonly backoffMs?: number;
+  /** How often new shards are looked for. @default 5000 */
+  readonly shardRefreshMs?: number;
+}
+
+export interface StreamPoller {
+  /** Resolves when every shard reader has stopped. */
+  stop(): Promise<void>;
+}
+
+export async function startStreamPoller(opts: StreamPollerOptions): Promise<StreamPoller> {
+  const { reader, logger } = opts;
+  const idleMs = opts.idleMs ?? 200;
+  const batchSize = opts.batchSize ?? 100;
+  const maxAttempts = opts.maxAttempts ?? 4;
+  const backoffMs = opts.backoffMs ?? 200;
+  const shardRefreshMs = opts.shardRefreshMs ?? 5000;
+
+  const streamArn = await reader.latestStreamArn();
+  if (!streamArn) throw new Error('The table has no stream: live events cannot be delivered');
+
+  const stopping = new AbortController();
+  const readers = new Map<string, Promise<void>>();
+  let refreshWanted: (() => void) | undefined;
+
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      if (stopping.signal.aborted) return resolve();
+      const t = setTimeout(done, ms);
+      function done() {
+        clearTimeout(t);
+        stopping.signal.removeEventListener('abort', done);
+        resolve();
+      }
+      stopping.signal.addEventListener('abort', done, { once: true });
+    });
+
+  /** Delivers one batch, retrying failed records; never throws. */
+  async function deliver(records: DynamoDBRecord[]): Promise<void> {
+    let batch = records;
+    for (let attempt = 1; ; attempt++) {
+      let failedFrom = 0;
+      try {
+        const result = (await opts.invoke({ Records: batch })) as Partial<DynamoDBBatchResponse> | undefined;
+        const failures = result?.batchItemFailures ?? [];
+        if (failures.length === 0) return;
+        // As the event source mapping does: resume at the lowest failed sequence number; an
+        // unknown identifier fails the whole batch.
+        const ids = new Set(failures.map((f) => f.itemIdentifier));
+        const first = batch.findIndex((r) => ids.has(r.dynamodb?.SequenceNumber ?? ''));
+        failedFrom = first >= 0 && failures.every((f) => batch.some((r) => r.dynamodb?.SequenceNumber === f.itemIdentifier)) ? first : 0;
+        logger.warn('fan-out reported failed records', { failed: failures.length, attempt });
+      } catch (err) {
+        logger.error('fan-out failed', { attempt, error: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err) });
+      }
+      if (attempt >= maxAttempts || stopping.signal.aborted) {
+        logger.error('fan-out batch skipped after retries', { records: batch.length - failedFrom, attempts: attempt });
+        return;
+      }
+      batch = batch.slice(failedFrom);
+      await sleep(backoffMs * 2 ** (attempt - 1));
+    }
+  }
+
+  async function readShard(shard: StreamShard, start: ShardPosition, firstIterator?: string): Promise<void> {
+    // Records of a child shard come after its parent's: finish the parent first.
+    const parent = shard.parentShardId ? readers.get(shard.parentShardId) : undefined;
+    if (parent) await parent;
+    let lastSequence: string | undefined;
+    const position = (): ShardPosition =>
+      lastSequence ? { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber: lastSequence } : start;
+    let iterator: string | undefined = firstIterator;
+    let failures = 0;
+    while (!stopping.signal.aborted) {
+      try {
+        iterator ??= await reader.iterator(streamArn!, shard.shardId, position());
+        if (!iterator) break; // the shard is gone (trimmed)
+        const page = await reader.records(iterator, batchSize);
+        failures = 0;
+        if (page.records.length > 0) {
+          await deliver(page.records);
+          lastSequence = page.records[page.records.length - 1]!.dynamodb?.SequenceNumber ?? lastSequence;
+        }
+        if (!page.next) break; // closed and fully read
+        iterator = page.next;
+        if (page.records.length === 0) await sleep(idleMs);
+      } catch (err) {
+        iterator = undefined;
+        if (err instanceof StreamPositionLost) continue;
+        failures++;
+        if (failures === 1 || failures % 50 === 0) {
+          logger.warn('reading the stream failed', { shard: shard.shardId, error: (err as Error).message, failures });
+        }
+        await sleep(Math.min(5000, backoffMs * 2 ** Math.min(failures, 5)));
+      }
+    }
+    // A closed shard means its children exist now.
+    refreshWanted?.();
+  }
+
+  function startShard(shard: StreamShard, start: ShardPosition): void {
+    readers.set(shard.shardId, readShard(shard, start));
+  }
+
+  for (const shard of await reader.shards(streamArn)) {
+    // Closed shards at start hold only what happened before this runtime: nobody listened.
+    if (shard.closed) {
+      readers.set(shard.shardId, Promise.resolve());
+      continue;
+    }
+    // The iterator is taken now, so that every write after start-up is delivered.
+    const latest = { type: 'LATEST' } as const;
+    readers.set(shard.shardId, readShard(shard, latest, await reader.iterator(streamArn, shard.shardId, latest)));
+  }
+
+  const refresher = (async () => {
+    while (!stopping.signal.aborted) {
+      await new Promise<void>((resolve) => {
+        refreshWanted = resolve;
+        void sleep(shardRefreshMs).then(resolve);
+      });
+      if (stopping.signal.aborted) break;
+      try {
+        for (const shard of await reader.shards(streamArn)) {
+          if (!readers.has(shard.shardId)) startShard(shard, { type: 'TRIM_HORIZON' });
+        }
+      } catch (err) {
+        logger.debug('listing stream shards failed', { error: (err as Error).message });
+      }
+    }
+  })();
+
+  return {
+    async stop() {
+      stopping.abort();
+      refreshWanted?.();
+      await refresher;
+      await Promise.allSettled([...readers.values()]);
+      reader.destroy();
+    },
+  };
+}

@@ -1,0 +1,351 @@
+/**
+ * The token service: the password grant (with lockout, two-factor, first-login and expired
+ * passwords, security levels and licences) and the refresh grant (rotation with reuse detection).
+ *
+ * Security levels decide how much a failed login tells:
+ *
+ * | condition          | Low                | Medium             | High          |
+ * | ------------------ | ------------------ | ------------------ | ------------- |
+ * | unknown user       | user_notfound      | invalid_grant      | invalid_grant |
+ * | wrong password     | incorrect_password | invalid_grant      | invalid_grant |
+ * | user disabled      | user_disabled      | user_disabled      | invalid_grant |
+ * | user locked out    | user_lockedout     | user_lockedout     | invalid_grant |
+ *
+ * Every other error (instance, licence, client, grant, two-factor, new/expired password and
+ * password rules) is answered at every level. Every path that gets as far as a user name spends
+ * exactly one scrypt (a dummy hash for unknown users, passwordless users and locked users), so
+ * timing does not tell them apart either.
+ */
+import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
+import { ConditionFailed } from '../errors.ts';
+import { getObject, getObjects, ownInstance, type StoredObject } from '../db/objects-repo.ts';
+import {
+  changePasswordAtLogin,
+  clearExpiredLock,
+  consumeOneTimeCode,
+  createRefreshFamily,
+  getAuthState,
+  getRefreshFamily,
+  getRefreshToken,
+  lockUser,
+  recordLoginSuccess,
+  recordOneTimeCodeFailure,
+  releaseLoginAttempt,
+  reserveLoginAttempt,
+  revokeRefreshFamily,
+  rotateRefreshToken,
+  storeOneTimeCode,
+  type AuthState,
+  type RefreshRecord,
+} from '../db/auth-repo.ts';
+import type { CoreDeps } from '../deps.ts';
+import { issueAccessToken, newFamilyId, newRefreshToken, refreshTokenHash, type TokenSubject } from './access-tokens.ts';
+import {
+  ancestorsOf,
+  findInstanceByName,
+  findUserByName,
+  isDisabled,
+  isInstance,
+  isUser,
+  nameOf,
+  roleOf,
+  securityLevelOf,
+  type SecurityLevel,
+} from './directory.ts';
+import { describeViolation, hashPassword, passwordRuleViolation, verifyAgainstDummy, verifyPassword } from './passwords.ts';
+import { splitLoginName, tokenError, type TokenRequest } from './token-request.ts';
+
+/** One-time codes: 6 digits, valid 10 minutes, at most 5 wrong tries. */
+export const OTP_DIGITS = 6;
+export const OTP_VALID_MS = 10 * 60 * 1000;
+export const OTP_MAX_TRIES = 5;
+
+/** The success body of `POST /token`, fields as in the spec. */
+export interface TokenResponse {
+  readonly userName: string;
+  readonly access_token: string;
+  readonly 'as:client_id'?: string;
+  readonly token_type: 'bearer';
+  readonly refresh_token: string;
+  readonly expires_in: number;
+  readonly '.issued': string;
+  readonly '.expires': string;
+  readonly instance: string;
+}
+
+const invalidGrant = () => tokenError('invalid_grant', 'The user name or password is incorrect.');
+
+function unknownUser(level: SecurityLevel) {
+  return level === 'Low' ? tokenError('user_notfound', 'The user does not exist.') : invalidGrant();
+}
+function wrongPassword(level: SecurityLevel) {
+  return level === 'Low' ? tokenError('incorrect_password', 'The password is incorrect.') : invalidGrant();
+}
+function disabledUser(level: SecurityLevel) {
+  return level === 'High' ? invalidGrant() : tokenError('user_disabled', 'The user is disabled.');
+}
+function lockedOut(level: SecurityLevel, minutes: number) {
+  return level === 'High'
+    ? invalidGrant()
+    : tokenError('user_lockedout', `The user is locked out after too many failed logins; try again in ${minutes} minutes.`);
+}
+
+/**
+ * The instance a login or refresh goes to, checked: it exists, neither it nor an instance above
+ * it is disabled, and it or its nearest ancestor with a licence holds a valid one.
+ */
+async function checkInstance(deps: CoreDeps, instance: StoredObject): Promise<void> {
+  const above = await ancestorsOf(deps.db, instance);
+  if (isDisabled(instance) || above.some(isDisabled)) throw tokenError('instance_disabled', 'The instance is disabled.');
+  const holder = [instance, ...above].find((o) => typeof o.doc.License === 'string' && o.doc.License.trim() !== '');
+  if (!holder) throw tokenError('instance_missing_license', 'The instance has no valid license.');
+  const status = await deps.licenses.check(holder.doc.License as string, holder.key, deps.now());
+  switch (status.state) {
+    case 'valid':
+      return;
+    case 'tampered':
+      throw tokenError('instance_license_tampered', 'The license of the instance is not validly signed.');
+    case 'other_instance':
+      throw tokenError('instance_missing_license', 'The instance has no valid license.');
+    case 'expired':
+      throw tokenError('instance_license_expired', status.claims.trial ? 'The trial license has expired.' : 'The license has expired.');
+  }
+}
+
+function otpHash(salt: string, code: string): string {
+  return createHash('sha256').update(`${salt}:${code}`, 'utf8').digest('hex');
+}
+
+function hexEqual(a: string, b: string): boolean {
+  const ba = Buffer.from(a, 'hex');
+  const bb = Buffer.from(b, 'hex');
+  return ba.length === bb.length && ba.length > 0 && timingSafeEqual(ba, bb);
+}
+
+/** Why a password must be replaced now, if it must. */
+function passwordChangeReason(user: StoredObject, now: Date): 'new_password_required' | 'password_expired' | undefined {
+  if (user.doc.MustChangePassword === true) return 'new_password_required';
+  const exp = user.doc.PasswordExpiresOn;
+  if (typeof exp === 'string' && exp !== '') {
+    const t = Date.parse(exp);
+    if (!Number.isNaN(t) && t <= now.getTime()) return 'password_expired';
+  }
+  return undefined;
+}
+
+/** The password grant. */
+export async function passwordGrant(deps: CoreDeps, req: TokenRequest): Promise<TokenResponse> {
+  const { db, config } = deps;
+  const { instanceName, userName } = splitLoginName(req.username, req.instance);
+  if (!instanceName) throw tokenError('instance_not_found', 'The instance name is missing: send instance, or username as Instance\\user.');
+  const instance = await findInstanceByName(db, instanceName);
+  if (!instance) throw tokenError('instance_not_found', 'The instance does not exist.');
+  await checkInstance(deps, instance);
+  const level = securityLevelOf(instance);
+
+  const user = await findUserByName(db, instance.key, userName);
+  if (!user) {
+    await verifyAgainstDummy(req.password);
+    throw unknownUser(level);
+  }
+  let auth = await getAuthState(db, user.key);
+  if (!auth?.passwordHash) {
+    // No password (a single-sign-on user, or one never given a password).
+    await verifyAgainstDummy(req.password);
+    throw invalidGrant();
+  }
+  const nowMs = deps.now().getTime();
+  if (auth.lockedUntil !== undefined) {
+    if (auth.lockedUntil > nowMs) {
+      await verifyAgainstDummy(req.password);
+      throw lockedOut(level, config.lockoutMinutes);
+    }
+    await clearExpiredLock(db, user.key, auth.lockedUntil);
+  }
+  // Take a slot before the (slow) password check, so parallel attempts cannot exceed the threshold.
+  const slot = await reserveLoginAttempt(db, user.key, config.lockoutThreshold);
+  if (slot === 'locked') {
+    await verifyAgainstDummy(req.password);
+    throw lockedOut(level, config.lockoutMinutes);
+  }
+  const failed = async () => {
+    if (slot >= config.lockoutThreshold) await lockUser(db, user.key, nowMs + config.lockoutMinutes * 60_000);
+  };
+  const release = () => releaseLoginAttempt(db, user.key);
+
+  if (!(await verifyPassword(req.password, auth.passwordHash))) {
+    await failed();
+    throw wrongPassword(level);
+  }
+  if (isDisabled(user)) {
+    await release();
+    throw disabledUser(level);
+  }
+
+  // A required new password is asked for (and checked) before the second factor, and set only
+  // once the login completes.
+  const change = passwordChangeReason(user, deps.now());
+  if (change && req.newPassword === undefined) {
+    await release();
+    throw change === 'new_password_required'
+      ? tokenError('new_password_required', 'The password must be changed at first login: send newpassword.')
+      : tokenError('password_expired', 'The password has expired: send newpassword.');
+  }
+  const minimum = typeof instance.doc.MinimumPasswordLength === 'number' ? instance.doc.MinimumPasswordLength : undefined;
+  if (req.newPassword !== undefined) {
+    const violation = passwordRuleViolation(req.newPassword, minimum);
+    if (violation) {
+      await release();
+      throw tokenError(violation, describeViolation(violation, minimum));
+    }
+  }
+
+  if (user.doc.TwoFactorEnabled === true) {
+    if (req.oneTimePassword === undefined) {
+      await release();
+      if (req.sendOneTimePassword) await sendOneTimeCode(deps, instance, user);
+      throw tokenError(
+        'one_time_password_required',
+        req.sendOneTimePassword
+          ? 'A one-time code was sent; repeat the login with onetimepassword.'
+          : 'This user needs a one-time code: send sendonetimepassword=true to receive one, then onetimepassword.',
+      );
+    }
+    auth = await getAuthState(db, user.key);
+    if (!(await acceptOneTimeCode(deps, user.key, auth, req.oneTimePassword))) {
+      await failed();
+      throw tokenError('incorrect_tfacode', 'The one-time code is incorrect or has expired.');
+    }
+  }
+
+  if (req.newPassword !== undefined) await setNewPassword(deps, user, req.newPassword);
+  await recordLoginSuccess(db, user.key, nowMs);
+
+  return issueTokens(deps, {
+    subject: { userKey: user.key, userName: nameOf(user), instanceKey: instance.key, instanceName: nameOf(instance), role: roleOf(user) },
+    clientId: req.clientId,
+    family: undefined,
+  });
+}
+
+async function sendOneTimeCode(deps: CoreDeps, instance: StoredObject, user: StoredObject): Promise<void> {
+  const code = String(randomInt(0, 10 ** OTP_DIGITS)).padStart(OTP_DIGITS, '0');
+  const salt = randomBytes(16).toString('hex');
+  const now = deps.now();
+  await storeOneTimeCode(deps.db, user.key, { hash: otpHash(salt, code), salt, expiresAt: now.getTime() + OTP_VALID_MS });
+  await deps.notifier.send({
+    kind: 'one-time-password',
+    instance: nameOf(instance),
+    user: nameOf(user),
+    code,
+    at: now.toISOString(),
+    ...(typeof user.doc.Email === 'string' && user.doc.Email ? { email: user.doc.Email } : {}),
+  });
+  deps.logger.info('one-time code sent', { userKey: user.key });
+}
+
+/** True when `code` is the pending, unexpired code (which is then used up). */
+async function acceptOneTimeCode(deps: CoreDeps, userKey: string, auth: AuthState | undefined, code: string): Promise<boolean> {
+  const otp = auth?.otp;
+  if (!otp) return false;
+  if (otp.expiresAt <= deps.now().getTime()) {
+    await consumeOneTimeCode(deps.db, userKey, otp.hash);
+    return false;
+  }
+  const candidate = /^\d{6}$/.test(code) ? otpHash(otp.salt, code) : '00';
+  if (hexEqual(candidate, otp.hash)) return consumeOneTimeCode(deps.db, userKey, otp.hash);
+  await recordOneTimeCodeFailure(deps.db, userKey, otp.hash, OTP_MAX_TRIES);
+  return false;
+}
+
+/** Sets the new password of a completed login and clears the user's change flags. */
+async function setNewPassword(deps: CoreDeps, user: StoredObject, password: string): Promise<void> {
+  const hash = await hashPassword(password);
+  let current = user;
+  for (let attempt = 0; ; attempt++) {
+    const doc: Record<string, unknown> = { ...current.doc, MustChangePassword: false };
+    const exp = doc.PasswordExpiresOn;
+    if (typeof exp === 'string' && Date.parse(exp) <= deps.now().getTime()) delete doc.PasswordExpiresOn;
+    try {
+      await changePasswordAtLogin(deps.db, current, doc, hash, deps.now().getTime());
+      return;
+    } catch (err) {
+      // An administrator saved the user in between: apply the change to their version once more.
+      if (!(err instanceof ConditionFailed) || attempt >= 2) throw err;
+      const fresh = await getObject(deps.db, user.key, true);
+      if (!isUser(fresh)) throw err;
+      current = fresh;
+    }
+  }
+}
+
+interface IssueSpec {
+  readonly subject: TokenSubject;
+  readonly clientId: string;
+  /** The refresh token being exchanged, or undefined for a new login. */
+  readonly family: { readonly old: RefreshRecord } | undefined;
+}
+
+async function issueTokens(deps: CoreDeps, spec: IssueSpec): Promise<TokenResponse> {
+  const now = deps.now();
+  const nowMs = now.getTime();
+  const refreshToken = newRefreshToken();
+  const next: RefreshRecord = {
+    hash: refreshTokenHash(refreshToken),
+    family: spec.family?.old.family ?? newFamilyId(),
+    userKey: spec.subject.userKey,
+    instanceKey: spec.subject.instanceKey,
+    clientId: spec.clientId,
+    issuedAt: nowMs,
+    // The family's absolute expiry, counted from the password login.
+    expiresAt: spec.family?.old.expiresAt ?? nowMs + deps.config.refreshTokenDays * 86_400_000,
+  };
+  if (spec.family) {
+    if (!(await rotateRefreshToken(deps.db, spec.family.old, next, nowMs))) {
+      throw tokenError('RefreshTokenTicketNotValid', 'The refresh token is not valid.');
+    }
+  } else {
+    await createRefreshFamily(deps.db, next);
+  }
+  const access = await issueAccessToken(deps.keys, deps.config, spec.subject, now);
+  return {
+    userName: `${spec.subject.instanceName}\\${spec.subject.userName}`,
+    access_token: access.token,
+    'as:client_id': spec.clientId,
+    token_type: 'bearer',
+    refresh_token: refreshToken,
+    expires_in: access.expiresIn,
+    '.issued': access.issuedAt.toUTCString(),
+    '.expires': access.expiresAt.toUTCString(),
+    instance: spec.subject.instanceKey,
+  };
+}
+
+const ticketNotValid = () => tokenError('RefreshTokenTicketNotValid', 'The refresh token is not valid or has expired; log in again.');
+
+/** The refresh grant: one use per token; a second use revokes the whole login's tokens. */
+export async function refreshGrant(deps: CoreDeps, req: TokenRequest): Promise<TokenResponse> {
+  const { db } = deps;
+  if (!req.refreshToken) throw ticketNotValid();
+  const old = await getRefreshToken(db, refreshTokenHash(req.refreshToken));
+  const nowMs = deps.now().getTime();
+  if (!old || old.expiresAt <= nowMs || old.clientId !== req.clientId) throw ticketNotValid();
+  const family = await getRefreshFamily(db, old.family);
+  if (!family || family.revokedAt !== undefined) throw ticketNotValid();
+  if (old.usedAt !== undefined) {
+    // RFC 9700 reuse detection: a used token came back, so one copy is in the wrong hands.
+    await revokeRefreshFamily(db, old.family, nowMs);
+    deps.logger.warn('refresh token reuse: login revoked', { userKey: old.userKey });
+    throw ticketNotValid();
+  }
+  const [a, b] = await getObjects(db, [old.userKey, old.instanceKey]);
+  const user = [a, b].find((o) => o?.key === old.userKey);
+  const instance = [a, b].find((o) => o?.key === old.instanceKey);
+  if (!isUser(user) || !isInstance(instance) || ownInstance(user) !== instance.key || isDisabled(user)) throw ticketNotValid();
+  await checkInstance(deps, instance);
+  return issueTokens(deps, {
+    subject: { userKey: user.key, userName: nameOf(user), instanceKey: instance.key, instanceName: nameOf(instance), role: roleOf(user) },
+    clientId: req.clientId,
+    family: { old },
+  });
+}

@@ -1,0 +1,441 @@
+/**
+ * The auth repository: every read and write of login state.
+ *
+ * | item                | PK                 | SK     | GSI1                         | holds |
+ * | ------------------- | ------------------ | ------ | ---------------------------- | ----- |
+ * | user auth state     | `O#<userKey>`      | `AUTH` |                              | PasswordHash, FailedLogins, LockedUntil, one-time code (hash, salt, expiry, tries) |
+ * | refresh token       | `RT#<sha256>`      | `RT`   | `RTF#<family>` / `<issued>`  | Family, UserKey, InstanceKey, ClientId, ExpiresAt, UsedAt |
+ * | refresh family      | `RTF#<family>`     | `RT`   |                              | UserKey, ExpiresAt, RevokedAt (reuse detection revokes the whole family at once) |
+ *
+ * Access patterns:
+ * - login: GetItem AUTH (consistent); reserve an attempt slot with one conditional UpdateItem
+ *   (ADD FailedLogins, condition: not locked and below the threshold), so a parallel burst of
+ *   wrong passwords cannot evaluate more than `threshold` of them; success resets with one UpdateItem.
+ * - refresh: GetItem RT (consistent); rotate with one TransactWriteItems (old token: condition not
+ *   used; family: condition not revoked; new token: Put), so two parallel refreshes have one winner;
+ *   reuse revokes the family with one UpdateItem (the family item is checked in every rotation, so a
+ *   revocation cannot miss a token being issued at the same moment).
+ * Times are epoch seconds (numbers) except where noted; `ttl` lets DynamoDB delete expired items.
+ */
+import { GetCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { ConditionFailed, StoreUnavailable } from '../errors.ts';
+import type { Db } from './client.ts';
+import { AUTH_SK, REFRESH_SK, objectPk, refreshFamilyPk, refreshTokenPk } from './keys.ts';
+import { send, toItem, transact, type StoredObject } from './objects-repo.ts';
+
+export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/** The login state of one user (the `AUTH` item). */
+export interface AuthState {
+  readonly userKey: string;
+  readonly passwordHash: string | undefined;
+  /** Consecutive failed logins (attempts in flight included, see {@link reserveLoginAttempt}). */
+  readonly failedLogins: number;
+  /** Epoch ms; the user is locked while this is in the future. */
+  readonly lockedUntil: number | undefined;
+  readonly otp: OtpState | undefined;
+}
+
+export interface OtpState {
+  /** hex sha256 of salt and code */
+  readonly hash: string;
+  readonly salt: string;
+  /** Epoch ms. */
+  readonly expiresAt: number;
+  readonly tries: number;
+}
+
+const authKey = (userKey: string) => ({ PK: objectPk(userKey), SK: AUTH_SK });
+
+const isConditionFailure = (err: unknown): boolean =>
+  (err as { name?: string }).name === 'ConditionalCheckFailedException';
+
+/**
+ * A transaction item that creates (or overwrites) a user's AUTH item with a new password hash,
+ * clearing the failed-login counter, any lock and any pending one-time code. Put it in the same
+ * transaction as the user object.
+ */
+export function authItemPut(db: Db, userKey: string, passwordHash: string): TransactItem {
+  return {
+    Put: {
+      TableName: db.tableName,
+      Item: { ...authKey(userKey), UserKey: userKey, PasswordHash: passwordHash, FailedLogins: 0, PasswordSetAt: Date.now() },
+    },
+  };
+}
+
+/** A transaction item that deletes a user's AUTH item (with the user object). */
+export function authItemDelete(db: Db, userKey: string): TransactItem {
+  return { Delete: { TableName: db.tableName, Key: authKey(userKey) } };
+}
+
+/** The login state of a user, or undefined when the user has none (no password ever set). */
+export async function getAuthState(db: Db, userKey: string): Promise<AuthState | undefined> {
+  const out = await send<{ Item?: Record<string, unknown> }>(
+    db,
+    new GetCommand({ TableName: db.tableName, Key: authKey(userKey), ConsistentRead: true }),
+  );
+  const i = out.Item;
+  if (!i) return undefined;
+  return {
+    userKey,
+    passwordHash: typeof i.PasswordHash === 'string' ? i.PasswordHash : undefined,
+    failedLogins: Number(i.FailedLogins ?? 0),
+    lockedUntil: i.LockedUntil === undefined ? undefined : Number(i.LockedUntil),
+    otp:
+      typeof i.OtpHash === 'string'
+        ? {
+            hash: i.OtpHash,
+            salt: String(i.OtpSalt ?? ''),
+            expiresAt: Number(i.OtpExpiresAt ?? 0),
+            tries: Number(i.OtpTries ?? 0),
+          }
+        : undefined,
+  };
+}
+
+/**
+ * Clears a lock that has run out (and its counter), if it is still the lock that was read:
+ * a newer lock set in between stays.
+ */
+export async function clearExpiredLock(db: Db, userKey: string, seenLockedUntil: number): Promise<void> {
+  try {
+    await send(
+      db,
+      new UpdateCommand({
+        TableName: db.tableName,
+        Key: authKey(userKey),
+        UpdateExpression: 'SET FailedLogins = :zero REMOVE LockedUntil',
+        ConditionExpression: 'LockedUntil = :seen',
+        ExpressionAttributeValues: { ':zero': 0, ':seen': seenLockedUntil },
+      }),
+    );
+  } catch (err) {
+    if (!isConditionFailure(err)) throw err;
+  }
+}
+
+/**
+ * Takes one login-attempt slot before the password is checked: atomically adds 1 to the
+ * failed-login counter if the user is not locked and the counter is below `threshold`. Returns
+ * the new count, or `'locked'` when no slot is left. The caller then either keeps the slot (the
+ * attempt failed), gives it back ({@link releaseLoginAttempt}: the attempt neither failed nor
+ * completed) or resets the counter ({@link recordLoginSuccess}).
+ */
+export async function reserveLoginAttempt(db: Db, userKey: string, threshold: number): Promise<number | 'locked'> {
+  try {
+    const out = await send<{ Attributes?: Record<string, unknown> }>(
+      db,
+      new UpdateCommand({
+        TableName: db.tableName,
+        Key: authKey(userKey),
+        UpdateExpression: 'ADD FailedLogins :one',
+        ConditionExpression:
+          'attribute_exists(PK) AND attribute_not_exists(LockedUntil) AND (attribute_not_exists(FailedLogins) OR FailedLogins < :t)',
+        ExpressionAttributeValues: { ':one': 1, ':t': threshold },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    return Number(out.Attributes?.FailedLogins ?? 1);
+  } catch (err) {
+    if (isConditionFailure(err)) return 'locked';
+    throw err;
+  }
+}
+
+/** Gives back a slot taken by {@link reserveLoginAttempt} (the attempt is not a failure). */
+export async function releaseLoginAttempt(db: Db, userKey: string): Promise<void> {
+  try {
+    await send(
+      db,
+      new UpdateCommand({
+        TableName: db.tableName,
+        Key: authKey(userKey),
+        UpdateExpression: 'ADD FailedLogins :minus',
+        ConditionExpression: 'FailedLogins > :zero',
+        ExpressionAttributeValues: { ':minus': -1, ':zero': 0 },
+      }),
+    );
+  } catch (err) {
+    if (!isConditionFailure(err)) throw err;
+  }
+}
+
+/** Locks the user until `untilMs` (called by the failed attempt that reached the threshold). */
+export async function lockUser(db: Db, userKey: string, untilMs: number): Promise<void> {
+  try {
+    await send(
+      db,
+      new UpdateCommand({
+        TableName: db.tableName,
+        Key: authKey(userKey),
+        UpdateExpression: 'SET LockedUntil = :until',
+        ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(LockedUntil)',
+        ExpressionAttributeValues: { ':until': untilMs },
+      }),
+    );
+  } catch (err) {
+    if (!isConditionFailure(err)) throw err;
+  }
+}
+
+/** A completed login: the failed-login counter, any lock and the used one-time code are cleared. */
+export async function recordLoginSuccess(db: Db, userKey: string, nowMs: number): Promise<void> {
+  await send(
+    db,
+    new UpdateCommand({
+      TableName: db.tableName,
+      Key: authKey(userKey),
+      UpdateExpression: 'SET FailedLogins = :zero, LastLoginAt = :now REMOVE LockedUntil, OtpHash, OtpSalt, OtpExpiresAt, OtpTries',
+      ConditionExpression: 'attribute_exists(PK)',
+      ExpressionAttributeValues: { ':zero': 0, ':now': nowMs },
+    }),
+  );
+}
+
+/** Stores a newly issued one-time code (replacing any earlier one). */
+export async function storeOneTimeCode(db: Db, userKey: string, otp: Omit<OtpState, 'tries'>): Promise<void> {
+  await send(
+    db,
+    new UpdateCommand({
+      TableName: db.tableName,
+      Key: authKey(userKey),
+      UpdateExpression: 'SET OtpHash = :h, OtpSalt = :s, OtpExpiresAt = :e, OtpTries = :zero',
+      ConditionExpression: 'attribute_exists(PK)',
+      ExpressionAttributeValues: { ':h': otp.hash, ':s': otp.salt, ':e': otp.expiresAt, ':zero': 0 },
+    }),
+  );
+}
+
+/**
+ * Consumes the one-time code whose hash is `hash`: true for exactly one caller (single use even
+ * under parallel logins with the same code).
+ */
+export async function consumeOneTimeCode(db: Db, userKey: string, hash: string): Promise<boolean> {
+  try {
+    await send(
+      db,
+      new UpdateCommand({
+        TableName: db.tableName,
+        Key: authKey(userKey),
+        UpdateExpression: 'REMOVE OtpHash, OtpSalt, OtpExpiresAt, OtpTries',
+        ConditionExpression: 'OtpHash = :h',
+        ExpressionAttributeValues: { ':h': hash },
+      }),
+    );
+    return true;
+  } catch (err) {
+    if (isConditionFailure(err)) return false;
+    throw err;
+  }
+}
+
+/**
+ * Counts a wrong try against the pending code `hash`; after `maxTries` wrong tries the code is
+ * discarded. Returns the tries so far (0 when that code is no longer pending).
+ */
+export async function recordOneTimeCodeFailure(db: Db, userKey: string, hash: string, maxTries: number): Promise<number> {
+  let tries: number;
+  try {
+    const out = await send<{ Attributes?: Record<string, unknown> }>(
+      db,
+      new UpdateCommand({
+        TableName: db.tableName,
+        Key: authKey(userKey),
+        UpdateExpression: 'ADD OtpTries :one',
+        ConditionExpression: 'OtpHash = :h',
+        ExpressionAttributeValues: { ':one': 1, ':h': hash },
+        ReturnValues: 'UPDATED_NEW',
+      }),
+    );
+    tries = Number(out.Attributes?.OtpTries ?? 1);
+  } catch (err) {
+    if (isConditionFailure(err)) return 0;
+    throw err;
+  }
+  if (tries >= maxTries) await consumeOneTimeCode(db, userKey, hash);
+  return tries;
+}
+
+/**
+ * Sets a new password at login (first login or expired password): the user object is replaced
+ * (flags cleared, version-checked) and the AUTH item gets the new hash, in one transaction.
+ * Throws {@link ConditionFailed} when the user changed in between.
+ */
+export async function changePasswordAtLogin(db: Db, user: StoredObject, nextDoc: Record<string, unknown>, passwordHash: string, nowMs: number): Promise<void> {
+  const next: StoredObject = { ...user, version: user.version + 1, doc: nextDoc };
+  await transact(db, [
+    {
+      Put: {
+        TableName: db.tableName,
+        Item: toItem(next),
+        ConditionExpression: 'attribute_exists(PK) AND #v = :v',
+        ExpressionAttributeNames: { '#v': 'Version' },
+        ExpressionAttributeValues: { ':v': user.version },
+      },
+    },
+    {
+      Update: {
+        TableName: db.tableName,
+        Key: authKey(user.key),
+        UpdateExpression: 'SET PasswordHash = :h, PasswordSetAt = :now',
+        ConditionExpression: 'attribute_exists(PK)',
+        ExpressionAttributeValues: { ':h': passwordHash, ':now': nowMs },
+      },
+    },
+  ]);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Refresh tokens
+
+/** One stored refresh token (only its hash is ever stored). */
+export interface RefreshRecord {
+  /** hex sha256 of the opaque token */
+  readonly hash: string;
+  /** The login this token descends from. */
+  readonly family: string;
+  readonly userKey: string;
+  readonly instanceKey: string;
+  readonly clientId: string;
+  /** Epoch ms. */
+  readonly issuedAt: number;
+  /** Epoch ms: the family's absolute expiry, carried by every token of the family. */
+  readonly expiresAt: number;
+  /** Epoch ms, set when the token was exchanged. */
+  readonly usedAt?: number;
+}
+
+export interface RefreshFamily {
+  readonly family: string;
+  readonly userKey: string;
+  readonly expiresAt: number;
+  readonly revokedAt?: number;
+}
+
+const ttlOf = (expiresAtMs: number) => Math.ceil(expiresAtMs / 1000) + 86400;
+
+function refreshItem(r: RefreshRecord): Record<string, unknown> {
+  return {
+    PK: refreshTokenPk(r.hash),
+    SK: REFRESH_SK,
+    GSI1PK: refreshFamilyPk(r.family),
+    GSI1SK: new Date(r.issuedAt).toISOString(),
+    Family: r.family,
+    UserKey: r.userKey,
+    InstanceKey: r.instanceKey,
+    ClientId: r.clientId,
+    IssuedAt: r.issuedAt,
+    ExpiresAt: r.expiresAt,
+    ttl: ttlOf(r.expiresAt),
+  };
+}
+
+const familyKey = (family: string) => ({ PK: refreshFamilyPk(family), SK: REFRESH_SK });
+
+/** Stores the first refresh token of a new login together with its family. */
+export async function createRefreshFamily(db: Db, first: RefreshRecord): Promise<void> {
+  await transact(db, [
+    {
+      Put: {
+        TableName: db.tableName,
+        Item: { ...familyKey(first.family), Family: first.family, UserKey: first.userKey, ExpiresAt: first.expiresAt, ttl: ttlOf(first.expiresAt) },
+        ConditionExpression: 'attribute_not_exists(PK)',
+      },
+    },
+    { Put: { TableName: db.tableName, Item: refreshItem(first), ConditionExpression: 'attribute_not_exists(PK)' } },
+  ]);
+}
+
+export async function getRefreshToken(db: Db, hash: string): Promise<RefreshRecord | undefined> {
+  const out = await send<{ Item?: Record<string, unknown> }>(
+    db,
+    new GetCommand({ TableName: db.tableName, Key: { PK: refreshTokenPk(hash), SK: REFRESH_SK }, ConsistentRead: true }),
+  );
+  const i = out.Item;
+  if (!i) return undefined;
+  return {
+    hash,
+    family: String(i.Family),
+    userKey: String(i.UserKey),
+    instanceKey: String(i.InstanceKey),
+    clientId: String(i.ClientId),
+    issuedAt: Number(i.IssuedAt),
+    expiresAt: Number(i.ExpiresAt),
+    ...(i.UsedAt !== undefined ? { usedAt: Number(i.UsedAt) } : {}),
+  };
+}
+
+export async function getRefreshFamily(db: Db, family: string): Promise<RefreshFamily | undefined> {
+  const out = await send<{ Item?: Record<string, unknown> }>(
+    db,
+    new GetCommand({ TableName: db.tableName, Key: familyKey(family), ConsistentRead: true }),
+  );
+  const i = out.Item;
+  if (!i) return undefined;
+  return {
+    family,
+    userKey: String(i.UserKey),
+    expiresAt: Number(i.ExpiresAt),
+    ...(i.RevokedAt !== undefined ? { revokedAt: Number(i.RevokedAt) } : {}),
+  };
+}
+
+/**
+ * Exchanges `old` for `next` in one transaction: the old token must be unused, the family not
+ * revoked. Returns false when another exchange of the same token won (or the family was revoked).
+ */
+export async function rotateRefreshToken(db: Db, old: RefreshRecord, next: RefreshRecord, nowMs: number): Promise<boolean> {
+  try {
+    await transact(db, [
+      {
+        Update: {
+          TableName: db.tableName,
+          Key: { PK: refreshTokenPk(old.hash), SK: REFRESH_SK },
+          UpdateExpression: 'SET UsedAt = :now',
+          ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(UsedAt)',
+          ExpressionAttributeValues: { ':now': nowMs },
+        },
+      },
+      {
+        ConditionCheck: {
+          TableName: db.tableName,
+          Key: familyKey(old.family),
+          ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(RevokedAt)',
+        },
+      },
+      { Put: { TableName: db.tableName, Item: refreshItem(next), ConditionExpression: 'attribute_not_exists(PK)' } },
+    ]);
+    return true;
+  } catch (err) {
+    if (err instanceof ConditionFailed) return false;
+    // DynamoDB may cancel one of two simultaneous transactions on the same token with
+    // TransactionConflict instead of a failed condition: that is the same lost race.
+    if (err instanceof StoreUnavailable && conflictedTransaction(err.cause)) return false;
+    throw err;
+  }
+}
+
+function conflictedTransaction(cause: unknown): boolean {
+  const reasons = (cause as { CancellationReasons?: Array<{ Code?: string }> } | undefined)?.CancellationReasons ?? [];
+  return reasons.some((r) => r.Code === 'TransactionConflict');
+}
+
+/** Revokes every refresh token of a login, issued or still to be issued. */
+export async function revokeRefreshFamily(db: Db, family: string, nowMs: number): Promise<void> {
+  try {
+    await send(
+      db,
+      new UpdateCommand({
+        TableName: db.tableName,
+        Key: familyKey(family),
+        UpdateExpression: 'SET RevokedAt = :now',
+        ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(RevokedAt)',
+        ExpressionAttributeValues: { ':now': nowMs },
+      }),
+    );
+  } catch (err) {
+    if (!isConditionFailure(err)) throw err;
+  }
+}
+

@@ -1,0 +1,141 @@
+/**
+ * Apps, event types and alarm-definition membership, as the events family reads them.
+ *
+ * Event types are objects (collection `eventtypes`) placed in their app (folder = app key), so an
+ * app's event types are one Query of `C#<appKey>#eventtypes`. Alarm membership is a link item in
+ * the event type's partition, indexed by alarm:
+ *
+ * | item        | PK                  | SK                | GSI1 (PK / SK)                   |
+ * | ----------- | ------------------- | ----------------- | -------------------------------- |
+ * | alarm link  | `O#<eventTypeKey>`  | `ALARM#<alarmKey>`| `AL#<alarmKey>` / `<eventTypeKey>` |
+ *
+ * so one Query of the event type's partition returns the type and its alarm links together, and
+ * one Query of `AL#<alarmKey>` lists an alarm definition's event types.
+ */
+import { DeleteCommand, QueryCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { Db } from './client.ts';
+import { OBJECT_SK, objectPk, partitionPk } from './keys.ts';
+import { fromItem, send, transact, type ExtraWrite, type StoredObject } from './objects-repo.ts';
+
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+export const EVENT_TYPES_COLLECTION = 'eventtypes';
+export const EVENT_TYPE = 'EventTypeInfo';
+export const APPS_COLLECTION = 'apps';
+
+const ALARM_PREFIX = 'ALARM#';
+/** Sort key of an event type's membership in an alarm definition. */
+export const alarmLinkSk = (alarmKey: string): string => `${ALARM_PREFIX}${alarmKey}`;
+/** Index partition of an alarm definition's event types. */
+export const alarmMembersPk = (alarmKey: string): string => `AL#${alarmKey}`;
+
+async function queryAll(db: Db, input: Record<string, unknown>, max = 10_000): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out: { Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown> } = await send(
+      db,
+      new QueryCommand({ TableName: db.tableName, ...input, ...(start ? { ExclusiveStartKey: start } : {}) } as never),
+    );
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start && items.length < max);
+  return items;
+}
+
+/** Every app of an instance, whatever its folder (the instance's `apps` partition of GSI2). */
+export async function appsOfInstance(db: Db, instanceKey: string): Promise<StoredObject[]> {
+  const items = await queryAll(db, {
+    IndexName: 'GSI2',
+    KeyConditionExpression: 'GSI2PK = :pk',
+    ExpressionAttributeValues: { ':pk': partitionPk(instanceKey, APPS_COLLECTION) },
+  });
+  return items.filter((i) => i.Coll === APPS_COLLECTION).map(fromItem);
+}
+
+export interface EventTypeRecord {
+  readonly type: StoredObject;
+  /** Keys of the alarm definitions the event type belongs to. */
+  readonly alarmKeys: string[];
+}
+
+/** An event type with its alarm links: one Query of its partition. */
+export async function eventTypeWithAlarms(db: Db, key: string): Promise<EventTypeRecord | undefined> {
+  const items = await queryAll(db, {
+    KeyConditionExpression: 'PK = :pk AND begins_with(SK, :a)',
+    ExpressionAttributeValues: { ':pk': objectPk(key), ':a': OBJECT_SK },
+    ConsistentRead: true,
+  });
+  const obj = items.find((i) => i.SK === OBJECT_SK && i.Coll === EVENT_TYPES_COLLECTION);
+  if (!obj) return undefined;
+  const alarmKeys = items
+    .filter((i) => typeof i.SK === 'string' && i.SK.startsWith(ALARM_PREFIX))
+    .map((i) => (i.SK as string).slice(ALARM_PREFIX.length));
+  return { type: fromItem(obj), alarmKeys };
+}
+
+/**
+ * Adds an event type to an alarm definition (idempotent): one transaction that also checks that
+ * both still exist. Throws `ConditionFailed` (index 0: event type, 1: alarm) otherwise.
+ */
+export async function putAlarmLink(db: Db, alarmKey: string, eventTypeKey: string, addedOn: string): Promise<void> {
+  const exists = (key: string): TransactItem => ({
+    ConditionCheck: {
+      TableName: db.tableName,
+      Key: { PK: objectPk(key), SK: OBJECT_SK },
+      ConditionExpression: 'attribute_exists(PK)',
+    },
+  });
+  await transact(db, [
+    exists(eventTypeKey),
+    exists(alarmKey),
+    {
+      Put: {
+        TableName: db.tableName,
+        Item: {
+          PK: objectPk(eventTypeKey),
+          SK: alarmLinkSk(alarmKey),
+          GSI1PK: alarmMembersPk(alarmKey),
+          GSI1SK: eventTypeKey,
+          AlarmKey: alarmKey,
+          EventTypeKey: eventTypeKey,
+          AddedOn: addedOn,
+        },
+      },
+    },
+  ]);
+}
+
+/** Removes an event type from an alarm definition; false when it was not a member. */
+export async function deleteAlarmLink(db: Db, alarmKey: string, eventTypeKey: string): Promise<boolean> {
+  try {
+    await send(
+      db,
+      new DeleteCommand({
+        TableName: db.tableName,
+        Key: { PK: objectPk(eventTypeKey), SK: alarmLinkSk(alarmKey) },
+        ConditionExpression: 'attribute_exists(PK)',
+      }),
+    );
+    return true;
+  } catch (err) {
+    if ((err as { name?: string }).name === 'ConditionalCheckFailedException') return false;
+    throw err;
+  }
+}
+
+/** Keys of an alarm definition's event types, in key order: one Query of the alarm index. */
+export async function alarmMembers(db: Db, alarmKey: string): Promise<string[]> {
+  const items = await queryAll(db, {
+    IndexName: 'GSI1',
+    KeyConditionExpression: 'GSI1PK = :pk',
+    ExpressionAttributeValues: { ':pk': alarmMembersPk(alarmKey) },
+  });
+  return items.map((i) => i.GSI1SK as string);
+}
+
+/** Transaction items deleting an event type's alarm links (with the event type). */
+export function deleteAlarmLinkItems(db: Db, eventTypeKey: string, alarmKeys: readonly string[]): ExtraWrite[] {
+  return alarmKeys.map((a) => ({ Delete: { TableName: db.tableName, Key: { PK: objectPk(eventTypeKey), SK: alarmLinkSk(a) } } }));
+}
+

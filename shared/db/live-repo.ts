@@ -1,0 +1,299 @@
+/**
+ * Items of the live event feed: WebSocket connections, their subscriptions, and the events the
+ * fan-out reads from the table's stream.
+ *
+ * | item          | PK                    | SK                        | attributes                                         |
+ * | ------------- | --------------------- | ------------------------- | -------------------------------------------------- |
+ * | connection    | `WSC#<connectionId>`  | `C`                       | principal fields, ConnectedAt, `Subs` (topic → instance key), ttl |
+ * | subscription  | `SUB#<instanceKey>`   | `<connectionId>#<topic>`  | ConnectionId, Topic, ObjectKey (object topics), ttl |
+ * | live event    | `LIVE#<eventKey>`     | `A`                       | as an event object (written by `events-repo.ts`)   |
+ *
+ * Access patterns: the fan-out reads the subscribers of an instance with one Query on
+ * `SUB#<instanceKey>`; a disconnect deletes the connection's subscriptions from the `Subs` map on
+ * the connection item (no Scan, no index).
+ */
+import type { AttributeValue as DdbAttributeValue } from '@aws-sdk/client-dynamodb';
+import {
+  BatchWriteCommand,
+  DeleteCommand,
+  GetCommand,
+  PutCommand,
+  QueryCommand,
+  TransactWriteCommand,
+  UpdateCommand,
+} from '@aws-sdk/lib-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import type { DynamoDBRecord } from 'aws-lambda';
+import { StoreUnavailable } from '../errors.ts';
+import type { Principal, Role } from '../http/types.ts';
+import type { Db } from './client.ts';
+import { LIVE_EVENT_PREFIX, OBJECT_SK, WS_CONNECTION_SK, objectPk, subscriptionPk, subscriptionSk, wsConnectionPk } from './keys.ts';
+import { getObject, send } from './objects-repo.ts';
+
+/**
+ * Partition key prefix of live-only events (NonLogging event types, written by `events-repo.ts`):
+ * never listed, only fanned out.
+ */
+
+export interface LiveConnection {
+  readonly connectionId: string;
+  readonly principal: Principal;
+  readonly connectedAt: string;
+  /** Topic → instance key of every subscription of the connection. */
+  readonly subscriptions: Readonly<Record<string, string>>;
+}
+
+export interface Subscription {
+  readonly connectionId: string;
+  readonly topic: string;
+  /** Set for object topics (`/<instance>/<object>`). */
+  readonly objectKey: string | undefined;
+}
+
+export interface NewSubscription {
+  readonly connectionId: string;
+  readonly instanceKey: string;
+  readonly topic: string;
+  readonly objectKey?: string;
+  /** Epoch seconds: the connection's end of life. */
+  readonly ttl: number;
+  /** The most subscriptions one connection may hold. */
+  readonly maxPerConnection: number;
+}
+
+export type SubscribeOutcome = 'subscribed' | 'connection-gone' | 'limit-reached';
+
+/** An event item read from the stream: an event object or a live-only event. */
+export interface StreamedEvent {
+  readonly key: string;
+  /** The event's instance and its ancestors (root first). */
+  readonly instances: readonly string[];
+  /** The folder the event was published in (its Href's first key). */
+  readonly folder: string;
+  /** The client-visible EventMessageData, as stored. */
+  readonly doc: Readonly<Record<string, unknown>>;
+}
+
+const connectionKey = (connectionId: string) => ({ PK: wsConnectionPk(connectionId), SK: WS_CONNECTION_SK });
+
+export async function putConnection(
+  db: Db,
+  c: { connectionId: string; principal: Principal; connectedAt: Date; ttl: number },
+): Promise<void> {
+  const p = c.principal;
+  await send(
+    db,
+    new PutCommand({
+      TableName: db.tableName,
+      Item: {
+        ...connectionKey(c.connectionId),
+        ConnectionId: c.connectionId,
+        UserKey: p.userKey,
+        UserName: p.userName,
+        InstanceKey: p.instanceKey,
+        InstanceName: p.instanceName,
+        Role: p.role,
+        TokenId: p.tokenId,
+        ConnectedAt: c.connectedAt.toISOString(),
+        Subs: {},
+        ttl: c.ttl,
+      },
+    }),
+  );
+}
+
+/** A live connection (expired items, which TTL deletes lazily, are left out). */
+export async function getConnection(db: Db, connectionId: string, nowSeconds: number): Promise<LiveConnection | undefined> {
+  const out = await send<{ Item?: Record<string, unknown> }>(
+    db,
+    new GetCommand({ TableName: db.tableName, Key: connectionKey(connectionId), ConsistentRead: true }),
+  );
+  const i = out.Item;
+  if (!i || Number(i.ttl ?? 0) <= nowSeconds) return undefined;
+  return {
+    connectionId,
+    principal: {
+      userKey: i.UserKey as string,
+      userName: i.UserName as string,
+      instanceKey: i.InstanceKey as string,
+      instanceName: i.InstanceName as string,
+      role: i.Role as Role,
+      tokenId: i.TokenId as string,
+    },
+    connectedAt: i.ConnectedAt as string,
+    subscriptions: (i.Subs as Record<string, string> | undefined) ?? {},
+  };
+}
+
+/**
+ * Adds a subscription and records it on the connection, in one transaction: the connection must
+ * still exist and hold fewer than `maxPerConnection` other subscriptions. Subscribing again to the
+ * same topic is a no-op that succeeds.
+ */
+export async function putSubscription(db: Db, s: NewSubscription): Promise<SubscribeOutcome> {
+  try {
+    await send(
+      db,
+      new TransactWriteCommand({
+        TransactItems: [
+          {
+            Put: {
+              TableName: db.tableName,
+              Item: {
+                PK: subscriptionPk(s.instanceKey),
+                SK: subscriptionSk(s.connectionId, s.topic),
+                ConnectionId: s.connectionId,
+                Topic: s.topic,
+                ObjectKey: s.objectKey,
+                ttl: s.ttl,
+              },
+            },
+          },
+          {
+            Update: {
+              TableName: db.tableName,
+              Key: connectionKey(s.connectionId),
+              UpdateExpression: 'SET #subs.#topic = :instance',
+              ConditionExpression: 'attribute_exists(PK) AND (attribute_exists(#subs.#topic) OR size(#subs) < :max)',
+              ExpressionAttributeNames: { '#subs': 'Subs', '#topic': s.topic },
+              ExpressionAttributeValues: { ':instance': s.instanceKey, ':max': s.maxPerConnection },
+              // The old item tells a full connection (item returned) from a gone one (none).
+              ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+            },
+          },
+        ],
+      }),
+    );
+    return 'subscribed';
+  } catch (err) {
+    if ((err as { name?: string }).name !== 'TransactionCanceledException') throw err;
+    const reasons = (err as { CancellationReasons?: Array<{ Code?: string; Item?: unknown }> }).CancellationReasons ?? [];
+    const onConnection = reasons[1];
+    if (onConnection?.Code !== 'ConditionalCheckFailed') throw new StoreUnavailable(err);
+    return onConnection.Item ? 'limit-reached' : 'connection-gone';
+  }
+}
+
+/** Removes one subscription (idempotent). */
+export async function deleteSubscription(db: Db, connectionId: string, instanceKey: string, topic: string): Promise<void> {
+  await Promise.all([
+    send(db, new DeleteCommand({ TableName: db.tableName, Key: { PK: subscriptionPk(instanceKey), SK: subscriptionSk(connectionId, topic) } })),
+    send(
+      db,
+      new UpdateCommand({
+        TableName: db.tableName,
+        Key: connectionKey(connectionId),
+        UpdateExpression: 'REMOVE #subs.#topic',
+        // Without the condition an update would re-create a connection that is gone.
+        ConditionExpression: 'attribute_exists(PK)',
+        ExpressionAttributeNames: { '#subs': 'Subs', '#topic': topic },
+      }),
+    ).catch((err: unknown) => {
+      if ((err as { name?: string }).name !== 'ConditionalCheckFailedException') throw err;
+    }),
+  ]);
+}
+
+/** Deletes a connection and every subscription it holds (idempotent). */
+export async function deleteConnection(db: Db, connectionId: string): Promise<void> {
+  const out = await send<{ Item?: Record<string, unknown> }>(
+    db,
+    new GetCommand({
+      TableName: db.tableName,
+      Key: connectionKey(connectionId),
+      ConsistentRead: true,
+      ProjectionExpression: 'Subs',
+    }),
+  );
+  const subs = (out.Item?.Subs as Record<string, string> | undefined) ?? {};
+  const keys = Object.entries(subs).map(([topic, instanceKey]) => ({
+    PK: subscriptionPk(instanceKey),
+    SK: subscriptionSk(connectionId, topic),
+  }));
+  // The connection item goes last: if a batch fails, a retry still finds the subscriptions.
+  keys.push(connectionKey(connectionId));
+  for (let i = 0; i < keys.length; i += 25) {
+    await batchDelete(db, keys.slice(i, i + 25));
+  }
+}
+
+async function batchDelete(db: Db, keys: Array<Record<string, string>>): Promise<void> {
+  let request: Record<string, unknown[]> | undefined = {
+    [db.tableName]: keys.map((Key) => ({ DeleteRequest: { Key } })),
+  };
+  for (let attempt = 0; request && Object.keys(request).length > 0; attempt++) {
+    if (attempt >= 8) throw new StoreUnavailable(new Error('unprocessed deletes'));
+    if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
+    const out: { UnprocessedItems?: Record<string, unknown[]> } = await send(
+      db,
+      new BatchWriteCommand({ RequestItems: request as never }),
+    );
+    request = out.UnprocessedItems;
+  }
+}
+
+/** The live subscriptions of one instance: one Query (all pages) on `SUB#<instanceKey>`. */
+export async function subscriptionsOf(db: Db, instanceKey: string, nowSeconds: number): Promise<Subscription[]> {
+  const subs: Subscription[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out: { Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown> } = await send(
+      db,
+      new QueryCommand({
+        TableName: db.tableName,
+        KeyConditionExpression: 'PK = :pk',
+        // TTL deletes lazily: an expired subscription may still be stored.
+        FilterExpression: '#ttl > :now',
+        ProjectionExpression: 'ConnectionId, Topic, ObjectKey',
+        ExpressionAttributeNames: { '#ttl': 'ttl' },
+        ExpressionAttributeValues: { ':pk': subscriptionPk(instanceKey), ':now': nowSeconds },
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }),
+    );
+    for (const i of out.Items ?? []) {
+      subs.push({ connectionId: i.ConnectionId as string, topic: i.Topic as string, objectKey: i.ObjectKey as string | undefined });
+    }
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return subs;
+}
+
+/**
+ * The instance keys from the root down to and including `instanceKey`, or undefined when no
+ * instance has that key.
+ */
+export async function instanceLineage(db: Db, instanceKey: string): Promise<readonly string[] | undefined> {
+  const o = await getObject(db, instanceKey);
+  return o && o.collection === 'instances' ? o.instances : undefined;
+}
+
+/**
+ * The event carried by a stream record: an INSERT of an event object (`O#<key>` / `A` with
+ * `Coll` = `events`) or of a live-only event (`LIVE#<key>`). Anything else gives undefined.
+ */
+export function eventFromStreamRecord(record: DynamoDBRecord): StreamedEvent | undefined {
+  const image = record.dynamodb?.NewImage;
+  if (record.eventName !== 'INSERT' || !image) return undefined;
+  const item = unmarshall(image as Record<string, DdbAttributeValue>);
+  const pk = typeof item.PK === 'string' ? item.PK : '';
+  const isEventObject = pk.startsWith(objectPk('')) && item.SK === OBJECT_SK && item.Coll === 'events';
+  if (!isEventObject && !pk.startsWith(LIVE_EVENT_PREFIX)) return undefined;
+  if (typeof item.Doc !== 'string') return undefined;
+  let doc: unknown;
+  try {
+    doc = JSON.parse(item.Doc);
+  } catch {
+    return undefined;
+  }
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return undefined;
+  const raw = item.Instances as unknown;
+  const instances = (Array.isArray(raw) ? raw : raw instanceof Set ? [...raw] : []).filter(
+    (i): i is string => typeof i === 'string',
+  );
+  return {
+    key: String(item.Key ?? pk.slice(pk.indexOf('#') + 1)),
+    instances,
+    folder: typeof item.Folder === 'string' ? item.Folder : (instances[instances.length - 1] ?? ''),
+    doc: doc as Record<string, unknown>,
+  };
+}

@@ -1,0 +1,78 @@
+/**
+ * Connection items: one per (source, relation, target), under the source's partition so listing
+ * a source's connections is one Query, and indexed by target (GSI1 `RB#<to>`) so listing an
+ * object's references is one Query too.
+ *
+ *   PK `O#<from>`  SK `R#<Relation>#<to>`  GSI1PK `RB#<to>`  GSI1SK `<Relation>#<from>`
+ */
+import { QueryCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { Db } from './client.ts';
+import { objectPk, referencedByPk, relationPrefix, relationSk } from './keys.ts';
+import { send } from './objects-repo.ts';
+
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+export interface Connection {
+  readonly from: string;
+  readonly relation: string;
+  readonly to: string;
+}
+
+export function putConnection(db: Db, c: Connection): TransactItem {
+  return {
+    Put: {
+      TableName: db.tableName,
+      Item: {
+        PK: objectPk(c.from),
+        SK: relationSk(c.relation, c.to),
+        GSI1PK: referencedByPk(c.to),
+        GSI1SK: `${c.relation}#${c.from}`,
+        From: c.from,
+        To: c.to,
+        Relation: c.relation,
+      },
+    },
+  };
+}
+
+export function deleteConnection(db: Db, c: Connection): TransactItem {
+  return { Delete: { TableName: db.tableName, Key: { PK: objectPk(c.from), SK: relationSk(c.relation, c.to) } } };
+}
+
+function toConnection(i: Record<string, unknown>): Connection {
+  return { from: i.From as string, relation: i.Relation as string, to: i.To as string };
+}
+
+async function queryAll(db: Db, input: Record<string, unknown>): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out: { Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown> } = await send(
+      db,
+      new QueryCommand({ TableName: db.tableName, ...input, ...(start ? { ExclusiveStartKey: start } : {}) } as never),
+    );
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+/** The connections from an object (optionally of one relation), in one Query. */
+export async function connectionsFrom(db: Db, from: string, relation?: string): Promise<Connection[]> {
+  const items = await queryAll(db, {
+    KeyConditionExpression: 'PK = :pk AND begins_with(SK, :sk)',
+    ExpressionAttributeValues: { ':pk': objectPk(from), ':sk': relationPrefix(relation) },
+    ConsistentRead: true,
+  });
+  return items.map(toConnection);
+}
+
+/** The connections to an object, in one Query of the reference index. */
+export async function connectionsTo(db: Db, to: string): Promise<Connection[]> {
+  const items = await queryAll(db, {
+    IndexName: 'GSI1',
+    KeyConditionExpression: 'GSI1PK = :pk',
+    ExpressionAttributeValues: { ':pk': referencedByPk(to) },
+  });
+  return items.map(toConnection);
+}

@@ -1,0 +1,85 @@
+/**
+ * The reads a search plan makes: each one is a Query of one index key (or a BatchGet of keys),
+ * so a search reads the partitions its plan names and never the whole table.
+ */
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import type { Db } from './client.ts';
+import { cardNumberPk, namePk, partitionPk } from './keys.ts';
+import { fromItem, send, type StoredObject } from './objects-repo.ts';
+
+/** At most this many items are read for one search; past it the search answers 400 (narrow it). */
+export const MAX_SEARCH_READ = 20_000;
+
+export class SearchTooBroad extends Error {
+  constructor() {
+    super('The search reads too many objects.');
+    this.name = 'SearchTooBroad';
+  }
+}
+
+async function queryAll(db: Db, input: Record<string, unknown>, budget: { left: number }): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out: { Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown> } = await send(
+      db,
+      new QueryCommand({ TableName: db.tableName, ...input, ...(start ? { ExclusiveStartKey: start } : {}) } as never),
+    );
+    items.push(...(out.Items ?? []));
+    budget.left -= out.Items?.length ?? 0;
+    if (budget.left < 0) throw new SearchTooBroad();
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return items;
+}
+
+export interface SearchBudget {
+  left: number;
+}
+
+export const newBudget = (): SearchBudget => ({ left: MAX_SEARCH_READ });
+
+/** Every object of a collection in an instance (any folder). */
+export async function readPartition(db: Db, instanceKey: string, collection: string, budget: SearchBudget): Promise<StoredObject[]> {
+  const items = await queryAll(
+    db,
+    { IndexName: 'GSI2', KeyConditionExpression: 'GSI2PK = :pk', ExpressionAttributeValues: { ':pk': partitionPk(instanceKey, collection) } },
+    budget,
+  );
+  return items.map(fromItem);
+}
+
+/** Objects of an instance whose CommonName equals `equals` or starts with `prefix`. */
+export async function readByName(
+  db: Db,
+  instanceKey: string,
+  name: { readonly equals?: string; readonly prefix?: string },
+  budget: SearchBudget,
+): Promise<StoredObject[]> {
+  const begins = name.equals !== undefined ? `${name.equals}#` : (name.prefix ?? '');
+  const items = await queryAll(
+    db,
+    {
+      IndexName: 'GSI3',
+      KeyConditionExpression: 'GSI3PK = :pk AND begins_with(GSI3SK, :sk)',
+      ExpressionAttributeValues: { ':pk': namePk(instanceKey), ':sk': begins },
+    },
+    budget,
+  );
+  return items.map(fromItem);
+}
+
+/** Keys of the objects holding a card number in an instance (any facility code). */
+export async function ownersOfCardNumber(db: Db, instanceKey: string, number: string, budget: SearchBudget): Promise<string[]> {
+  const items = await queryAll(
+    db,
+    {
+      IndexName: 'GSI3',
+      KeyConditionExpression: 'GSI3PK = :pk',
+      ExpressionAttributeValues: { ':pk': cardNumberPk(instanceKey, number) },
+      ProjectionExpression: 'GSI3SK',
+    },
+    budget,
+  );
+  return items.map((i) => i.GSI3SK as string);
+}

@@ -1,0 +1,92 @@
+/**
+ * The EventTypeInfo body of an add or an update: `$type` EventTypeInfo (whatever its namespace),
+ * BaseInfo plus the spec's fields, each Moniker with a Nickname. As for every object, the stored
+ * document is the client's JSON normalised (bare `$type`s, read-only fields and Notes dropped).
+ */
+import { z } from 'zod';
+import type { Claim } from '../db/objects-repo.ts';
+import { monikerClaim } from '../model/claims.ts';
+import { READ_ONLY_FIELDS, WRITE_ONLY_FIELDS } from '../model/render.ts';
+import { LIMITS, baseInfoShape, optionalBoolean, optionalString } from '../model/schemas/index.ts';
+import { typeNameOf } from '../model/types.ts';
+import { invalidField, missingType, wrongType } from '../objects/errors.ts';
+import { checkLimits, isPlainObject, normalizeTypes, type Doc } from '../objects/validate.ts';
+
+export const EVENT_TYPE_NAME = 'EventTypeInfo';
+
+const int32 = z
+  .number()
+  .int()
+  .min(-(2 ** 31))
+  .max(2 ** 31 - 1);
+
+export const eventTypeInfoSchema = z.looseObject({
+  ...baseInfoShape,
+  MessageTemplateLong: optionalString(),
+  MessageTemplateShort: optionalString(),
+  NonLogging: optionalBoolean(),
+  Priority: int32.nullish(),
+  RequiresAcknowledgement: optionalBoolean(),
+  Monikers: z
+    .array(z.looseObject({ $type: z.string().max(LIMITS.code).optional(), Namespace: optionalString(LIMITS.code), Nickname: z.string().min(1).max(LIMITS.code) }))
+    .max(100)
+    .nullish(),
+});
+
+export interface EventTypeInput {
+  readonly doc: Doc;
+  /** The ConcurrencyVersion the client edited, if it sent one. */
+  readonly version: number | undefined;
+}
+
+/** Element types of the arrays an event type carries. */
+const ELEMENTS: Readonly<Record<string, string>> = { Monikers: 'MonikerItem', Metadata: 'MetadataItem', ObjectLinks: 'ObjectLinkItem' };
+
+function formatPath(path: ReadonlyArray<PropertyKey>): string {
+  let out = '';
+  for (const p of path) out += typeof p === 'number' ? `[${p}]` : out ? `.${String(p)}` : String(p);
+  return out;
+}
+
+/** Validates an EventTypeInfo body. */
+export function parseEventTypeBody(body: unknown): EventTypeInput {
+  if (!isPlainObject(body)) throw invalidField('', 'expected an EventTypeInfo object with a "$type"');
+  if (body.$type === undefined || body.$type === null) throw missingType();
+  if (typeNameOf(body.$type) !== EVENT_TYPE_NAME) throw wrongType(String(body.$type), [EVENT_TYPE_NAME]);
+  checkLimits(body);
+  const normalized = normalizeTypes(body) as Doc;
+  for (const [field, typeName] of Object.entries(ELEMENTS)) {
+    const list = normalized[field];
+    if (Array.isArray(list)) normalized[field] = list.map((x) => (isPlainObject(x) && x.$type === undefined ? { $type: typeName, ...x } : x));
+  }
+  const r = eventTypeInfoSchema.safeParse(normalized);
+  if (!r.success) {
+    const issue = r.error.issues[0]!;
+    throw invalidField(formatPath(issue.path as PropertyKey[]), issue.message);
+  }
+  const doc: Doc = { $type: EVENT_TYPE_NAME };
+  for (const [k, v] of Object.entries(normalized)) {
+    if (k === '$type' || k === 'Notes' || READ_ONLY_FIELDS.includes(k) || WRITE_ONLY_FIELDS.includes(k)) continue;
+    doc[k] = v;
+  }
+  return { doc, version: typeof body.ConcurrencyVersion === 'number' ? body.ConcurrencyVersion : undefined };
+}
+
+/** The monikers of an event type document (Namespace defaults to ''). */
+export function monikersOf(doc: Readonly<Doc>): Array<{ Namespace: string; Nickname: string }> {
+  const list = Array.isArray(doc.Monikers) ? doc.Monikers : [];
+  return list
+    .filter(isPlainObject)
+    .filter((m) => typeof m.Nickname === 'string' && m.Nickname !== '')
+    .map((m) => ({ Namespace: typeof m.Namespace === 'string' ? m.Namespace : '', Nickname: m.Nickname as string }));
+}
+
+/** The moniker claims of an event type of an app (each moniker once). */
+export function eventTypeClaims(appKey: string, doc: Readonly<Doc>): Claim[] {
+  const claims = new Map<string, Claim>();
+  for (const m of monikersOf(doc)) {
+    const c = monikerClaim(appKey, m.Namespace, m.Nickname);
+    claims.set(c.value, c);
+  }
+  return [...claims.values()];
+}

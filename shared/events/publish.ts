@@ -1,0 +1,154 @@
+/**
+ * Publishing (`POST /api/f/<instance_key>/eventmessagesink`): an EventMessagePosting becomes an
+ * EventMessageData of the app and event type it names, stored with one pointer per related
+ * object in one transaction, or, for a NonLogging event type, handed to the live feed only.
+ *
+ * Cost: a warm publish (sink, app, event type and related objects resolved within the last
+ * seconds, see `resolve.ts`) is exactly one DynamoDB request: the TransactWriteItems of the event
+ * and one pointer item per related object (an event without related objects, or of a NonLogging
+ * type: one PutItem).
+ */
+import { putEvent, putLiveEvent, type EventWrite } from '../db/events-repo.ts';
+import { isObjectKey } from '../db/keys.ts';
+import type { StoredObject } from '../db/objects-repo.ts';
+import { validationFailed } from '../errors.ts';
+import { newKey, placeIn, type Placement } from '../model/placement.ts';
+import { requireRole } from '../objects/access.ts';
+import type { Ctx } from '../objects/context.ts';
+import { checkLimits, isPlainObject, normalizeTypes } from '../objects/validate.ts';
+import { fillTemplate, parsePosting, type Posting } from './posting.ts';
+import { EVENT_DATA_TYPE, eventHref, storedLinks } from './render.ts';
+import { objectLinks, resolveApp, resolveEventType, sinkFolder } from './resolve.ts';
+
+/** Everything an EventMessageData is made of. */
+export interface NewEvent {
+  readonly key: string;
+  readonly placement: Placement;
+  readonly appKey: string;
+  readonly eventTypeKey: string;
+  readonly occurredOn: Date;
+  readonly publishedOn: Date;
+  readonly priority: number;
+  readonly requiresAcknowledgement: boolean;
+  readonly messageLong: string | null;
+  readonly messageShort: string | null;
+  /** Stored ObjectLinkItems (bare `$type`). */
+  readonly objectLinks: readonly Record<string, unknown>[];
+  readonly eventDataBsonBase64: string | null;
+  readonly clientDeviceId?: string | null;
+  readonly metadata?: readonly unknown[];
+  readonly monikers?: readonly unknown[];
+  readonly tags?: readonly string[];
+  /** GATEHOUSE_EVENT_RETENTION_DAYS. */
+  readonly retentionDays: number;
+}
+
+/** The stored event (every EventMessageData field, in the spec's order) and its pointers. */
+export function eventWrite(e: NewEvent): EventWrite {
+  const occurredOn = e.occurredOn.toISOString();
+  const publishedOn = e.publishedOn.toISOString();
+  const doc: Record<string, unknown> = {
+    $type: EVENT_DATA_TYPE,
+    AlarmAcknowledgements: [],
+    AppKey: e.appKey,
+    ClientDeviceId: e.clientDeviceId ?? null,
+    EventDataBsonBase64: e.eventDataBsonBase64,
+    EventTypeKey: e.eventTypeKey,
+    Href: eventHref(e.placement.folder, e.key),
+    InFolderKey: e.placement.folder,
+    Key: e.key,
+    Links: storedLinks(),
+    MessageLong: e.messageLong,
+    MessageShort: e.messageShort,
+    Metadata: [...(e.metadata ?? [])],
+    Monikers: [...(e.monikers ?? [])],
+    ObjectLinks: [...e.objectLinks],
+    OccurredOn: occurredOn,
+    Priority: e.priority,
+    PublishedOn: publishedOn,
+    RequiresAcknowledgement: e.requiresAcknowledgement,
+    Tags: [...(e.tags ?? [])],
+  };
+  const event: StoredObject = { key: e.key, collection: 'events', type: EVENT_DATA_TYPE, ...e.placement, version: 1, doc };
+  const relatedKeys = e.objectLinks
+    .map((l) => (typeof l.LinkedObjectKey === 'string' ? l.LinkedObjectKey.toLowerCase() : ''))
+    .filter(isObjectKey);
+  return {
+    event,
+    occurredOn,
+    relatedKeys,
+    summary: {
+      EventKey: e.key,
+      EventTypeKey: e.eventTypeKey,
+      AppKey: e.appKey,
+      OccurredOn: occurredOn,
+      PublishedOn: publishedOn,
+      Priority: e.priority,
+      MessageShort: e.messageShort,
+    },
+    expiresAt: Math.floor(e.publishedOn.getTime() / 1000) + e.retentionDays * 86_400,
+  };
+}
+
+/** The optional EventMessageData fields a posting may carry (ClientDeviceId, Metadata, Monikers, Tags). */
+function optionalFields(p: Posting): Pick<NewEvent, 'clientDeviceId' | 'metadata' | 'monikers' | 'tags'> {
+  const { ClientDeviceId, Metadata, Monikers, Tags } = p.extra;
+  checkLimits({ Metadata, Monikers, Tags, RelatedObjects: p.relatedObjects });
+  if (ClientDeviceId !== undefined && ClientDeviceId !== null && (typeof ClientDeviceId !== 'string' || ClientDeviceId.length > 256)) {
+    throw validationFailed('ClientDeviceId must be a string of at most 256 characters.');
+  }
+  const objects = (field: string, v: unknown, typeName: string): unknown[] => {
+    if (v === undefined || v === null) return [];
+    if (!Array.isArray(v) || !v.every(isPlainObject)) throw validationFailed(`${field} must be an array of ${typeName}.`);
+    return (normalizeTypes(v) as Record<string, unknown>[]).map((x) => (x.$type === undefined ? { $type: typeName, ...x } : x));
+  };
+  if (Tags !== undefined && Tags !== null && (!Array.isArray(Tags) || !Tags.every((t) => typeof t === 'string'))) {
+    throw validationFailed('Tags must be an array of strings.');
+  }
+  return {
+    clientDeviceId: (ClientDeviceId as string | undefined) ?? null,
+    metadata: objects('Metadata', Metadata, 'MetadataItem'),
+    monikers: objects('Monikers', Monikers, 'MonikerItem'),
+    tags: (Tags as string[] | undefined) ?? [],
+  };
+}
+
+export interface Published {
+  readonly event: StoredObject;
+  /** True for a NonLogging event type: delivered live, not stored. */
+  readonly live: boolean;
+}
+
+/** Publishes a posting to the sink of `folderKey`. */
+export async function publish(ctx: Ctx, retentionDays: number, folderKey: string, body: unknown): Promise<Published> {
+  requireRole(ctx, 'Operator', 'publish events');
+  const posting = parsePosting(body);
+  const extra = optionalFields(posting);
+  const sink = await sinkFolder(ctx, folderKey);
+  const app = await resolveApp(ctx, sink, posting.appKey);
+  const { type, requiresAck } = await resolveEventType(ctx, app, posting.eventTypeMoniker);
+  const links = await objectLinks(ctx, sink, posting.relatedObjects);
+  const t = type.doc;
+  const w = eventWrite({
+    key: newKey(),
+    placement: placeIn(sink),
+    appKey: app.key,
+    eventTypeKey: type.key,
+    occurredOn: posting.occurredOn,
+    publishedOn: ctx.now,
+    priority: typeof t.Priority === 'number' ? t.Priority : 0,
+    requiresAcknowledgement: requiresAck,
+    messageLong: fillTemplate(t.MessageTemplateLong, posting.eventData, posting.relatedObjects),
+    messageShort: fillTemplate(t.MessageTemplateShort, posting.eventData, posting.relatedObjects),
+    objectLinks: links,
+    eventDataBsonBase64: posting.eventDataBsonBase64,
+    ...extra,
+    retentionDays,
+  });
+  if (t.NonLogging === true) {
+    await putLiveEvent(ctx.db, w, Math.floor(ctx.now.getTime() / 1000));
+    return { event: w.event, live: true };
+  }
+  await putEvent(ctx.db, w);
+  return { event: w.event, live: false };
+}

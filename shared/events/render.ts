@@ -1,0 +1,86 @@
+/**
+ * How events and event types look on the wire. Stored documents keep bare `$type` names; output
+ * carries the configured namespace. An EventMessageData has exactly the spec's fields and `$type`;
+ * an event type is rendered like any object, with its Href under its app.
+ */
+import type { EventPointer } from '../db/events-repo.ts';
+import type { StoredObject } from '../db/objects-repo.ts';
+import { PERIPHERAL_COLLECTIONS } from '../model/collections.ts';
+import { STANDARD_LINKS, linksOf, objectHref, renderObject, renderValue } from '../model/render.ts';
+import { typeTag } from '../model/types.ts';
+
+export const EVENT_DATA_TYPE = 'EventMessageData';
+export const SUMMARY_TYPE = 'EventMessageSummaryItem';
+export const ACK_TYPE = 'AlarmAcknowledgementItem';
+
+/** `/api/f/<folder>/events/<key>`. */
+export const eventHref = (folder: string, key: string): string => `/api/f/${folder}/events/${key}`;
+
+/** The app an event type belongs to, and the folder that holds the app (from the type's path). */
+export function appOf(eventType: Pick<StoredObject, 'folder' | 'path'>): { appKey: string; appFolder: string } {
+  return { appKey: eventType.folder, appFolder: eventType.path[eventType.path.length - 2] ?? '' };
+}
+
+/** `/api/f/<app folder>/apps/<app key>/eventtypes/<key>`. */
+export function eventTypeHref(o: Pick<StoredObject, 'key' | 'folder' | 'path'>): string {
+  const { appKey, appFolder } = appOf(o);
+  return `/api/f/${appFolder}/apps/${appKey}/eventtypes/${o.key}`;
+}
+
+/**
+ * The Href an event's ObjectLinkItem gives a stored object: readers, inputs and outputs by their
+ * peripheral Href (`/api/f/<folder>/peripherals/<key>`, as clients of the original service expect
+ * in events), event types under their app, anything else its own Href.
+ */
+export function canonicalHref(o: Pick<StoredObject, 'key' | 'collection' | 'folder' | 'path'>): string {
+  if (PERIPHERAL_COLLECTIONS.includes(o.collection)) return `/api/f/${o.folder}/peripherals/${o.key}`;
+  return o.collection === 'eventtypes' ? eventTypeHref(o) : objectHref(o);
+}
+
+/** The standard links as stored in an event document (bare `$type`s). */
+export function storedLinks(): Record<string, unknown>[] {
+  return STANDARD_LINKS.map((l) => ({ $type: 'Link', Relation: l.relation, Anchor: { $type: 'Anchor', Href: l.href, Text: l.text } }));
+}
+
+/** An event as the API returns it: the stored EventMessageData with namespaced `$type`s. */
+export function renderEvent(o: StoredObject, ns: string): Record<string, unknown> {
+  const out = renderValue(o.doc, ns) as Record<string, unknown>;
+  out.$type = typeTag(ns, EVENT_DATA_TYPE);
+  out.Key = o.key;
+  out.Href = eventHref(o.folder, o.key);
+  out.InFolderKey = o.folder;
+  out.Links = linksOf(o, ns);
+  return out;
+}
+
+/** An event type as the API returns it. */
+export function renderEventType(o: StoredObject, ns: string): Record<string, unknown> {
+  const out = renderObject(o, ns);
+  const { appKey, appFolder } = appOf(o);
+  out.Href = eventTypeHref(o);
+  out.InFolderKey = appKey;
+  out.InFolderHref = `/api/f/${appFolder}/apps/${appKey}`;
+  return out;
+}
+
+/** Any related object as the API returns it. */
+export function renderAny(o: StoredObject, ns: string): Record<string, unknown> {
+  if (o.collection === 'events') return renderEvent(o, ns);
+  if (o.collection === 'eventtypes') return renderEventType(o, ns);
+  return renderObject(o, ns);
+}
+
+/** The EventMessageSummaryItem of an object's last event. */
+export function renderSummary(p: EventPointer, ns: string): Record<string, unknown> {
+  return {
+    $type: typeTag(ns, SUMMARY_TYPE),
+    ObjectKey: p.ObjectKey,
+    EventKey: p.EventKey,
+    EventTypeKey: p.EventTypeKey,
+    AppKey: p.AppKey,
+    OccurredOn: p.OccurredOn,
+    PublishedOn: p.PublishedOn,
+    Priority: p.Priority,
+    MessageShort: p.MessageShort ?? null,
+  };
+}

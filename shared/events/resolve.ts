@@ -1,0 +1,204 @@
+/**
+ * What a publish must find before it writes: the sink's folder, the app the posting names, the
+ * event type of the moniker, and the canonical Hrefs of the related objects. Each answer is kept
+ * per execution environment (see {@link RESOLVE_TTL_MS}) so a warm publish costs only its write
+ * (one TransactWriteItems).
+ *
+ * | step          | cold cost                                             | cached   |
+ * | ------------- | ----------------------------------------------------- | -------- |
+ * | sink folder   | 1 GetItem                                             | 10 s     |
+ * | app           | 1 Query (GSI2 `apps` partition) per instance of the chain, in parallel | 10 s |
+ * | event type    | 1 GetItem (moniker claim) + 1 Query (type and alarm links) [+ 1 BatchGet of its alarms] | 10 s |
+ * | related Hrefs | 1 BatchGetItem of the keys not cached                 | found: 5 min (objects do not move); missing: 10 s |
+ *
+ * Only found answers of the app and the event type are kept, and a miss is read again before it
+ * is a 404, so a just-created app or event type is usable at once. A change made elsewhere to an
+ * event type's priority, flags, templates or alarm membership reaches a warm environment within
+ * {@link RESOLVE_TTL_MS}; the environment that made the change forgets its copy at once.
+ */
+import { ApiError } from '../errors.ts';
+import { claimOwner, getObjects, listCollection, ownInstance, type StoredObject } from '../db/objects-repo.ts';
+import { EVENT_TYPES_COLLECTION, appsOfInstance, eventTypeWithAlarms } from '../db/eventtypes-repo.ts';
+import { isObjectKey } from '../db/keys.ts';
+import { monikerClaim } from '../model/claims.ts';
+import { isWithin } from '../model/placement.ts';
+import { loadFolder } from '../objects/access.ts';
+import type { Ctx } from '../objects/context.ts';
+import { outOfScope } from '../objects/errors.ts';
+import { ExpiringCache } from './cache.ts';
+import { monikersOf } from './event-type-body.ts';
+import type { RelatedObject } from './posting.ts';
+import { canonicalHref } from './render.ts';
+
+/** How long a resolved sink, app list or event type is reused. */
+export const RESOLVE_TTL_MS = 10_000;
+/** How long a related object's placement is reused (placements never change). */
+const PLACEMENT_TTL_MS = 5 * 60_000;
+
+export const appNotFound = (name: string): ApiError =>
+  new ApiError(404, 'AppNotFound', `No app with the key or moniker nickname "${name}" is in this instance or an instance above it.`);
+export const eventTypeNotFound = (what: string): ApiError => new ApiError(404, 'EventTypeNotFound', `The app has no event type ${what}.`);
+
+export interface ResolvedType {
+  readonly type: StoredObject;
+  /** The type's own flag, or membership in an alarm definition. */
+  readonly requiresAck: boolean;
+}
+
+interface Placement {
+  readonly key: string;
+  readonly collection: string;
+  readonly folder: string;
+  readonly path: readonly string[];
+}
+
+const sinks = new ExpiringCache<StoredObject>(5_000, RESOLVE_TTL_MS);
+const apps = new ExpiringCache<StoredObject[]>(5_000, RESOLVE_TTL_MS);
+const types = new ExpiringCache<ResolvedType>(20_000, RESOLVE_TTL_MS);
+const placements = new ExpiringCache<Placement | null>(50_000, PLACEMENT_TTL_MS);
+
+const id = (ctx: Ctx, ...parts: string[]): string => [ctx.db.tableName, ...parts].join('\u0000');
+
+/** Forgets every cached resolution (tests). */
+export function clearResolveCaches(): void {
+  for (const c of [sinks, apps, types, placements] as ExpiringCache<unknown>[]) c.clear();
+}
+
+/** Forgets a changed or deleted event type in this execution environment. */
+export function forgetEventType(eventTypeKey: string): void {
+  types.deleteWhere((v) => v.type.key === eventTypeKey);
+}
+
+/** Forgets the cached app lists (an app changed). */
+export function forgetApps(): void {
+  apps.clear();
+}
+
+/** The folder (or instance) of a sink path: scope-checked, cached. */
+export async function sinkFolder(ctx: Ctx, folderKey: string): Promise<StoredObject> {
+  const cached = sinks.get(id(ctx, folderKey));
+  if (cached) {
+    if (!isWithin(ctx.principal.instanceKey, cached)) throw outOfScope();
+    return cached;
+  }
+  const f = await loadFolder(ctx, folderKey);
+  sinks.set(id(ctx, folderKey), f);
+  return f;
+}
+
+async function appsOf(ctx: Ctx, instanceKey: string, fresh: boolean): Promise<{ list: StoredObject[]; cached: boolean }> {
+  const k = id(ctx, instanceKey);
+  const hit = fresh ? undefined : apps.get(k);
+  if (hit) return { list: hit, cached: true };
+  const list = await appsOfInstance(ctx.db, instanceKey);
+  apps.set(k, list);
+  return { list, cached: false };
+}
+
+const nicknames = (app: StoredObject): string[] => monikersOf(app.doc).map((m) => m.Nickname);
+
+function pick(lists: readonly StoredObject[][], name: string): StoredObject | undefined {
+  const lower = name.toLowerCase();
+  if (isObjectKey(lower)) {
+    for (const list of lists) {
+      const byKey = list.find((a) => a.key === lower);
+      if (byKey) return byKey;
+    }
+  }
+  for (const list of lists) {
+    const byName = list.find((a) => nicknames(a).includes(name));
+    if (byName) return byName;
+  }
+  return undefined;
+}
+
+/**
+ * The app a posting's `AppKey` names: the key of an app in the sink's instance or an instance
+ * above it, or the Nickname of one of its Monikers (nearest instance first). 404 AppNotFound.
+ */
+export async function resolveApp(ctx: Ctx, sink: StoredObject, name: string): Promise<StoredObject> {
+  const chain = [...sink.instances].reverse(); // nearest first
+  const read = (fresh: boolean) => Promise.all(chain.map((i) => appsOf(ctx, i, fresh)));
+  const first = await read(false);
+  const found = pick(
+    first.map((r) => r.list),
+    name,
+  );
+  if (found) return found;
+  if (first.some((r) => r.cached)) {
+    const again = pick(
+      (await read(true)).map((r) => r.list),
+      name,
+    );
+    if (again) return again;
+  }
+  throw appNotFound(name);
+}
+
+/** The event type of an app by moniker; an empty Namespace also matches a unique Nickname alone. */
+export async function resolveEventType(ctx: Ctx, app: StoredObject, moniker: { Namespace: string; Nickname: string }): Promise<ResolvedType> {
+  const k = id(ctx, app.key, moniker.Namespace, moniker.Nickname);
+  const hit = types.get(k);
+  if (hit) return hit;
+  let owner = await claimOwner(ctx.db, monikerClaim(app.key, moniker.Namespace, moniker.Nickname));
+  if (!owner && moniker.Namespace === '') owner = await uniqueByNickname(ctx, app.key, moniker.Nickname);
+  const what = moniker.Namespace ? `${moniker.Namespace}/${moniker.Nickname}` : moniker.Nickname;
+  if (!owner) throw eventTypeNotFound(what);
+  const rec = await eventTypeWithAlarms(ctx.db, owner);
+  if (!rec || rec.type.folder !== app.key) throw eventTypeNotFound(what);
+  let inAlarm = false;
+  if (rec.alarmKeys.length > 0) {
+    // A deleted alarm definition's links are removed from the stream; until then they do not count.
+    const alarms = await getObjects(ctx.db, rec.alarmKeys);
+    inAlarm = alarms.some((a) => a.collection === 'alarmdefinitions');
+  }
+  const resolved: ResolvedType = { type: rec.type, requiresAck: rec.type.doc.RequiresAcknowledgement === true || inAlarm };
+  types.set(k, resolved);
+  return resolved;
+}
+
+async function uniqueByNickname(ctx: Ctx, appKey: string, nickname: string): Promise<string | undefined> {
+  const matches: string[] = [];
+  let after: string | undefined;
+  do {
+    const page = await listCollection(ctx.db, appKey, EVENT_TYPES_COLLECTION, 1000, after);
+    for (const t of page.items) if (monikersOf(t.doc).some((m) => m.Nickname === nickname)) matches.push(t.key);
+    after = page.nextStart;
+  } while (after);
+  return matches.length === 1 ? matches[0] : undefined;
+}
+
+/**
+ * The ObjectLinks of an event from its posted RelatedObjects: Relation, LinkedObjectKey and
+ * CommonName as sent; Href canonical when the object is known and within the sink's instance
+ * (a posted `/peripherals/<key>` Href included), else as sent. One BatchGetItem of the keys whose
+ * placement is not cached.
+ */
+export async function objectLinks(ctx: Ctx, sink: StoredObject, related: readonly RelatedObject[]): Promise<Record<string, unknown>[]> {
+  const keyOf = (r: RelatedObject) => (typeof r.LinkedObjectKey === 'string' ? r.LinkedObjectKey.toLowerCase() : '');
+  const wanted = [...new Set(related.map(keyOf).filter(isObjectKey))];
+  const unknown = wanted.filter((k) => placements.get(id(ctx, k)) === undefined);
+  if (unknown.length > 0) {
+    const found = await getObjects(ctx.db, unknown);
+    const byKey = new Map(found.map((o) => [o.key, o]));
+    for (const k of unknown) {
+      const o = byKey.get(k);
+      if (o) placements.set(id(ctx, k), { key: o.key, collection: o.collection, folder: o.folder, path: o.path });
+      else placements.set(id(ctx, k), null, RESOLVE_TTL_MS);
+    }
+  }
+  const instance = ownInstance(sink);
+  return related.map((r) => {
+    const k = keyOf(r);
+    const p = isObjectKey(k) ? placements.get(id(ctx, k)) : undefined;
+    const href = p && isWithin(instance, p) ? canonicalHref(p) : typeof r.Href === 'string' ? r.Href : null;
+    return {
+      $type: 'ObjectLinkItem',
+      Href: href,
+      LinkedObjectKey: r.LinkedObjectKey ?? null,
+      CommonName: r.CommonName ?? null,
+      Relation: r.Relation ?? null,
+      MetaDataBson: r.MetaDataBson ?? null,
+    };
+  });
+}

@@ -1,0 +1,94 @@
+/**
+ * The WebSocket side of the live event feed: who may connect, what a client may subscribe to,
+ * and the answers to its messages.
+ */
+import { deleteConnection, deleteSubscription, getConnection, instanceLineage, putConnection, putSubscription } from '../db/live-repo.ts';
+import { OAuthError } from '../errors.ts';
+import type { Principal } from '../http/types.ts';
+import type { LiveDeps } from './deps.ts';
+import { liveError, parseClientMessage, type ServerMessage } from './protocol.ts';
+import { parseTopic, type Topic } from './topics.ts';
+
+/** API Gateway closes a WebSocket connection after 2 hours; its items expire then too. */
+export const CONNECTION_LIFETIME_SECONDS = 2 * 60 * 60;
+/** Bounds the items one connection can create (and a disconnect must delete). */
+export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 100;
+
+const epochSeconds = (d: Date): number => Math.floor(d.getTime() / 1000);
+
+/**
+ * Accepts a connection whose bearer token verifies and records it. `authorization` is an
+ * `Authorization` header value (`Bearer <token>`). Returns false for a missing or invalid token.
+ */
+export async function openConnection(deps: LiveDeps, connectionId: string, authorization: string | undefined): Promise<boolean> {
+  let principal: Principal;
+  try {
+    principal = await deps.authenticator.authenticate(authorization);
+  } catch (err) {
+    if (!(err instanceof OAuthError)) throw err;
+    deps.logger.info('websocket connection refused', { reason: err.message });
+    return false;
+  }
+  const now = deps.now();
+  await putConnection(deps.db, { connectionId, principal, connectedAt: now, ttl: epochSeconds(now) + CONNECTION_LIFETIME_SECONDS });
+  return true;
+}
+
+/** Forgets a connection and its subscriptions. */
+export async function closeConnection(deps: LiveDeps, connectionId: string): Promise<void> {
+  await deleteConnection(deps.db, connectionId);
+}
+
+/** Handles one client frame and sends the answer to the client. */
+export async function handleClientMessage(deps: LiveDeps, connectionId: string, body: string | undefined): Promise<void> {
+  const answer = await answerTo(deps, connectionId, body);
+  // A client that left before its answer is not an error.
+  await deps.connections.post(connectionId, answer);
+}
+
+async function answerTo(deps: LiveDeps, connectionId: string, body: string | undefined): Promise<ServerMessage> {
+  const msg = parseClientMessage(body);
+  if ('invalid' in msg) return liveError('InvalidMessage', msg.invalid);
+  if (msg.action === 'ping') return { type: 'pong' };
+  const topic = parseTopic(msg.topic);
+  if (!topic) {
+    return liveError('InvalidTopic', 'A topic is "/<instance_key>/$" or "/<instance_key>/<object_key>".', msg.topic);
+  }
+  if (msg.action === 'unsubscribe') {
+    await deleteSubscription(deps.db, connectionId, topic.instanceKey, topic.name);
+    return { type: 'unsubscribed', topic: topic.name };
+  }
+  return subscribe(deps, connectionId, topic);
+}
+
+async function subscribe(deps: LiveDeps, connectionId: string, topic: Topic): Promise<ServerMessage> {
+  const forbidden = liveError('Forbidden', 'The topic is outside the scope of your instance.', topic.name);
+  const now = epochSeconds(deps.now());
+  const connection = await getConnection(deps.db, connectionId, now);
+  if (!connection) return liveError('Forbidden', 'The connection is not open.', topic.name);
+  if (!(await inScope(deps, connection.principal, topic.instanceKey))) return forbidden;
+  const outcome = await putSubscription(deps.db, {
+    connectionId,
+    instanceKey: topic.instanceKey,
+    topic: topic.name,
+    ...(topic.kind === 'object' ? { objectKey: topic.objectKey } : {}),
+    // The subscription lives as long as its connection.
+    ttl: epochSeconds(new Date(connection.connectedAt)) + CONNECTION_LIFETIME_SECONDS,
+    maxPerConnection: MAX_SUBSCRIPTIONS_PER_CONNECTION,
+  });
+  if (outcome === 'connection-gone') return liveError('Forbidden', 'The connection is not open.', topic.name);
+  if (outcome === 'limit-reached') {
+    return liveError('Forbidden', `A connection may hold at most ${MAX_SUBSCRIPTIONS_PER_CONNECTION} subscriptions.`, topic.name);
+  }
+  return { type: 'subscribed', topic: topic.name };
+}
+
+/**
+ * The caller may watch its own instance and the instances below it. An instance that does not
+ * exist is out of scope too, so a topic cannot probe which keys exist.
+ */
+async function inScope(deps: LiveDeps, principal: Principal, instanceKey: string): Promise<boolean> {
+  if (instanceKey === principal.instanceKey) return true;
+  const lineage = await instanceLineage(deps.db, instanceKey);
+  return lineage?.includes(principal.instanceKey) ?? false;
+}

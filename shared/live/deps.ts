@@ -1,0 +1,25 @@
+/**
+ * Dependencies of the `websocket` and `fanout` families: the core ones plus the client that
+ * sends messages to WebSocket connections.
+ */
+import { createCoreDeps, type CoreDeps, type CoreDepsOverrides } from '../deps.ts';
+import { createManagementNotifier, type ConnectionNotifier } from './notifier.ts';
+
+export interface LiveDeps extends CoreDeps {
+  /** Sends messages to WebSocket connections (API Gateway Management API). */
+  readonly connections: ConnectionNotifier;
+}
+
+export interface LiveDepsOverrides extends CoreDepsOverrides {
+  readonly connections?: ConnectionNotifier;
+}
+
+export function createLiveDeps(over: LiveDepsOverrides = {}): LiveDeps {
+  const core = createCoreDeps(over);
+  const endpoint = core.config.websocketManagementUrl;
+  if (!over.connections && !endpoint) {
+    throw new Error('Invalid configuration: GATEHOUSE_WEBSOCKET_MANAGEMENT_URL is required by the live event feed');
+  }
+  const connections = over.connections ?? createManagementNotifier({ endpoint: endpoint!, region: core.config.region });
+  return { ...core, connections };
+}

@@ -1,0 +1,115 @@
+/**
+ * The fan-out: delivers each new event from the table's stream to the WebSocket clients
+ * subscribed to it. One Query per instance per batch finds the subscribers; each matching
+ * subscription receives the event once.
+ */
+import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
+import { deleteConnection, eventFromStreamRecord, subscriptionsOf, type StreamedEvent, type Subscription } from '../db/live-repo.ts';
+import { renderEvent } from '../events/render.ts';
+import type { LiveDeps } from './deps.ts';
+import { linkedObjectKeys, subscriptionMatches } from './topics.ts';
+
+/** How many PostToConnection calls run at once. */
+const POST_CONCURRENCY = 16;
+
+interface Delivery {
+  readonly record: number;
+  readonly connectionId: string;
+  readonly topic: string;
+  readonly event: StreamedEvent;
+}
+
+/**
+ * Fans out a batch of stream records. A record whose subscribers could not be read or reached is
+ * reported in `batchItemFailures` (by sequence number) so the event source mapping retries it;
+ * a connection that is gone (410) is forgotten.
+ */
+export async function fanOut(deps: LiveDeps, records: readonly DynamoDBRecord[]): Promise<DynamoDBBatchResponse> {
+  const events = records.map((r) => eventFromStreamRecord(r));
+  const failed = new Set<number>();
+
+  // One Query per instance for the whole batch, in parallel.
+  const now = Math.floor(deps.now().getTime() / 1000);
+  const instances = [...new Set(events.flatMap((e) => e?.instances ?? []))];
+  const subscribers = new Map<string, Subscription[] | Error>();
+  await Promise.all(
+    instances.map(async (i) => {
+      try {
+        subscribers.set(i, await subscriptionsOf(deps.db, i, now));
+      } catch (err) {
+        subscribers.set(i, err as Error);
+      }
+    }),
+  );
+
+  const deliveries: Delivery[] = [];
+  events.forEach((event, record) => {
+    if (!event) return;
+    const linked = linkedObjectKeys(event.doc);
+    const seen = new Set<string>();
+    for (const instance of new Set(event.instances)) {
+      const subs = subscribers.get(instance);
+      if (subs instanceof Error) {
+        deps.logger.error('fan-out: reading subscribers failed', { instance, error: subs.message });
+        failed.add(record);
+        continue;
+      }
+      for (const sub of subs ?? []) {
+        const once = `${sub.connectionId}#${sub.topic}`;
+        if (seen.has(once) || !subscriptionMatches(sub, linked)) continue;
+        seen.add(once);
+        deliveries.push({ record, connectionId: sub.connectionId, topic: sub.topic, event });
+      }
+    }
+  });
+
+  // Subscribers receive the event as the API returns it (namespaced `$type`s, Key, Href, Links).
+  const renderedOnce = new Map<string, Record<string, unknown>>();
+  const rendered = (e: StreamedEvent) => {
+    let r = renderedOnce.get(e.key);
+    if (!r) {
+      r = renderEvent(
+        { key: e.key, collection: 'events', type: 'EventMessageData', folder: e.folder, path: [], instances: e.instances, version: 1, doc: e.doc },
+        deps.config.modelNamespace,
+      );
+      renderedOnce.set(e.key, r);
+    }
+    return r;
+  };
+
+  const gone = new Set<string>();
+  await forEachLimited(deliveries, POST_CONCURRENCY, async (d) => {
+    if (gone.has(d.connectionId)) return;
+    try {
+      const outcome = await deps.connections.post(d.connectionId, { type: 'event', topic: d.topic, event: rendered(d.event) });
+      if (outcome === 'gone') gone.add(d.connectionId);
+      if (outcome === 'too-large') deps.logger.warn('fan-out: event too large for a WebSocket message', { event: d.event.key });
+    } catch (err) {
+      deps.logger.error('fan-out: sending failed', { event: d.event.key, error: (err as Error).message });
+      failed.add(d.record);
+    }
+  });
+
+  await Promise.all(
+    [...gone].map((id) =>
+      deleteConnection(deps.db, id).catch((err: unknown) => {
+        // Its items expire with the connection's TTL anyway.
+        deps.logger.warn('fan-out: forgetting a gone connection failed', { error: (err as Error).message });
+      }),
+    ),
+  );
+
+  return {
+    batchItemFailures: [...failed]
+      .sort((a, b) => a - b)
+      .map((i) => ({ itemIdentifier: records[i]!.dynamodb?.SequenceNumber ?? '' })),
+  };
+}
+
+async function forEachLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, worker));
+}

@@ -1,0 +1,19 @@
+/** NoteInfo: a free-text note on an object (fields beyond NoteText are set by the server). */
+import { z } from 'zod';
+import { LIMITS } from './common.ts';
+
+export const noteInfoSchema = z.looseObject({
+  $type: z.string().max(LIMITS.code),
+  NoteText: z.string().max(LIMITS.text),
+});
+export type NoteInfo = z.infer<typeof noteInfoSchema>;
+
+/** A stored note. */
+export interface StoredNote {
+  readonly $type: 'NoteInfo';
+  readonly Key: string;
+  readonly NoteText: string;
+  readonly CreatedOn: string;
+  readonly CreatedBy: string;
+  readonly [field: string]: unknown;
+}

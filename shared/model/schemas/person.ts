@@ -1,0 +1,61 @@
+/** PersonInfo: BaseInfo plus names, polymorphic addresses and card assignments. */
+import { z } from 'zod';
+import { LIMITS, baseInfoShape, optionalDateTime, optionalString } from './common.ts';
+
+export const mailingAddressInfoSchema = z.looseObject({
+  $type: z.literal('MailingAddressInfo'),
+  Street: optionalString(1024),
+  City: optionalString(LIMITS.code),
+  Province: optionalString(LIMITS.code),
+  PostalCode: optionalString(LIMITS.code),
+  Country: optionalString(LIMITS.code),
+  Type: optionalString(LIMITS.code),
+});
+
+export const emailAddressInfoSchema = z.looseObject({
+  $type: z.literal('EmailAddressInfo'),
+  MailTo: optionalString(LIMITS.code),
+  Type: optionalString(LIMITS.code),
+});
+
+export const phoneInfoSchema = z.looseObject({
+  $type: z.literal('PhoneInfo'),
+  Number: optionalString(LIMITS.code),
+  Type: optionalString(LIMITS.code),
+});
+
+export const ADDRESS_TYPES = ['MailingAddressInfo', 'EmailAddressInfo', 'PhoneInfo'] as const;
+
+/** An address: its `$type` selects the concrete type. */
+export const addressSchema = z.discriminatedUnion('$type', [mailingAddressInfoSchema, emailAddressInfoSchema, phoneInfoSchema], {
+  error: () => `expected $type ${ADDRESS_TYPES.join(', ')}`,
+});
+export type Address = z.infer<typeof addressSchema>;
+
+/** A card number: the spec says number; string forms are kept as sent (long or hex encodings). */
+export const cardNumberSchema = z.union([z.number().int().min(0), z.string().min(1).max(LIMITS.code)], {
+  error: () => 'expected a number',
+});
+/** Facility codes are vendor fields; numbers and strings both occur. */
+export const facilityCodeSchema = z.union([z.number().int(), z.string().max(LIMITS.code)], {
+  error: () => 'expected a number or a string',
+});
+
+export const cardAssignmentInfoSchema = z.looseObject({
+  $type: z.string().max(LIMITS.code).optional(),
+  EncodedCardNumber: cardNumberSchema.nullish(),
+  DisplayCardNumber: optionalString(LIMITS.code),
+  ActiveOn: optionalDateTime(),
+  ExpiresOn: optionalDateTime(),
+  FacilityCode: facilityCodeSchema.nullish(),
+});
+export type CardAssignmentInfo = z.infer<typeof cardAssignmentInfoSchema>;
+
+export const personInfoSchema = z.looseObject({
+  ...baseInfoShape,
+  GivenName: optionalString(LIMITS.name),
+  Surname: optionalString(LIMITS.name),
+  Addresses: z.array(addressSchema).max(100).nullish(),
+  CardAssignments: z.array(cardAssignmentInfoSchema).max(LIMITS.cards).nullish(),
+});
+export type PersonInfo = z.infer<typeof personInfoSchema>;

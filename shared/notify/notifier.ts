@@ -1,0 +1,90 @@
+/**
+ * Outgoing messages (one-time codes). Locally each message is one JSON line appended to
+ * `<dataDir>/outbox.jsonl` and printed on the console; in AWS it is published to the SNS topic
+ * the stack creates (`GATEHOUSE_NOTIFY_TOPIC_ARN`).
+ *
+ * Subscribing in AWS: `aws sns subscribe --topic-arn <arn> --protocol email --notification-endpoint
+ * ops@example.com` (or `--protocol sms --notification-endpoint +15551234567`). Every message carries
+ * the message attributes `kind`, `instance`, `user` and, when the user has one, `email`, so a
+ * subscription filter policy such as `{"user":["alice"],"instance":["Acme"]}` delivers one user's
+ * codes to that user's address only.
+ *
+ * The code is the message's content: it is never written to the logs.
+ */
+import { appendFile, mkdir } from 'node:fs/promises';
+import { join } from 'node:path';
+import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
+import type { Config } from '../config.ts';
+
+export interface OneTimePasswordMessage {
+  readonly kind: 'one-time-password';
+  /** Instance name. */
+  readonly instance: string;
+  /** User name. */
+  readonly user: string;
+  readonly code: string;
+  /** ISO time the code was issued. */
+  readonly at: string;
+  /** The user's email address, when known (routing only; not in the local outbox line). */
+  readonly email?: string;
+}
+
+export type OutgoingMessage = OneTimePasswordMessage;
+
+export interface Notifier {
+  send(message: OutgoingMessage): Promise<void>;
+}
+
+/** The outbox line of a message, fields in the documented order. */
+export function outboxLine(m: OutgoingMessage): string {
+  return JSON.stringify({ kind: m.kind, instance: m.instance, user: m.user, code: m.code, at: m.at });
+}
+
+export interface OutboxOptions {
+  /** Also print each line on stdout (the local runtime's console). */
+  readonly print?: boolean;
+}
+
+/** Local delivery: `<dataDir>/outbox.jsonl`, one JSON line per message (appended atomically). */
+export function outboxNotifier(dataDir: string, opts: OutboxOptions = {}): Notifier {
+  const file = join(dataDir, 'outbox.jsonl');
+  let ready: Promise<unknown> | undefined;
+  return {
+    async send(message) {
+      await (ready ??= mkdir(dataDir, { recursive: true }));
+      const line = outboxLine(message);
+      await appendFile(file, `${line}\n`, { mode: 0o600 });
+      if (opts.print) process.stdout.write(`outbox: ${line}\n`);
+    },
+  };
+}
+
+/** AWS delivery: one SNS publish per message. The client is created once, on first use. */
+export function snsNotifier(topicArn: string, region: string): Notifier {
+  let client: SNSClient | undefined;
+  return {
+    async send(m) {
+      client ??= new SNSClient({ region });
+      const attr = (v: string) => ({ DataType: 'String', StringValue: v });
+      await client.send(
+        new PublishCommand({
+          TopicArn: topicArn,
+          Subject: 'Your Gatehouse one-time code',
+          Message: `Your one-time code for ${m.instance}\\${m.user} is ${m.code}. It is valid for 10 minutes.`,
+          MessageAttributes: {
+            kind: attr(m.kind),
+            instance: attr(m.instance),
+            user: attr(m.user),
+            ...(m.email ? { email: attr(m.email) } : {}),
+          },
+        }),
+      );
+    },
+  };
+}
+
+/** The notifier for a configuration: SNS when a topic is configured, else the local outbox. */
+export function notifierFor(cfg: Pick<Config, 'notifyTopicArn' | 'region' | 'dataDir' | 'logLevel'>): Notifier {
+  if (cfg.notifyTopicArn) return snsNotifier(cfg.notifyTopicArn, cfg.region);
+  return outboxNotifier(cfg.dataDir, { print: cfg.logLevel !== 'SILENT' });
+}

@@ -1,0 +1,169 @@
+/**
+ * Tenant scope, roles, and finding the object a path names.
+ *
+ * Scope: a token acts in its own instance and the instances and folders below it, never in a
+ * parent or a sibling. A path whose folder is outside that scope answers 403 whether the folder
+ * exists or not (a key that does not exist cannot be shown to be inside the scope, and answering
+ * 404 for it would tell which keys exist elsewhere). An unknown object in an accessible folder,
+ * or an object of another collection or folder, answers 404.
+ *
+ * Cost: every object item carries its `Path`, so a successful GET is one GetItem; only a miss
+ * reads the path's folder to tell 403 from 404.
+ *
+ * Roles: ReadOnly may not write; Operator writes everything except users and instances;
+ * Administrator writes everything.
+ */
+import type { Role } from '../http/types.ts';
+import { getObject, getObjectOrTombstone, type StoredObject } from '../db/objects-repo.ts';
+import { isObjectKey } from '../db/keys.ts';
+import { PERIPHERAL_COLLECTIONS } from '../model/collections.ts';
+import { isWithin } from '../model/placement.ts';
+import { isFolderLike } from '../model/render.ts';
+import { placementCache, type FolderPlacement } from './cursor-cache.ts';
+import type { Ctx } from './context.ts';
+import { invalidFolder, objectNotFound, outOfScope, roleForbidden } from './errors.ts';
+
+const RANK: Readonly<Record<Role, number>> = { ReadOnly: 0, Operator: 1, Administrator: 2 };
+
+/** Throws 403 unless the caller's role is at least `needed` for writing `what`. */
+export function requireRole(ctx: Ctx, needed: Role, what: string): void {
+  if (RANK[ctx.principal.role] < RANK[needed]) throw roleForbidden(what);
+}
+
+/** Where a request's path points. */
+export type Locator =
+  /** `/api/f/<folderKey>/<collection>/<key>` */
+  | { readonly kind: 'member'; readonly collection: string; readonly folderKey: string; readonly key: string }
+  /** `/api/f/<key>`: a folder or an instance */
+  | { readonly kind: 'folder'; readonly key: string }
+  /** `/api/f/<folderKey>/peripherals/<key>`: a reader, input or output */
+  | { readonly kind: 'peripheral'; readonly folderKey: string; readonly key: string };
+
+/** True when the folder that holds `o` is in the caller's scope (its path lists the caller's instance). */
+const holderInScope = (ctx: Ctx, o: Pick<StoredObject, 'path'>): boolean => o.path.includes(ctx.principal.instanceKey);
+
+/** True when the folder-like `f` itself is in the caller's scope. */
+const folderInScope = (ctx: Ctx, f: Pick<StoredObject, 'key' | 'path'>): boolean => isWithin(ctx.principal.instanceKey, f);
+
+function remember(db: Ctx['db'], o: Pick<StoredObject, 'key' | 'path' | 'collection'>, gone = false): FolderPlacement {
+  const p = { key: o.key, path: o.path, folderLike: isFolderLike(o), gone };
+  placementCache.set(`${db.tableName}\u0000${o.key}`, p);
+  return p;
+}
+
+/**
+ * Forgets the cached placement of a deleted object. Other execution environments keep theirs
+ * until it expires: there, an empty listing of the deleted folder answers [] instead of 404 for
+ * at most the cache's TTL (never a wrong scope answer, as placements never change).
+ */
+export function forgetPlacement(ctx: Ctx, key: string): void {
+  placementCache.delete(`${ctx.db.tableName}\u0000${key}`);
+}
+
+/** Where a folder (or a deleted folder, by its tombstone) sits; cached, as placements never change. */
+async function placementOf(ctx: Ctx, key: string): Promise<FolderPlacement | undefined> {
+  const cached = placementCache.get(`${ctx.db.tableName}\u0000${key}`);
+  if (cached) return cached;
+  const { object, tombstone } = await getObjectOrTombstone(ctx.db, key, ctx.now.getTime());
+  if (object) return remember(ctx.db, object);
+  return tombstone ? remember(ctx.db, tombstone, true) : undefined;
+}
+
+/**
+ * Decides between 403 and 404 for a path whose object was not found in `folderKey`: 403 when the
+ * folder is not provably inside the caller's scope, else 404 (also when the "folder" is an object
+ * in scope that is not a folder).
+ */
+export async function missIn(ctx: Ctx, folderKey: string): Promise<never> {
+  if (folderKey === ctx.principal.instanceKey) throw objectNotFound();
+  if (!isObjectKey(folderKey)) throw outOfScope();
+  const f = await placementOf(ctx, folderKey);
+  if (!f) throw outOfScope();
+  const inScope = f.folderLike ? folderInScope(ctx, f) : holderInScope(ctx, f);
+  throw inScope ? objectNotFound() : outOfScope();
+}
+
+/** Throws 403/404 unless `folderKey` is a folder in the caller's scope (no read for the caller's own instance). */
+export async function requireFolderInScope(ctx: Ctx, folderKey: string): Promise<void> {
+  if (folderKey === ctx.principal.instanceKey) return;
+  if (!isObjectKey(folderKey)) throw outOfScope();
+  const f = await placementOf(ctx, folderKey);
+  if (!f) throw outOfScope();
+  if (f.folderLike) {
+    if (!folderInScope(ctx, f)) throw outOfScope();
+    if (f.gone) throw objectNotFound();
+    return;
+  }
+  throw holderInScope(ctx, f) ? objectNotFound() : outOfScope();
+}
+
+/** Records that the objects of a listing show their folder to be in scope (or throws 403). */
+export function checkListedScope(ctx: Ctx, items: readonly StoredObject[]): void {
+  const first = items[0];
+  if (first && !holderInScope(ctx, first)) throw outOfScope();
+}
+
+/**
+ * Reads a folder (or instance) a new object goes into: 403 when it is missing or outside the
+ * scope, 404 when the key names an object in scope that is not a folder. One GetItem.
+ */
+export async function loadFolder(ctx: Ctx, folderKey: string): Promise<StoredObject> {
+  if (!isObjectKey(folderKey)) throw outOfScope();
+  const f = await getObject(ctx.db, folderKey, true);
+  if (!f) throw outOfScope();
+  if (!isFolderLike(f)) throw holderInScope(ctx, f) ? objectNotFound() : outOfScope();
+  if (!folderInScope(ctx, f)) throw outOfScope();
+  remember(ctx.db, f);
+  return f;
+}
+
+/**
+ * The folder a POST creates its object in: the path's folder, or the folder `InFolderKey` names
+ * when it lies below the path's folder. Any other folder is 400 InvalidFolder, or 403 when it is
+ * outside the caller's scope (or does not exist: that cannot be shown to be inside it).
+ */
+export async function targetFolder(ctx: Ctx, pathFolder: StoredObject, inFolderKey: string | undefined): Promise<StoredObject> {
+  if (inFolderKey === undefined || inFolderKey === pathFolder.key) return pathFolder;
+  if (!isObjectKey(inFolderKey)) throw invalidFolder(`InFolderKey "${inFolderKey}" is not a folder key.`);
+  const t = await getObject(ctx.db, inFolderKey, true);
+  if (!t) throw outOfScope();
+  if (!isFolderLike(t)) {
+    if (!holderInScope(ctx, t)) throw outOfScope();
+    throw invalidFolder(`InFolderKey ${inFolderKey} is not a folder.`);
+  }
+  if (!folderInScope(ctx, t)) throw outOfScope();
+  if (!t.path.includes(pathFolder.key)) {
+    throw invalidFolder(`InFolderKey ${inFolderKey} is neither the folder of the path nor a folder below it.`);
+  }
+  remember(ctx.db, t);
+  return t;
+}
+
+/**
+ * The object a path names, with its scope checked. One (strongly consistent) GetItem when it is
+ * found; a miss reads the path's folder to tell 403 from 404.
+ */
+export async function locate(ctx: Ctx, loc: Locator): Promise<StoredObject> {
+  if (loc.kind === 'folder') {
+    if (!isObjectKey(loc.key)) throw outOfScope();
+    const o = await getObject(ctx.db, loc.key, true);
+    if (!o) {
+      // A deleted folder in scope answers 404 (its tombstone says where it was).
+      const f = await placementOf(ctx, loc.key);
+      throw f?.folderLike && folderInScope(ctx, f) ? objectNotFound() : outOfScope();
+    }
+    if (isFolderLike(o)) {
+      if (!folderInScope(ctx, o)) throw outOfScope();
+      return o;
+    }
+    throw holderInScope(ctx, o) ? objectNotFound() : outOfScope();
+  }
+  const o = isObjectKey(loc.key) ? await getObject(ctx.db, loc.key, true) : undefined;
+  const matches =
+    o !== undefined &&
+    o.folder === loc.folderKey &&
+    (loc.kind === 'member' ? o.collection === loc.collection : PERIPHERAL_COLLECTIONS.includes(o.collection));
+  if (!matches) return missIn(ctx, loc.folderKey);
+  if (!holderInScope(ctx, o)) throw outOfScope();
+  return o;
+}

@@ -1,0 +1,221 @@
+/**
+ * The generic collection calls, one implementation for every collection (configured by its
+ * {@link Behaviour}):
+ *
+ * | call    | requests (success)                                                          |
+ * | ------- | --------------------------------------------------------------------------- |
+ * | list    | one Query (see `paging.ts`); an empty page outside the caller's instance reads the folder once (cached) |
+ * | get     | one GetItem                                                                 |
+ * | create  | GetItem of the folder (+ GetItem of `InFolderKey`'s folder), one TransactWriteItems (object + claims) |
+ * | replace | GetItem, one TransactWriteItems (object + added/released claims); none when unchanged |
+ * | delete  | GetItem, one TransactWriteItems (object + released claims + extras)         |
+ *
+ * Writes are conditional on the version read, so no update is lost: a replace that carries a
+ * `ConcurrencyVersion` other than the stored one is a 409; one without it is retried on the fresh
+ * version when another writer got in between. A transaction cancelled because another one was
+ * working on the same claim (TransactionConflict) is retried too, so a race on a card number
+ * always ends in one 2xx and 409s, never a 503.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  conditionFailedAt,
+  createObject,
+  deleteObject,
+  failedClaim,
+  getObject,
+  isTransactionConflict,
+  ownInstance,
+  replaceObjectWith,
+  type Claim,
+  type ExtraWrite,
+  type StoredObject,
+} from '../db/objects-repo.ts';
+import { isObjectKey } from '../db/keys.ts';
+import type { CollectionDef } from '../model/collections.ts';
+import { newKey } from '../model/placement.ts';
+import type { StoredNote } from '../model/schemas/index.ts';
+import { checkListedScope, forgetPlacement, loadFolder, locate, requireFolderInScope, requireRole, targetFolder, type Locator } from './access.ts';
+import type { Behaviour } from './behaviour.ts';
+import type { Ctx } from './context.ts';
+import { concurrencyConflict, invalidFolder } from './errors.ts';
+import { pageOf, type Paging } from './paging.ts';
+import { behaviourOf } from './registry.ts';
+import { canonicalJson, checkDocSize, parseObjectBody, type Doc, type ObjectInput } from './validate.ts';
+
+/** Attempts of one write before giving up (each lost attempt means another writer succeeded). */
+const MAX_ATTEMPTS = 25;
+
+/** Jittered backoff between attempts: 5 ms, 10 ms, ... up to 200 ms. */
+export const backoff = (attempt: number): Promise<unknown> => sleep(Math.min(200, 5 * 2 ** Math.min(attempt, 6)) * (0.5 + Math.random()));
+
+const claimId = (c: Claim): string => `${c.scope}\u0000${c.kind}\u0000${c.value}`;
+const minus = (a: readonly Claim[], b: readonly Claim[]): Claim[] => {
+  const ids = new Set(b.map(claimId));
+  return a.filter((c) => !ids.has(claimId(c)));
+};
+
+/** Checks the caller's role for writing objects of a collection. */
+export function requireWrite(ctx: Ctx, b: Behaviour): void {
+  requireRole(ctx, b.writeRole, `change ${b.def.name}`);
+}
+
+/** Checks the role every write needs before anything is read (ReadOnly never writes). */
+export function requireAnyWrite(ctx: Ctx): void {
+  requireRole(ctx, 'Operator', 'change anything');
+}
+
+/** A stored note made by the server from a note's text and fields. */
+export function makeNote(ctx: Ctx, fields: Doc): StoredNote {
+  const { Key: _k, CreatedOn: _o, CreatedBy: _b, $type: _t, NoteText, ...rest } = fields;
+  return {
+    $type: 'NoteInfo',
+    Key: newKey(),
+    NoteText: typeof NoteText === 'string' ? NoteText : '',
+    ...rest,
+    CreatedOn: ctx.now.toISOString(),
+    CreatedBy: ctx.principal.userName,
+  };
+}
+
+/** One page of a folder's collection. */
+export async function listObjects(ctx: Ctx, def: CollectionDef, folderKey: string, paging: Paging): Promise<StoredObject[]> {
+  // A key that cannot be a folder is refused before any read.
+  if (!isObjectKey(folderKey)) await requireFolderInScope(ctx, folderKey);
+  const items = await pageOf(ctx.db, folderKey, def.name, paging);
+  // The scope check costs nothing when the page has items (each carries its path).
+  if (items.length > 0) checkListedScope(ctx, items);
+  else await requireFolderInScope(ctx, folderKey);
+  return items;
+}
+
+/** Creates an object in a folder of the path (or in the folder below it that `InFolderKey` names). */
+export async function createIn(ctx: Ctx, def: CollectionDef, folderKey: string, body: unknown): Promise<StoredObject> {
+  const b = behaviourOf(def.name);
+  requireWrite(ctx, b);
+  const input = parseObjectBody(body, def);
+  const pathFolder = await loadFolder(ctx, folderKey);
+  const target = await targetFolder(ctx, pathFolder, input.inFolderKey);
+  if (b.container === 'instance' && target.collection !== 'instances') {
+    throw invalidFolder(`${def.name} live in an instance; ${target.key} is a folder.`);
+  }
+  const instanceKey = ownInstance(target);
+  const extraFor = await b.prepareWrite(ctx, input, async () => (instanceKey === target.key ? target : getObject(ctx.db, instanceKey)));
+  const key = newKey();
+  const doc = b.complete(ctx, input, undefined);
+  if (input.noteTexts.length > 0) doc.Notes = input.noteTexts.map((NoteText) => makeNote(ctx, { NoteText }));
+  checkDocSize(doc);
+  const draft: StoredObject = { key, collection: def.name, type: input.typeName, ...b.place(key, target), version: 1, doc };
+  // A hook may refuse the write (nothing is written) or add to its transaction (connections).
+  const pre = await ctx.hooks.beforeWrite?.(ctx, draft, undefined);
+  const o: StoredObject = pre ? { ...draft, doc: pre.doc } : draft;
+  if (pre) checkDocSize(o.doc as Doc);
+  const claims = b.claims(o);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await createObject(ctx.db, o, claims, [...extraFor(key), ...(pre?.extra ?? [])]);
+      break;
+    } catch (err) {
+      const claim = failedClaim(err, claims, 1);
+      if (claim) throw b.claimError(claim);
+      if (isTransactionConflict(err) && attempt < MAX_ATTEMPTS) {
+        await backoff(attempt);
+        continue;
+      }
+      throw err;
+    }
+  }
+  await ctx.hooks.afterWrite?.(ctx, o, undefined);
+  return o;
+}
+
+/** The object a path names (one GetItem). */
+export function getAt(ctx: Ctx, loc: Locator): Promise<StoredObject> {
+  return locate(ctx, loc);
+}
+
+export interface ReplaceResult {
+  readonly object: StoredObject;
+  /** False when the save left the object unchanged (nothing was written). */
+  readonly changed: boolean;
+  readonly behaviour: Behaviour;
+}
+
+/** Full replace of the object a path names. */
+export async function replaceAt(ctx: Ctx, loc: Locator, body: unknown): Promise<ReplaceResult> {
+  let b: Behaviour | undefined;
+  let input: ObjectInput | undefined;
+  const typed = (collection: string): [Behaviour, ObjectInput] => {
+    if (!b || !input) {
+      b = behaviourOf(collection);
+      requireWrite(ctx, b);
+      input = parseObjectBody(body, b.def);
+    }
+    return [b, input];
+  };
+  requireAnyWrite(ctx);
+  if (loc.kind === 'member') typed(loc.collection);
+  let extraFor: ((key: string) => ExtraWrite[]) | undefined;
+
+  for (let attempt = 1; ; attempt++) {
+    const cur = await locate(ctx, loc);
+    const [beh, inp] = typed(cur.collection);
+    if (inp.version !== undefined && inp.version !== cur.version) throw concurrencyConflict(cur.version);
+    if (inp.inFolderKey !== undefined && inp.inFolderKey !== cur.folder) {
+      throw invalidFolder('InFolderKey names another folder: objects do not move between folders.');
+    }
+    extraFor ??= await beh.prepareWrite(ctx, inp, () => getObject(ctx.db, ownInstance(cur)));
+    const draftDoc = beh.complete(ctx, inp, cur);
+    // Notes are not replaced by a PUT of the object.
+    if (cur.doc.Notes !== undefined) draftDoc.Notes = cur.doc.Notes;
+    const pre = await ctx.hooks.beforeWrite?.(ctx, { ...cur, type: inp.typeName, doc: draftDoc }, cur);
+    const doc = (pre?.doc ?? draftDoc) as Doc;
+    const extra = [...extraFor(cur.key), ...(pre?.extra ?? [])];
+    if (extra.length === 0 && inp.typeName === cur.type && canonicalJson(doc) === canonicalJson(cur.doc)) {
+      return { object: cur, changed: false, behaviour: beh };
+    }
+    checkDocSize(doc);
+    const next: StoredObject = { ...cur, type: inp.typeName, doc, version: cur.version + 1 };
+    const before = beh.claims(cur);
+    const after = beh.claims(next);
+    const add = minus(after, before);
+    try {
+      await replaceObjectWith(ctx.db, next, cur, add, minus(before, after), extra);
+    } catch (err) {
+      const claim = failedClaim(err, add, 1);
+      if (claim) throw beh.claimError(claim);
+      // Another writer got in first: read again (a client version now differs: 409).
+      const retry = conditionFailedAt(err, 0) || isTransactionConflict(err);
+      if (!retry || attempt >= MAX_ATTEMPTS) {
+        if (conditionFailedAt(err, 0)) throw concurrencyConflict(cur.version + 1);
+        throw err;
+      }
+      await backoff(attempt);
+      continue;
+    }
+    await ctx.hooks.afterWrite?.(ctx, next, cur);
+    return { object: next, changed: true, behaviour: beh };
+  }
+}
+
+/** Deletes the object a path names, with its claims, notes and extras. */
+export async function removeAt(ctx: Ctx, loc: Locator): Promise<void> {
+  requireAnyWrite(ctx);
+  if (loc.kind === 'member') requireWrite(ctx, behaviourOf(loc.collection));
+  for (let attempt = 1; ; attempt++) {
+    const cur = await locate(ctx, loc);
+    const b = behaviourOf(cur.collection);
+    requireWrite(ctx, b);
+    await b.beforeDelete(ctx, cur);
+    try {
+      await deleteObject(ctx.db, cur, b.claims(cur), b.deleteExtra(ctx, cur));
+    } catch (err) {
+      const retry = conditionFailedAt(err, 0) || isTransactionConflict(err);
+      if (!retry || attempt >= MAX_ATTEMPTS) throw err;
+      await backoff(attempt);
+      continue;
+    }
+    forgetPlacement(ctx, cur.key);
+    await ctx.hooks.afterDelete?.(ctx, cur);
+    return;
+  }
+}

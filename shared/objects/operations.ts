@@ -1,0 +1,126 @@
+/**
+ * The HTTP operations of the object model, thin: parse the request, call the domain, respond.
+ * Every family that serves object collections spreads the `collection` operations into its
+ * operations map (the route row carries the collection); the folders family adds the `folder`
+ * ones, the devices family the `peripheral` ones. `objectOperations(hooks)` gives a family the
+ * same operations with its hooks (see `hooks.ts`).
+ */
+import { notFound } from '../errors.ts';
+import { created, noContent, ok, type ApiRequest, type BaseDeps, type Operation } from '../http/types.ts';
+import { collectionByName, type CollectionDef } from '../model/collections.ts';
+import { renderObject } from '../model/render.ts';
+import type { Locator } from './access.ts';
+import { createIn, getAt, listObjects, removeAt, replaceAt } from './collection.ts';
+import { contextOf, type Ctx } from './context.ts';
+import { NO_HOOKS, type ObjectHooks } from './hooks.ts';
+import { deleteLinkItem, postLink, putLink, readLink } from './links.ts';
+import { parsePaging } from './paging.ts';
+
+type Operations = Readonly<Record<string, Operation<BaseDeps>>>;
+type ContextOf = (req: ApiRequest, deps: BaseDeps) => Ctx;
+
+const param = (req: ApiRequest, name: string): string => req.params[name] ?? '';
+
+/** The collection of a generic route row. */
+function collectionOf(req: ApiRequest): CollectionDef {
+  const def = req.route.collection ? collectionByName(req.route.collection) : undefined;
+  if (!def) throw notFound(`No collection at ${req.path}.`);
+  return def;
+}
+
+const memberAt = (req: ApiRequest): Locator => ({
+  kind: 'member',
+  collection: collectionOf(req).name,
+  folderKey: param(req, 'folderKey'),
+  key: param(req, 'key'),
+});
+const folderAt = (req: ApiRequest): Locator => ({ kind: 'folder', key: param(req, 'folderKey') });
+const peripheralAt = (req: ApiRequest): Locator => ({ kind: 'peripheral', folderKey: param(req, 'folderKey'), key: param(req, 'key') });
+
+/** GET, PUT and DELETE of an object, and its sub-resources, wherever the locator points. */
+function operationsAt(at: (req: ApiRequest) => Locator, ctxOf: ContextOf) {
+  const get: Operation = async (req, deps) => {
+    const ctx = ctxOf(req, deps);
+    return ok(renderObject(await getAt(ctx, at(req)), ctx.ns));
+  };
+  const replace: Operation = async (req, deps) => {
+    const ctx = ctxOf(req, deps);
+    const r = await replaceAt(ctx, at(req), req.body);
+    return r.changed && !r.behaviour.def.putAnswersNoContent ? ok(renderObject(r.object, ctx.ns)) : noContent();
+  };
+  const remove: Operation = async (req, deps) => {
+    await removeAt(ctxOf(req, deps), at(req));
+    return noContent();
+  };
+  const getLink: Operation = async (req, deps) => ok(await readLink(ctxOf(req, deps), at(req), param(req, 'link')));
+  const postLinkOp: Operation = async (req, deps) => {
+    const r = await postLink(ctxOf(req, deps), at(req), param(req, 'link'), req.body);
+    return 'created' in r ? created(r.created) : noContent();
+  };
+  const deleteLinkItemOp: Operation = async (req, deps) => {
+    await deleteLinkItem(ctxOf(req, deps), at(req), param(req, 'link'), param(req, 'linkKey'));
+    return noContent();
+  };
+  const putLinkOp: Operation = async (req, deps) => {
+    await putLink(ctxOf(req, deps), at(req), param(req, 'link'), req.body);
+    return noContent();
+  };
+  return { get, replace, remove, getLink, postLink: postLinkOp, deleteLinkItem: deleteLinkItemOp, putLink: putLinkOp };
+}
+
+export interface ObjectOperations {
+  /** Every generic collection row: list, create, get, replace, remove, getLink, postLink, deleteLinkItem, putLink. */
+  readonly collection: Operations;
+  /** `GET /api` and the folder-level rows (`/api/f/<key>` and its links). */
+  readonly folder: Operations;
+  /** `/api/f/<folder>/peripherals/<key>` and its links (read only). */
+  readonly peripheral: Operations;
+}
+
+/** The object operations, with a family's hooks. */
+export function objectOperations(hooks: ObjectHooks = NO_HOOKS): ObjectOperations {
+  const ctxOf: ContextOf = (req, deps) => contextOf(req, deps, hooks);
+  const member = operationsAt(memberAt, ctxOf);
+  const folder = operationsAt(folderAt, ctxOf);
+  const peripheral = operationsAt(peripheralAt, ctxOf);
+  return {
+    collection: Object.freeze({
+      list: async (req, deps) => {
+        const ctx = ctxOf(req, deps);
+        const paging = parsePaging(req);
+        const items = await listObjects(ctx, collectionOf(req), param(req, 'folderKey'), paging);
+        return ok(items.map((o) => renderObject(o, ctx.ns)));
+      },
+      create: async (req, deps) => {
+        const ctx = ctxOf(req, deps);
+        return created(renderObject(await createIn(ctx, collectionOf(req), param(req, 'folderKey'), req.body), ctx.ns));
+      },
+      ...member,
+    }),
+    folder: Object.freeze({
+      currentInstance: async (req, deps) => {
+        const ctx = ctxOf(req, deps);
+        return ok(renderObject(await getAt(ctx, { kind: 'folder', key: ctx.principal.instanceKey }), ctx.ns));
+      },
+      getFolder: folder.get,
+      replaceFolder: folder.replace,
+      removeFolder: folder.remove,
+      getFolderLink: folder.getLink,
+      postFolderLink: folder.postLink,
+      deleteFolderLinkItem: folder.deleteLinkItem,
+    }),
+    peripheral: Object.freeze({
+      getPeripheral: peripheral.get,
+      getPeripheralLink: peripheral.getLink,
+    }),
+  };
+}
+
+const plain = objectOperations();
+
+/** The generic collection operations, without hooks. */
+export const collectionOperations: Operations = plain.collection;
+/** `GET /api` and the folder-level operations, without hooks. */
+export const folderOperations: Operations = plain.folder;
+/** The peripheral operations, without hooks. */
+export const peripheralOperations: Operations = plain.peripheral;

@@ -1,0 +1,173 @@
+/**
+ * Turns a request body into a document the repository can store, or a 400 that names the
+ * problem:
+ *
+ * 1. the body is a JSON object with a `$type` (else `MissingType`) naming a type the collection
+ *    holds, whatever its namespace (else `WrongType`);
+ * 2. limits: nesting depth, string and array sizes, keys per object (`ValidationFailed` naming the
+ *    field), so an oversized body never reaches DynamoDB as a 500;
+ * 3. every `$type` is normalised to its bare type name, typed array elements get theirs;
+ * 4. the type's zod schema validates the fields (`ValidationFailed` naming the first bad field).
+ *
+ * The stored document is the client's own JSON after normalisation, not the schema's output: key
+ * order and every vendor field round-trip untouched. Read-only fields are dropped (the server
+ * sets them when rendering), write-only fields are handed back separately.
+ */
+import { z } from 'zod';
+import { COLLECTIONS, type CollectionDef } from '../model/collections.ts';
+import { READ_ONLY_FIELDS, WRITE_ONLY_FIELDS } from '../model/render.ts';
+import { ELEMENT_TYPES, LIMITS, schemaFor } from '../model/schemas/index.ts';
+import { typeNameOf } from '../model/types.ts';
+import { invalidField, missingType, wrongType } from './errors.ts';
+
+export type Doc = Record<string, unknown>;
+
+export const isPlainObject = (v: unknown): v is Doc => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A validated object body. */
+export interface ObjectInput {
+  /** Bare type name. */
+  readonly typeName: string;
+  /** The document to store: `$type` (bare) first, read-only, write-only fields and Notes removed. */
+  readonly doc: Doc;
+  /** The `ConcurrencyVersion` the client edited, if it sent one. */
+  readonly version: number | undefined;
+  /** The `InFolderKey` the client sent, if any. */
+  readonly inFolderKey: string | undefined;
+  /** Write-only fields (a user's `Password`). */
+  readonly writeOnly: Readonly<Doc>;
+  /** Texts of the notes sent with the object (a create turns them into notes). */
+  readonly noteTexts: readonly string[];
+}
+
+function formatPath(path: ReadonlyArray<PropertyKey>): string {
+  let out = '';
+  for (const p of path) out += typeof p === 'number' ? `[${p}]` : out ? `.${String(p)}` : String(p);
+  return out;
+}
+
+/** Checks the limits of a JSON value, throwing `ValidationFailed` naming the first field over one. */
+export function checkLimits(value: unknown, path: Array<string | number> = [], depth = 0): void {
+  if (depth > LIMITS.depth) throw invalidField(formatPath(path), `nesting deeper than ${LIMITS.depth} levels`);
+  if (typeof value === 'string') {
+    if (value.length > LIMITS.text) throw invalidField(formatPath(path), `longer than ${LIMITS.text} characters`);
+    return;
+  }
+  if (Array.isArray(value)) {
+    if (value.length > LIMITS.array) throw invalidField(formatPath(path), `more than ${LIMITS.array} elements`);
+    value.forEach((x, i) => checkLimits(x, [...path, i], depth + 1));
+    return;
+  }
+  if (isPlainObject(value)) {
+    const keys = Object.keys(value);
+    if (keys.length > LIMITS.keys) throw invalidField(formatPath(path), `more than ${LIMITS.keys} properties`);
+    for (const k of keys) {
+      if (k.length > LIMITS.code) throw invalidField(formatPath(path), `a property name longer than ${LIMITS.code} characters`);
+      checkLimits(value[k], [...path, k], depth + 1);
+    }
+  }
+}
+
+/** Replaces every parseable `$type` by its bare type name, at any depth. */
+export function normalizeTypes(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(normalizeTypes);
+  if (!isPlainObject(value)) return value;
+  const out: Doc = {};
+  for (const [k, v] of Object.entries(value)) out[k] = k === '$type' ? (typeNameOf(v) ?? v) : normalizeTypes(v);
+  return out;
+}
+
+/** Gives the elements of the typed arrays of a document their bare `$type` when they have none. */
+function typeElements(doc: Doc): Doc {
+  const out: Doc = { ...doc };
+  for (const [field, typeName] of Object.entries(ELEMENT_TYPES)) {
+    const list = out[field];
+    if (!Array.isArray(list)) continue;
+    out[field] = list.map((x) => (isPlainObject(x) && x.$type === undefined ? { $type: typeName, ...x } : x));
+  }
+  return out;
+}
+
+/** Throws `ValidationFailed` for the first issue of a failed zod parse. */
+function validate(schema: z.ZodType, value: unknown): void {
+  const r = schema.safeParse(value);
+  if (r.success) return;
+  const issue = r.error.issues[0]!;
+  throw invalidField(formatPath(issue.path as PropertyKey[]), issue.message);
+}
+
+/** The bare type name of a body's `$type`: MissingType when absent, WrongType when not a type name. */
+function bodyType(body: unknown, where?: string): { body: Doc; typeName: string } {
+  if (!isPlainObject(body)) throw invalidField(where ?? '', 'expected a JSON object with a "$type"');
+  if (body.$type === undefined || body.$type === null) throw missingType(where);
+  const typeName = typeNameOf(body.$type);
+  if (!typeName) throw wrongType(String(body.$type), ['a type name'], where);
+  return { body, typeName };
+}
+
+/** Type names that never belong in a collection accepting "any" type (`'*'`). */
+const FOREIGN_TYPES = new Set([
+  ...COLLECTIONS.flatMap((c) => [c.typeName, ...(Array.isArray(c.acceptsTypes) ? c.acceptsTypes : [])]),
+  ...['NoteInfo', 'InputStatusItem', 'EventTypeInfo', 'EventMessagePosting', 'EventMessageData', 'SysInfo', 'ReleaseNote'],
+  ...['MonikerItem', 'ObjectLinkItem', 'Link', 'Anchor', 'MetadataItem', 'CardAssignmentInfo', 'InputScannerReportingPriority'],
+  ...['MailingAddressInfo', 'EmailAddressInfo', 'PhoneInfo'],
+]);
+
+/** Whether a collection holds objects of a type. */
+export function accepts(def: CollectionDef, typeName: string): boolean {
+  if (typeName === def.typeName) return true;
+  if (def.acceptsTypes === '*') return !FOREIGN_TYPES.has(typeName);
+  return def.acceptsTypes?.includes(typeName) ?? false;
+}
+
+const expectedTypes = (def: CollectionDef): string[] =>
+  def.acceptsTypes === '*' ? [def.typeName, `another ${def.name} type`] : [def.typeName, ...(def.acceptsTypes ?? [])];
+
+/** Validates an object body for a collection. */
+export function parseObjectBody(body: unknown, def: CollectionDef): ObjectInput {
+  const { body: raw, typeName } = bodyType(body);
+  if (!accepts(def, typeName)) throw wrongType(String(raw.$type), expectedTypes(def));
+  checkLimits(raw);
+  const normalized = typeElements(normalizeTypes(raw) as Doc);
+  validate(schemaFor(typeName), normalized);
+
+  const doc: Doc = { $type: typeName };
+  const writeOnly: Doc = {};
+  for (const [k, v] of Object.entries(normalized)) {
+    if (k === '$type' || k === 'Notes' || READ_ONLY_FIELDS.includes(k)) continue;
+    if (WRITE_ONLY_FIELDS.includes(k)) writeOnly[k] = v;
+    else doc[k] = v;
+  }
+  const notes = Array.isArray(normalized.Notes) ? (normalized.Notes as Doc[]) : [];
+  return {
+    typeName,
+    doc,
+    version: typeof raw.ConcurrencyVersion === 'number' ? raw.ConcurrencyVersion : undefined,
+    inFolderKey: typeof raw.InFolderKey === 'string' && raw.InFolderKey !== '' ? raw.InFolderKey : undefined,
+    writeOnly,
+    noteTexts: notes.map((n) => (typeof n.NoteText === 'string' ? n.NoteText : '')).filter((t) => t !== ''),
+  };
+}
+
+/** Validates the body of a sub-resource (NoteInfo, InputStatusItem) and returns it normalised. */
+export function parseElementBody(body: unknown, typeName: string): Doc {
+  const { body: raw, typeName: got } = bodyType(body);
+  if (got !== typeName) throw wrongType(String(raw.$type), [typeName]);
+  checkLimits(raw);
+  const normalized = normalizeTypes(raw) as Doc;
+  validate(schemaFor(typeName), normalized);
+  return normalized;
+}
+
+/** Throws `ValidationFailed` when a document would not fit in one item. */
+export function checkDocSize(doc: Doc): void {
+  const bytes = Buffer.byteLength(JSON.stringify(doc));
+  if (bytes > LIMITS.docBytes) throw invalidField('', `the object is too large (${bytes} bytes; at most ${LIMITS.docBytes})`);
+}
+
+/** JSON text with object keys sorted: equal for documents that differ only in key order. */
+export function canonicalJson(v: unknown): string {
+  return JSON.stringify(v, (_k, x: unknown) =>
+    isPlainObject(x) ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, x[k]])) : x,
+  );
+}

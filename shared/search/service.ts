@@ -1,0 +1,119 @@
+/**
+ * Search: a document-database style query over the objects of an instance (and, on request, its
+ * child instances). The planner picks the most selective index the query allows; the matcher
+ * filters what that index returns. Results are in creation order (keys are time-ordered), paged
+ * like lists.
+ */
+import { ApiError } from '../errors.ts';
+import { getObjects, listCollection, ownInstance, type StoredObject } from '../db/objects-repo.ts';
+import { newBudget, ownersOfCardNumber, readByName, readPartition, SearchTooBroad, type SearchBudget } from '../db/search-repo.ts';
+import type { Paging } from '../http/params.ts';
+import { COLLECTIONS } from '../model/collections.ts';
+import { renderAny } from '../events/render.ts';
+import { discriminators, typeChain, canonicalTypeName } from '../model/type-hierarchy.ts';
+import type { Db } from '../db/client.ts';
+import {
+  compileQuery,
+  normalizeQuery,
+  parseQueryBody,
+  planQuery,
+  requestedTypes,
+  reviveDates,
+  rewriteTypeArrays,
+  type Plan,
+} from './query.ts';
+
+export interface SearchInput {
+  readonly db: Db;
+  readonly ns: string;
+  /** The folder or instance searched (already scope-checked). */
+  readonly scope: StoredObject;
+  /** Instances the search covers: the scope's instance, and its descendants when asked. */
+  readonly instances: readonly string[];
+  readonly body: unknown;
+  readonly paging: Paging;
+}
+
+/** The collections whose objects a requested type can select. */
+export function collectionsFor(types: readonly string[] | undefined): string[] {
+  if (!types) return [...COLLECTIONS.map((c) => c.name), 'eventtypes'];
+  const wanted = types.map(canonicalTypeName);
+  // Event types live under their apps, not in a collection of the route table.
+  const extra = wanted.some((w) => w === 'EventTypeInfo' || w === 'BaseInfo') ? ['eventtypes'] : [];
+  return [...extra, ...COLLECTIONS.filter((c) => {
+    const held = [c.typeName, ...(Array.isArray(c.acceptsTypes) ? c.acceptsTypes : [])];
+    // A collection that keeps any type as sent may hold a type nobody declared.
+    if (c.acceptsTypes === '*') return true;
+    return held.some((t) => wanted.some((w) => typeChain(t).includes(w)));
+  }).map((c) => c.name)];
+}
+
+async function candidates(input: SearchInput, plan: Plan, budget: SearchBudget): Promise<StoredObject[]> {
+  const { db, instances } = input;
+  switch (plan.kind) {
+    case 'keys':
+      return getObjects(db, plan.keys.slice(0, 1000));
+    case 'card': {
+      const owners = (await Promise.all(instances.map((i) => ownersOfCardNumber(db, i, plan.number, budget)))).flat();
+      return getObjects(db, owners);
+    }
+    case 'name':
+      return (await Promise.all(instances.map((i) => readByName(db, i, plan, budget)))).flat();
+    case 'types': {
+      const colls = collectionsFor(plan.types);
+      const reads = instances.flatMap((i) => colls.map((c) => readPartition(db, i, c, budget)));
+      return (await Promise.all(reads)).flat();
+    }
+  }
+}
+
+/** Runs a search; answers the page of rendered matches. */
+export async function search(input: SearchInput): Promise<Record<string, unknown>[]> {
+  const query = normalizeQuery(parseQueryBody(input.body));
+  const types = requestedTypes(query);
+  const matcher = compileQuery(rewriteTypeArrays(query));
+  const plan = planQuery(query, types);
+  const budget = newBudget();
+  let found: StoredObject[];
+  try {
+    found = await candidates(input, plan, budget);
+  } catch (err) {
+    if (err instanceof SearchTooBroad) {
+      throw new ApiError(400, 'InvalidQuery', 'The search would read too many objects: narrow it with _t or an indexed field.');
+    }
+    throw err;
+  }
+  const within = new Set(input.instances);
+  const folderScope = input.scope.collection === 'folders' ? input.scope.key : undefined;
+  const seen = new Set<string>();
+  const matches: Array<{ key: string; view: Record<string, unknown> }> = [];
+  for (const o of found) {
+    if (seen.has(o.key) || o.collection === 'events') continue;
+    seen.add(o.key);
+    if (!within.has(ownInstance(o))) continue;
+    if (folderScope && !o.path.includes(folderScope)) continue;
+    const view = renderAny(o, input.ns);
+    if (!matcher.test({ ...(reviveDates(view) as Record<string, unknown>), _t: discriminators(o.type) })) continue;
+    matches.push({ key: o.key, view });
+  }
+  matches.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+  const { page, pageSize } = input.paging;
+  return matches.slice(page * pageSize, page * pageSize + pageSize).map((m) => m.view);
+}
+
+/**
+ * An instance and every instance below it (child instances, recursively), for
+ * `includeChildInstances`. One Query per instance visited.
+ */
+export async function descendantInstances(db: Db, root: string): Promise<string[]> {
+  const out = [root];
+  for (let i = 0; i < out.length && out.length < 1000; i++) {
+    let after: string | undefined;
+    do {
+      const page = await listCollection(db, out[i]!, 'instances', 1000, after);
+      out.push(...page.items.map((o) => o.key));
+      after = page.nextStart;
+    } while (after);
+  }
+  return out;
+}

@@ -1,0 +1,60 @@
+import { App } from 'aws-cdk-lib';
+import { describe, expect, it } from 'vitest';
+import { DEFAULT_REGIONS, readGatehouseContext } from '../../infra/context.ts';
+import { buildTemplates, cdkJsonContext, resourcesOf } from './app-fixture.ts';
+
+const read = (context: Record<string, unknown>) => readGatehouseContext(new App({ context }).node);
+
+describe('Gatehouse CDK context', () => {
+  it('defaults to three regions, deletion protection on, CORS closed, no custom domains', () => {
+    expect(read({})).toEqual({
+      regions: DEFAULT_REGIONS,
+      deletionProtection: true,
+      corsOrigins: [],
+      customDomains: {},
+      websocketAccessLogs: false,
+      licenseAuthorityKey: undefined,
+    });
+  });
+
+  it('gives the licence authority public key to the token function only, and refuses a private key', () => {
+    const pub = { kty: 'EC', crv: 'P-256', x: 'f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU', y: 'x_FEzRu9m36HLN_tue659LNpXW6pCyStikYjKIWI5a0' };
+    const { templates } = buildTemplates({ 'gatehouse:licenseAuthorityKey': pub });
+    for (const template of templates.values()) {
+      const fns = Object.values(resourcesOf(template, 'AWS::Lambda::Function'));
+      const withKey = fns.filter((f) => JSON.stringify(f.Properties).includes('GATEHOUSE_LICENSE_AUTHORITY_KEY'));
+      expect(withKey).toHaveLength(1);
+      expect(JSON.stringify(withKey[0]!.Properties)).toContain('f83OJ3D2xF1Bg8vub9tLe1gHMzV76e8Tus9uPHvRVEU');
+    }
+    expect(() => read({ 'gatehouse:licenseAuthorityKey': { ...pub, d: 'secret' } })).toThrow(/private key/);
+  });
+
+  it('matches cdk.json', () => {
+    expect(read(cdkJsonContext())).toEqual(read({}));
+  });
+
+  it('accepts the string forms `cdk -c key=value` passes', () => {
+    const ctx = read({
+      'gatehouse:regions': '{"EU":"eu-west-1"}',
+      'gatehouse:deletionProtection': 'false',
+      'gatehouse:corsOrigins': 'https://a.example.com,https://b.example.com',
+      'gatehouse:websocketAccessLogs': 'true',
+    });
+    expect(ctx).toMatchObject({
+      regions: { EU: 'eu-west-1' },
+      deletionProtection: false,
+      corsOrigins: ['https://a.example.com', 'https://b.example.com'],
+      websocketAccessLogs: true,
+    });
+  });
+
+  it('rejects a custom domain for a region that is not deployed', () => {
+    expect(() =>
+      read({ 'gatehouse:customDomains': { AU: { certificateArn: 'arn:aws:acm:ap-southeast-2:1:certificate/x' } } }),
+    ).toThrow(/gatehouse:customDomains.*AU/);
+  });
+
+  it('rejects a deletion protection value that is not a boolean', () => {
+    expect(() => read({ 'gatehouse:deletionProtection': 'off' })).toThrow(/gatehouse:deletionProtection/);
+  });
+});

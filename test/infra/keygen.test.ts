@@ -1,0 +1,237 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
+import { calculateJwkThumbprint, createLocalJWKSet, importJWK, jwtVerify, SignJWT, type JSONWebKeySet, type JWK } from 'jose';
+import { describe, expect, it } from 'vitest';
+import { createHandler, putResponse, type KeygenDeps, type KeygenProperties } from '../../functions/keygen/handler.ts';
+import { generateSigningJwk } from '../../shared/auth/keys.ts';
+
+const ids: KeygenProperties = {
+  SigningKeySecretId: 'arn:aws:secretsmanager:eu-west-1:111122223333:secret:SigningKey-abc',
+  PublicKeysSecretId: 'arn:aws:secretsmanager:eu-west-1:111122223333:secret:PublicKeys-def',
+};
+
+/** Secrets as CloudFormation creates them: a random placeholder value. */
+function freshSecrets(...secretIds: string[]): Map<string, string> {
+  return new Map(secretIds.map((id) => [id, 'p1aceh0lder-R4nd0m']));
+}
+
+interface Harness {
+  readonly deps: KeygenDeps;
+  readonly secrets: Map<string, string>;
+  readonly writes: string[];
+  readonly responses: { url: string; body: Record<string, unknown> }[];
+}
+
+function harness(secrets: Map<string, string>, overrides: Partial<KeygenDeps> = {}): Harness {
+  const writes: string[] = [];
+  const responses: Harness['responses'] = [];
+  const deps: KeygenDeps = {
+    generate: generateSigningJwk,
+    getSecret: async (id) => secrets.get(id),
+    putSecret: async (id, value) => {
+      writes.push(id);
+      secrets.set(id, value);
+    },
+    respond: async (url, body) => {
+      responses.push({ url, body: JSON.parse(body) as Record<string, unknown> });
+    },
+    log: () => {},
+    ...overrides,
+  };
+  return { deps, secrets, writes, responses };
+}
+
+const common = {
+  ServiceToken: 'arn:aws:lambda:eu-west-1:111122223333:function:keygen',
+  ResponseURL: 'https://cloudformation-custom-resource-response.example/response',
+  StackId: 'arn:aws:cloudformation:eu-west-1:111122223333:stack/Gatehouse-EU/1',
+  RequestId: 'request-1',
+  LogicalResourceId: 'SigningKeysGenerate',
+  ResourceType: 'Custom::GatehouseSigningKey',
+};
+
+type Event = CloudFormationCustomResourceEvent<KeygenProperties>;
+
+function createEvent(props: Partial<KeygenProperties> = ids): Event {
+  return { ...common, RequestType: 'Create', ResourceProperties: { ServiceToken: common.ServiceToken, ...props } as Event['ResourceProperties'] };
+}
+
+function updateEvent(props: KeygenProperties, old: KeygenProperties): Event {
+  return {
+    ...common,
+    RequestType: 'Update',
+    PhysicalResourceId: old.SigningKeySecretId,
+    ResourceProperties: { ServiceToken: common.ServiceToken, ...props },
+    OldResourceProperties: old,
+  };
+}
+
+const context = { logStreamName: '2025/01/01/[$LATEST]abc' };
+
+function keyPairIn(secrets: Map<string, string>, where: KeygenProperties = ids): { jwk: JWK; jwks: JSONWebKeySet } {
+  return {
+    jwk: JSON.parse(secrets.get(where.SigningKeySecretId)!) as JWK,
+    jwks: JSON.parse(secrets.get(where.PublicKeysSecretId)!) as JSONWebKeySet,
+  };
+}
+
+describe('keygen custom resource', () => {
+  it('writes the public JWKS, then the private JWK, on Create and answers SUCCESS', async () => {
+    const h = harness(freshSecrets(ids.SigningKeySecretId, ids.PublicKeysSecretId));
+
+    await createHandler(() => h.deps)(createEvent(), context);
+
+    expect(h.writes).toEqual([ids.PublicKeysSecretId, ids.SigningKeySecretId]);
+    const { jwk, jwks } = keyPairIn(h.secrets);
+    expect(jwk).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig', d: expect.any(String) });
+    expect(jwks.keys).toHaveLength(1);
+    expect(jwks.keys[0]!.d).toBeUndefined();
+    expect(jwks.keys[0]!.kid).toBe(jwk.kid);
+    expect(jwk.kid).toBe(await calculateJwkThumbprint(jwks.keys[0]!));
+    expect(h.responses).toEqual([
+      {
+        url: common.ResponseURL,
+        body: {
+          Status: 'SUCCESS',
+          PhysicalResourceId: ids.SigningKeySecretId,
+          StackId: common.StackId,
+          RequestId: common.RequestId,
+          LogicalResourceId: common.LogicalResourceId,
+        },
+      },
+    ]);
+  });
+
+  it('writes a pair that verifies: a token signed with the private key checks against the JWKS', async () => {
+    const h = harness(freshSecrets(ids.SigningKeySecretId, ids.PublicKeysSecretId));
+    await createHandler(() => h.deps)(createEvent(), context);
+    const { jwk, jwks } = keyPairIn(h.secrets);
+
+    const token = await new SignJWT({ sub: 'admin' })
+      .setProtectedHeader({ alg: 'ES256', kid: jwk.kid! })
+      .sign(await importJWK(jwk, 'ES256'));
+
+    await expect(jwtVerify(token, createLocalJWKSet(jwks))).resolves.toMatchObject({ payload: { sub: 'admin' } });
+  });
+
+  it('keeps the key pair when invoked again (a retried Create, an Update, a rollback)', async () => {
+    const h = harness(freshSecrets(ids.SigningKeySecretId, ids.PublicKeysSecretId));
+    const handler = createHandler(() => h.deps);
+    await handler(createEvent(), context);
+    const before = new Map(h.secrets);
+
+    await handler(createEvent(), context);
+    await handler(updateEvent(ids, { ...ids, PublicKeysSecretId: 'elsewhere' }), context);
+
+    expect(h.writes).toHaveLength(2);
+    expect(h.secrets).toEqual(before);
+    expect(h.responses.map((r) => r.body.Status)).toEqual(['SUCCESS', 'SUCCESS', 'SUCCESS']);
+  });
+
+  it('makes a new key pair when an Update names new, empty secrets', async () => {
+    const replaced = { SigningKeySecretId: `${ids.SigningKeySecretId}-2`, PublicKeysSecretId: `${ids.PublicKeysSecretId}-2` };
+    const h = harness(freshSecrets(replaced.SigningKeySecretId, replaced.PublicKeysSecretId));
+
+    await createHandler(() => h.deps)(updateEvent(replaced, ids), context);
+
+    expect(h.writes).toEqual([replaced.PublicKeysSecretId, replaced.SigningKeySecretId]);
+    expect(keyPairIn(h.secrets, replaced).jwk.d).toEqual(expect.any(String));
+    expect(h.responses[0]!.body).toMatchObject({ Status: 'SUCCESS', PhysicalResourceId: replaced.SigningKeySecretId });
+  });
+
+  it('replaces a half-written pair (public key without its private key)', async () => {
+    const h = harness(freshSecrets(ids.SigningKeySecretId, ids.PublicKeysSecretId));
+    const orphan = await generateSigningJwk();
+    h.secrets.set(ids.PublicKeysSecretId, JSON.stringify({ keys: [{ ...orphan, d: undefined }] }));
+
+    await createHandler(() => h.deps)(createEvent(), context);
+
+    const { jwk, jwks } = keyPairIn(h.secrets);
+    expect(jwk.kid).not.toBe(orphan.kid);
+    expect(jwks.keys.map((k) => k.kid)).toEqual([jwk.kid]);
+  });
+
+  it('keeps everything on Delete', async () => {
+    const h = harness(freshSecrets(ids.SigningKeySecretId, ids.PublicKeysSecretId));
+
+    await createHandler(() => h.deps)(
+      { ...common, RequestType: 'Delete', PhysicalResourceId: ids.SigningKeySecretId, ResourceProperties: { ServiceToken: common.ServiceToken, ...ids } },
+      context,
+    );
+
+    expect(h.writes).toEqual([]);
+    expect(h.responses[0]!.body).toMatchObject({ Status: 'SUCCESS', PhysicalResourceId: ids.SigningKeySecretId });
+  });
+
+  it('rejects a Create without secret ids, answering FAILED with a reason', async () => {
+    const h = harness(new Map());
+
+    await createHandler(() => h.deps)(createEvent({ SigningKeySecretId: ids.SigningKeySecretId }), context);
+
+    expect(h.writes).toEqual([]);
+    expect(h.responses[0]!.body).toMatchObject({
+      Status: 'FAILED',
+      Reason: expect.stringContaining('PublicKeysSecretId'),
+      PhysicalResourceId: context.logStreamName,
+    });
+  });
+
+  it('answers FAILED, without key material, when a secret cannot be written', async () => {
+    const h = harness(freshSecrets(ids.SigningKeySecretId, ids.PublicKeysSecretId), {
+      putSecret: async (secretId) => {
+        if (secretId === ids.SigningKeySecretId) throw new Error('AccessDeniedException: not allowed');
+      },
+    });
+
+    await createHandler(() => h.deps)(createEvent(), context);
+
+    expect(h.responses).toHaveLength(1);
+    expect(h.responses[0]!.body).toMatchObject({ Status: 'FAILED', Reason: expect.stringContaining('AccessDenied') });
+    expect(JSON.stringify(h.responses)).not.toMatch(/"(d|x|y)":/);
+  });
+});
+
+describe('keygen response upload', () => {
+  async function withServer(
+    status: number,
+    run: (url: string, received: { method?: string; headers: Record<string, unknown>; body: string }[]) => Promise<void>,
+  ): Promise<void> {
+    const received: { method?: string; headers: Record<string, unknown>; body: string }[] = [];
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c: Buffer) => (body += c.toString('utf8')));
+      req.on('end', () => {
+        received.push({ method: req.method, headers: req.headers, body });
+        res.statusCode = status;
+        res.end();
+      });
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    try {
+      await run(`http://127.0.0.1:${port}/response?X-Amz-Signature=abc`, received);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
+    }
+  }
+
+  it('PUTs the document with an empty Content-Type and its byte length', async () => {
+    const document = JSON.stringify({ Status: 'SUCCESS', PhysicalResourceId: 'é' });
+
+    await withServer(200, async (url, received) => {
+      await putResponse(url, document);
+
+      expect(received).toHaveLength(1);
+      expect(received[0]).toMatchObject({ method: 'PUT', body: document });
+      expect(received[0]!.headers['content-type']).toBe('');
+      expect(received[0]!.headers['content-length']).toBe(String(Buffer.byteLength(document)));
+    });
+  });
+
+  it('rejects when the upload is refused', async () => {
+    await withServer(403, async (url) => {
+      await expect(putResponse(url, '{}')).rejects.toThrow(/403/);
+    });
+  });
+});

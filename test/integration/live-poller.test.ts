@@ -1,0 +1,170 @@
+/**
+ * The stream poller's delivery rules, with a scripted stream (so batches, failures and shard
+ * splits are exact): retries from the first failed record with backoff, gives up after the
+ * bounded attempts, and reads a child shard after its parent closes.
+ */
+import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { describe, expect, it } from 'vitest';
+import type { RecordPage, ShardPosition, StreamReader, StreamShard } from '#shared/db/stream-reader.ts';
+import { createLogger } from '#shared/logger.ts';
+import { startStreamPoller } from '#local/stream-poller.ts';
+
+const logger = createLogger({ logLevel: 'SILENT' });
+
+const record = (seq: string): DynamoDBRecord => ({ eventName: 'INSERT', dynamodb: { SequenceNumber: seq, Keys: { PK: { S: seq } } } });
+
+/**
+ * A stream whose shards each return their pages once, then empty pages; a shard whose script
+ * ends with `closed` returns no next iterator after its last page.
+ */
+function scriptedStream(script: Record<string, { parent?: string; pages: DynamoDBRecord[][]; closed?: boolean; appearsAfterMs?: number }>) {
+  const started = Date.now();
+  const positions: Array<{ shardId: string; position: ShardPosition }> = [];
+  const reader: StreamReader = {
+    latestStreamArn: async () => 'arn:stream',
+    shards: async () =>
+      Object.entries(script)
+        .filter(([, s]) => Date.now() - started >= (s.appearsAfterMs ?? 0))
+        .map(([shardId, s]): StreamShard => ({ shardId, parentShardId: s.parent, closed: s.closed === true })),
+    iterator: async (_arn, shardId, position) => {
+      positions.push({ shardId, position });
+      return `${shardId}:0`;
+    },
+    records: async (iterator): Promise<RecordPage> => {
+      const [shardId, n] = iterator.split(':') as [string, string];
+      const s = script[shardId]!;
+      const i = Number(n);
+      if (i < s.pages.length) {
+        const last = i === s.pages.length - 1;
+        return { records: s.pages[i]!, next: last && s.closed ? undefined : `${shardId}:${i + 1}` };
+      }
+      return { records: [], next: s.closed ? undefined : iterator };
+    },
+    destroy: () => {},
+  };
+  return { reader, positions };
+}
+
+const seqs = (e: DynamoDBStreamEvent) => e.Records.map((r) => r.dynamodb!.SequenceNumber!);
+
+describe('stream poller', () => {
+  it('retries a failed batch from the first failed record', async () => {
+    const { reader } = scriptedStream({ s1: { pages: [[record('1'), record('2'), record('3')]] } });
+    const calls: string[][] = [];
+    const invoke = async (e: DynamoDBStreamEvent) => {
+      calls.push(seqs(e));
+      if (calls.length === 1) throw new Error('cold start failed');
+      if (calls.length === 2) return { batchItemFailures: [{ itemIdentifier: '2' }] };
+      return { batchItemFailures: [] };
+    };
+
+    const poller = await startStreamPoller({ reader, invoke, logger, idleMs: 10, backoffMs: 5 });
+    await expect.poll(() => calls.length).toBe(3);
+    await poller.stop();
+
+    expect(calls).toEqual([
+      ['1', '2', '3'],
+      ['1', '2', '3'],
+      ['2', '3'],
+    ]);
+  });
+
+  it('skips a batch after the bounded attempts and reads on', async () => {
+    const { reader } = scriptedStream({ s1: { pages: [[record('1')], [record('2')]] } });
+    const calls: string[][] = [];
+    const invoke = async (e: DynamoDBStreamEvent) => {
+      calls.push(seqs(e));
+      if (seqs(e).includes('1')) throw new Error('poison record');
+      return { batchItemFailures: [] };
+    };
+
+    const poller = await startStreamPoller({ reader, invoke, logger, idleMs: 10, backoffMs: 5, maxAttempts: 3 });
+    await expect.poll(() => calls.length).toBe(4);
+    await poller.stop();
+
+    expect(calls).toEqual([['1'], ['1'], ['1'], ['2']]);
+  });
+
+  it('retries the whole batch when a failure names an unknown record', async () => {
+    const { reader } = scriptedStream({ s1: { pages: [[record('1'), record('2')]] } });
+    const calls: string[][] = [];
+    const invoke = async (e: DynamoDBStreamEvent) => {
+      calls.push(seqs(e));
+      return { batchItemFailures: calls.length === 1 ? [{ itemIdentifier: '' }] : [] };
+    };
+
+    const poller = await startStreamPoller({ reader, invoke, logger, idleMs: 10, backoffMs: 5 });
+    await expect.poll(() => calls.length).toBe(2);
+    await poller.stop();
+
+    expect(calls).toEqual([
+      ['1', '2'],
+      ['1', '2'],
+    ]);
+  });
+
+  it('skips shards closed at start and reads a shard that appears later from TRIM_HORIZON', async () => {
+    const { reader, positions } = scriptedStream({
+      old: { pages: [[record('0')]], closed: true },
+      open: { pages: [[record('1')]] },
+      child: { parent: 'old', pages: [[record('2')]], appearsAfterMs: 50 },
+    });
+    const calls: string[][] = [];
+
+    const poller = await startStreamPoller({
+      reader,
+      invoke: async (e) => {
+        calls.push(seqs(e));
+        return { batchItemFailures: [] };
+      },
+      logger,
+      idleMs: 10,
+      shardRefreshMs: 20,
+    });
+    await expect.poll(() => calls.flat().sort()).toEqual(['1', '2']);
+    await poller.stop();
+
+    // A closed shard at start holds history nobody listened to.
+    expect(positions.some((p) => p.shardId === 'old')).toBe(false);
+    expect(positions).toContainEqual({ shardId: 'open', position: { type: 'LATEST' } });
+    expect(positions).toContainEqual({ shardId: 'child', position: { type: 'TRIM_HORIZON' } });
+  });
+
+  it('reads an open shard to its end before its child shard', async () => {
+    let parentOpen = true;
+    const order: string[] = [];
+    const reader: StreamReader = {
+      latestStreamArn: async () => 'arn:stream',
+      shards: async () => [
+        { shardId: 'p', parentShardId: undefined, closed: !parentOpen },
+        ...(parentOpen ? [] : [{ shardId: 'c', parentShardId: 'p', closed: false }]),
+      ],
+      iterator: async (_arn, shardId) => `${shardId}:0`,
+      records: async (it) => {
+        const [shardId, n] = it.split(':') as [string, string];
+        if (shardId === 'p') {
+          if (n === '0') return { records: [], next: 'p:1' };
+          // The parent closes: its last records, then no next iterator.
+          parentOpen = false;
+          if (n === '1') return { records: [record('p1')], next: undefined };
+        }
+        if (n === '0') return { records: [record('c1')], next: 'c:1' };
+        return { records: [], next: it };
+      },
+      destroy: () => {},
+    };
+
+    const poller = await startStreamPoller({
+      reader,
+      invoke: async (e) => {
+        order.push(...seqs(e));
+        return { batchItemFailures: [] };
+      },
+      logger,
+      idleMs: 10,
+      shardRefreshMs: 10_000,
+    });
+    await expect.poll(() => order).toEqual(['p1', 'c1']);
+    await poller.stop();
+  });
+});
