@@ -99,6 +99,8 @@ export interface DynamoOptions {
   readonly dataDir: string;
   /** Use this endpoint instead of starting DynamoDB Local. */
   readonly endpoint?: string;
+  /** Keep nothing on disk (tests and benchmarks): `dataDir` is then unused. */
+  readonly inMemory?: boolean;
   readonly startTimeoutMs?: number;
 }
 
@@ -109,8 +111,8 @@ export async function startDynamo(opts: DynamoOptions): Promise<RunningDynamo> {
     return { endpoint: opts.endpoint, pid: undefined, exited: new Promise(() => {}), stop: async () => {} };
   }
   await checkJava();
-  const dbPath = resolve(join(opts.dataDir, 'dynamodb'));
-  await mkdir(dbPath, { recursive: true });
+  const dbPath = opts.inMemory ? null : resolve(join(opts.dataDir, 'dynamodb'));
+  if (dbPath) await mkdir(dbPath, { recursive: true });
   // DynamoDB Local reports usage to AWS unless told not to; the runtime works offline.
   process.env.DDB_LOCAL_TELEMETRY ??= '0';
   // Another process may take the port between the probe and Java's bind: try a few ports.
@@ -126,7 +128,7 @@ export async function startDynamo(opts: DynamoOptions): Promise<RunningDynamo> {
   throw lastError;
 }
 
-async function launch(port: number, dbPath: string, timeoutMs: number): Promise<RunningDynamo> {
+async function launch(port: number, dbPath: string | null, timeoutMs: number): Promise<RunningDynamo> {
   const child = spawn({ port, path: dbPath, sharedDb: true, stdio: 'pipe' });
   let output = '';
   const keep = (chunk: Buffer) => {

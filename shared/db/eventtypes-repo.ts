@@ -12,10 +12,10 @@
  * so one Query of the event type's partition returns the type and its alarm links together, and
  * one Query of `AL#<alarmKey>` lists an alarm definition's event types.
  */
-import { DeleteCommand, QueryCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Db } from './client.ts';
 import { OBJECT_SK, objectPk, partitionPk } from './keys.ts';
-import { fromItem, send, transact, type ExtraWrite, type StoredObject } from './objects-repo.ts';
+import { fromItem, queryAll, send, transact, type ExtraWrite, type StoredObject } from './objects-repo.ts';
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
@@ -29,27 +29,13 @@ export const alarmLinkSk = (alarmKey: string): string => `${ALARM_PREFIX}${alarm
 /** Index partition of an alarm definition's event types. */
 export const alarmMembersPk = (alarmKey: string): string => `AL#${alarmKey}`;
 
-async function queryAll(db: Db, input: Record<string, unknown>, max = 10_000): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out: { Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown> } = await send(
-      db,
-      new QueryCommand({ TableName: db.tableName, ...input, ...(start ? { ExclusiveStartKey: start } : {}) } as never),
-    );
-    items.push(...(out.Items ?? []));
-    start = out.LastEvaluatedKey;
-  } while (start && items.length < max);
-  return items;
-}
-
 /** Every app of an instance, whatever its folder (the instance's `apps` partition of GSI2). */
 export async function appsOfInstance(db: Db, instanceKey: string): Promise<StoredObject[]> {
   const items = await queryAll(db, {
     IndexName: 'GSI2',
     KeyConditionExpression: 'GSI2PK = :pk',
     ExpressionAttributeValues: { ':pk': partitionPk(instanceKey, APPS_COLLECTION) },
-  });
+  }, { max: 10_000 });
   return items.filter((i) => i.Coll === APPS_COLLECTION).map(fromItem);
 }
 
@@ -65,7 +51,7 @@ export async function eventTypeWithAlarms(db: Db, key: string): Promise<EventTyp
     KeyConditionExpression: 'PK = :pk AND begins_with(SK, :a)',
     ExpressionAttributeValues: { ':pk': objectPk(key), ':a': OBJECT_SK },
     ConsistentRead: true,
-  });
+  }, { max: 10_000 });
   const obj = items.find((i) => i.SK === OBJECT_SK && i.Coll === EVENT_TYPES_COLLECTION);
   if (!obj) return undefined;
   const alarmKeys = items
@@ -130,7 +116,7 @@ export async function alarmMembers(db: Db, alarmKey: string): Promise<string[]> 
     IndexName: 'GSI1',
     KeyConditionExpression: 'GSI1PK = :pk',
     ExpressionAttributeValues: { ':pk': alarmMembersPk(alarmKey) },
-  });
+  }, { max: 10_000 });
   return items.map((i) => i.GSI1SK as string);
 }
 

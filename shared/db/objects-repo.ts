@@ -361,6 +361,30 @@ export async function listCollectionKeys(
   return keys;
 }
 
+/**
+ * Every item of a Query, page after page (DynamoDB pages at 1 MB). `onPage` sees each page as it
+ * arrives and may throw to stop (a read budget); reading stops past `max` items.
+ */
+export async function queryAll(
+  db: Db,
+  input: Record<string, unknown>,
+  opts: { readonly max?: number; readonly onPage?: (items: readonly Record<string, unknown>[]) => void } = {},
+): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out: { Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown> } = await send(
+      db,
+      new QueryCommand({ TableName: db.tableName, ...input, ...(start ? { ExclusiveStartKey: start } : {}) } as never),
+    );
+    const page = out.Items ?? [];
+    opts.onPage?.(page);
+    items.push(...page);
+    start = out.LastEvaluatedKey;
+  } while (start && items.length < (opts.max ?? Number.POSITIVE_INFINITY));
+  return items;
+}
+
 /** Any item by key (auth state, status items). */
 export async function getItem(db: Db, pk: string, sk: string, consistent = false): Promise<Record<string, unknown> | undefined> {
   const out = await send<{ Item?: Record<string, unknown> }>(

@@ -5,10 +5,10 @@
  *
  *   PK `O#<from>`  SK `R#<Relation>#<to>`  GSI1PK `RB#<to>`  GSI1SK `<Relation>#<from>`
  */
-import { QueryCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Db } from './client.ts';
 import { objectPk, referencedByPk, relationPrefix, relationSk } from './keys.ts';
-import { send } from './objects-repo.ts';
+import { queryAll } from './objects-repo.ts';
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
@@ -43,19 +43,6 @@ function toConnection(i: Record<string, unknown>): Connection {
   return { from: i.From as string, relation: i.Relation as string, to: i.To as string };
 }
 
-async function queryAll(db: Db, input: Record<string, unknown>): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out: { Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown> } = await send(
-      db,
-      new QueryCommand({ TableName: db.tableName, ...input, ...(start ? { ExclusiveStartKey: start } : {}) } as never),
-    );
-    items.push(...(out.Items ?? []));
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return items;
-}
 
 /** The connections from an object (optionally of one relation), in one Query. */
 export async function connectionsFrom(db: Db, from: string, relation?: string): Promise<Connection[]> {

@@ -2,10 +2,9 @@
  * The reads a search plan makes: each one is a Query of one index key (or a BatchGet of keys),
  * so a search reads the partitions its plan names and never the whole table.
  */
-import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from './client.ts';
 import { cardNumberPk, namePk, partitionPk } from './keys.ts';
-import { fromItem, send, type StoredObject } from './objects-repo.ts';
+import { fromItem, queryAll, type StoredObject } from './objects-repo.ts';
 
 /** At most this many items are read for one search; past it the search answers 400 (narrow it). */
 export const MAX_SEARCH_READ = 20_000;
@@ -17,25 +16,18 @@ export class SearchTooBroad extends Error {
   }
 }
 
-async function queryAll(db: Db, input: Record<string, unknown>, budget: { left: number }): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out: { Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown> } = await send(
-      db,
-      new QueryCommand({ TableName: db.tableName, ...input, ...(start ? { ExclusiveStartKey: start } : {}) } as never),
-    );
-    items.push(...(out.Items ?? []));
-    budget.left -= out.Items?.length ?? 0;
-    if (budget.left < 0) throw new SearchTooBroad();
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return items;
-}
 
 export interface SearchBudget {
   left: number;
 }
+
+/** Charges each page read to the search's budget; past it the search stops. */
+const spend = (budget: SearchBudget) => ({
+  onPage: (items: readonly Record<string, unknown>[]) => {
+    budget.left -= items.length;
+    if (budget.left < 0) throw new SearchTooBroad();
+  },
+});
 
 export const newBudget = (): SearchBudget => ({ left: MAX_SEARCH_READ });
 
@@ -44,7 +36,7 @@ export async function readPartition(db: Db, instanceKey: string, collection: str
   const items = await queryAll(
     db,
     { IndexName: 'GSI2', KeyConditionExpression: 'GSI2PK = :pk', ExpressionAttributeValues: { ':pk': partitionPk(instanceKey, collection) } },
-    budget,
+    spend(budget),
   );
   return items.map(fromItem);
 }
@@ -64,7 +56,7 @@ export async function readByName(
       KeyConditionExpression: 'GSI3PK = :pk AND begins_with(GSI3SK, :sk)',
       ExpressionAttributeValues: { ':pk': namePk(instanceKey), ':sk': begins },
     },
-    budget,
+    spend(budget),
   );
   return items.map(fromItem);
 }
@@ -79,7 +71,7 @@ export async function ownersOfCardNumber(db: Db, instanceKey: string, number: st
       ExpressionAttributeValues: { ':pk': cardNumberPk(instanceKey, number) },
       ProjectionExpression: 'GSI3SK',
     },
-    budget,
+    spend(budget),
   );
   return items.map((i) => i.GSI3SK as string);
 }

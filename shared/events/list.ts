@@ -27,7 +27,7 @@ import { getObjects, listCollection, type StoredObject } from '../db/objects-rep
 import { connectionsTo } from '../db/relations-repo.ts';
 import { requireFolderInScope } from '../objects/access.ts';
 import type { Ctx } from '../objects/context.ts';
-import { ExpiringCache } from './cache.ts';
+import { TtlCache } from '../ttl-cache.ts';
 import { eventFilter, type EventDocView, type EventListQuery } from './list-query.ts';
 
 /** Items one listing may read before it is refused as too broad. */
@@ -40,7 +40,7 @@ export const MAX_POINTER_STREAMS = 100;
 const tooBroad = (what: string) => new ApiError(400, 'QueryTooBroad', `The events query ${what}: narrow it with startingOn/endingOn or fewer folders.`);
 
 /** Position (timeline sort key) after each page of a listing: 5 minutes, 10 000 entries. */
-const positions = new ExpiringCache<string>(10_000, 5 * 60_000);
+const positions = new TtlCache<string>(10_000, 5 * 60_000);
 
 interface Entry {
   readonly sk: string;

@@ -25,7 +25,7 @@ import { isWithin } from '../model/placement.ts';
 import { loadFolder } from '../objects/access.ts';
 import type { Ctx } from '../objects/context.ts';
 import { outOfScope } from '../objects/errors.ts';
-import { ExpiringCache } from './cache.ts';
+import { TtlCache } from '../ttl-cache.ts';
 import { monikersOf } from './event-type-body.ts';
 import type { RelatedObject } from './posting.ts';
 import { canonicalHref } from './render.ts';
@@ -52,16 +52,16 @@ interface Placement {
   readonly path: readonly string[];
 }
 
-const sinks = new ExpiringCache<StoredObject>(5_000, RESOLVE_TTL_MS);
-const apps = new ExpiringCache<StoredObject[]>(5_000, RESOLVE_TTL_MS);
-const types = new ExpiringCache<ResolvedType>(20_000, RESOLVE_TTL_MS);
-const placements = new ExpiringCache<Placement | null>(50_000, PLACEMENT_TTL_MS);
+const sinks = new TtlCache<StoredObject>(5_000, RESOLVE_TTL_MS);
+const apps = new TtlCache<StoredObject[]>(5_000, RESOLVE_TTL_MS);
+const types = new TtlCache<ResolvedType>(20_000, RESOLVE_TTL_MS);
+const placements = new TtlCache<Placement | null>(50_000, PLACEMENT_TTL_MS);
 
 const id = (ctx: Ctx, ...parts: string[]): string => [ctx.db.tableName, ...parts].join('\u0000');
 
 /** Forgets every cached resolution (tests). */
 export function clearResolveCaches(): void {
-  for (const c of [sinks, apps, types, placements] as ExpiringCache<unknown>[]) c.clear();
+  for (const c of [sinks, apps, types, placements] as TtlCache<unknown>[]) c.clear();
 }
 
 /** Forgets a changed or deleted event type in this execution environment. */

@@ -1,9 +1,10 @@
 /**
  * Global setup of the integration project: one in-memory DynamoDB Local on a free loopback port
- * for the whole run. Each test file creates its own table (see `test/support/db.ts`).
+ * for the whole run (the local runtime's own launcher). Each test file creates its own table
+ * (see `test/support/db.ts`).
  */
 import type { TestProject } from 'vitest/node';
-import { startInMemoryDynamo } from './dynamo-local.ts';
+import { startDynamo } from '../../local/dynamo.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -12,7 +13,7 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject) {
-  const dynamo = await startInMemoryDynamo();
+  const dynamo = await startDynamo({ dataDir: '', inMemory: true });
   project.provide('dynamoEndpoint', dynamo.endpoint);
   return async () => {
     await dynamo.stop();

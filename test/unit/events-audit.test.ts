@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { StoredObject } from '#shared/db/objects-repo.ts';
 import { auditEvent, auditEventKey, auditPlacement, SYSTEM_APP_KEY, SYSTEM_EVENT_TYPES } from '#shared/events/audit.ts';
 import { eventTypeRef } from '#shared/events/event-types.ts';
-import { ExpiringCache } from '#shared/events/cache.ts';
+import { TtlCache } from '#shared/ttl-cache.ts';
 import { canonicalHref, eventTypeHref } from '#shared/events/render.ts';
 
 const R = '650000000000000000000001';
@@ -68,10 +68,10 @@ describe('eventTypeRef', () => {
   });
 });
 
-describe('ExpiringCache', () => {
+describe('TtlCache', () => {
   it('forgets entries after their time, evicts the least recently used, and deletes by value', () => {
     let now = 0;
-    const c = new ExpiringCache<number>(2, 100, () => now);
+    const c = new TtlCache<number>(2, 100, () => now);
     c.set('a', 1);
     c.set('b', 2);
     c.get('a');

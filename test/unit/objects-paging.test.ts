@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { ApiRequest } from '#shared/http/types.ts';
-import { TtlLru } from '#shared/objects/cursor-cache.ts';
+import { TtlCache } from '#shared/ttl-cache.ts';
 import { parsePaging } from '#shared/objects/paging.ts';
 
 const req = (query: Record<string, string>): ApiRequest =>
@@ -24,10 +24,10 @@ describe('parsePaging', () => {
   });
 });
 
-describe('TtlLru', () => {
+describe('TtlCache', () => {
   it('forgets entries after their time to live', () => {
     let now = 0;
-    const c = new TtlLru<string>(10, 100, () => now);
+    const c = new TtlCache<string>(10, 100, () => now);
     c.set('a', '1');
     now = 99;
     expect(c.get('a')).toBe('1');
@@ -36,7 +36,7 @@ describe('TtlLru', () => {
   });
 
   it('evicts the least recently used entry beyond its size', () => {
-    const c = new TtlLru<number>(2, 1000);
+    const c = new TtlCache<number>(2, 1000);
     c.set('a', 1);
     c.set('b', 2);
     c.get('a');

@@ -1,9 +1,9 @@
 /**
- * A small time-limited LRU map, one per execution environment, for what publishing resolves
- * again and again (the sink's folder, an instance's apps, an event type, related objects), so a
- * warm publish costs only its write. Entries are hints: every miss reads the store.
+ * A small in-memory LRU map with a time to live, one per execution environment (a Lambda
+ * container or the local process). Every use holds hints that a miss merely makes slower: the
+ * cursor of a listing's next page, folder placements, what publishing resolves again and again.
  */
-export class ExpiringCache<V> {
+export class TtlCache<V> {
   private readonly entries = new Map<string, { value: V; expires: number }>();
 
   constructor(
@@ -39,6 +39,10 @@ export class ExpiringCache<V> {
   /** Deletes every entry whose value matches (used on writes, which are rare). */
   deleteWhere(match: (value: V, key: string) => boolean): void {
     for (const [k, e] of this.entries) if (match(e.value, k)) this.entries.delete(k);
+  }
+
+  get size(): number {
+    return this.entries.size;
   }
 
   clear(): void {
