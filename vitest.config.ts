@@ -1,9 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Four projects: `unit` (no network), `integration` (DynamoDB Local started once by a global
- * setup), `infra` (CDK template assertions, bundling skipped) and `e2e` (the local runtime
- * booted on a free port, spoken to over HTTP and WebSocket).
+ * Five projects: `unit` (no network), `integration` (DynamoDB Local started once by a global
+ * setup), `infra` (CDK template assertions, bundling skipped), `reliability` (fuzzing, tenant
+ * isolation, races, faults: DynamoDB Local like integration) and `e2e` (the local runtime booted
+ * on a free port, spoken to over HTTP and WebSocket).
  */
 const env = {
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
@@ -28,6 +29,16 @@ export default defineConfig({
         },
       },
       { test: { name: 'infra', include: ['test/infra/**/*.test.ts'], testTimeout: 120_000, env } },
+      {
+        test: {
+          name: 'reliability',
+          include: ['test/reliability/**/*.test.ts'],
+          globalSetup: ['test/support/dynamo-setup.ts'],
+          testTimeout: 180_000,
+          hookTimeout: 120_000,
+          env,
+        },
+      },
       {
         test: {
           name: 'e2e',
