@@ -32,12 +32,22 @@ export function intParam(req: Pick<ApiRequest, 'query'>, name: string, def: numb
   return n;
 }
 
-/** `page` (zero-based) and `pageSize` (1..1000, default 20). */
+/**
+ * `page` (zero-based, default 0) and `pageSize` (1..1000, default 20); anything else is 400
+ * `InvalidPaging` (clients send `pagesize` too).
+ */
 export function parsePaging(req: Pick<ApiRequest, 'query'>): Paging {
-  return {
-    page: intParam(req, 'page', 0, 0, 1_000_000),
-    pageSize: intParam(req, 'pageSize', DEFAULT_PAGE_SIZE, 1, MAX_PAGE_SIZE),
+  const read = (name: string): number | undefined => {
+    const raw = req.query[name]?.[0] ?? req.query[name.toLowerCase()]?.[0];
+    if (raw === undefined || raw === '') return undefined;
+    if (!/^[+-]?\d{1,15}$/.test(raw.trim())) throw badRequest('InvalidPaging', `${name} must be an integer.`);
+    return Number(raw);
   };
+  const page = read('page') ?? 0;
+  const pageSize = read('pageSize') ?? DEFAULT_PAGE_SIZE;
+  if (page < 0) throw badRequest('InvalidPaging', 'page must be 0 or more.');
+  if (pageSize < 1 || pageSize > MAX_PAGE_SIZE) throw badRequest('InvalidPaging', `pageSize must be from 1 to ${MAX_PAGE_SIZE}.`);
+  return { page, pageSize };
 }
 
 /** A boolean parameter (`true`/`false`, any case; `1`/`0`). */

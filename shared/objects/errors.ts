@@ -17,7 +17,6 @@ export const invalidField = (field: string, problem: string): ApiError =>
 
 export const invalidFolder = (message: string): ApiError => badRequest('InvalidFolder', message);
 
-export const invalidPaging = (message: string): ApiError => badRequest('InvalidPaging', message);
 
 export const concurrencyConflict = (stored: number): ApiError =>
   conflict('ConcurrencyConflict', `The object was changed by someone else (its ConcurrencyVersion is now ${stored}); read it again and retry.`);

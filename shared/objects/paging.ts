@@ -13,33 +13,11 @@
  */
 import { listCollection, listCollectionKeys, type StoredObject } from '../db/objects-repo.ts';
 import type { Db } from '../db/client.ts';
-import type { ApiRequest } from '../http/types.ts';
 import { cursorCache } from './cursor-cache.ts';
-import { invalidPaging } from './errors.ts';
 
-export const DEFAULT_PAGE_SIZE = 20;
-export const MAX_PAGE_SIZE = 1000;
+import type { Paging } from '../http/params.ts';
 
-export interface Paging {
-  readonly page: number;
-  readonly pageSize: number;
-}
-
-function intParam(req: ApiRequest, name: string): number | undefined {
-  const raw = req.query[name]?.[0] ?? req.query[name.toLowerCase()]?.[0];
-  if (raw === undefined || raw === '') return undefined;
-  if (!/^[+-]?\d{1,15}$/.test(raw.trim())) throw invalidPaging(`${name} must be an integer.`);
-  return Number(raw);
-}
-
-/** Reads `page` and `pageSize` from the query (400 when out of range). */
-export function parsePaging(req: ApiRequest): Paging {
-  const page = intParam(req, 'page') ?? 0;
-  const pageSize = intParam(req, 'pageSize') ?? DEFAULT_PAGE_SIZE;
-  if (page < 0) throw invalidPaging('page must be 0 or more.');
-  if (pageSize < 1 || pageSize > MAX_PAGE_SIZE) throw invalidPaging(`pageSize must be from 1 to ${MAX_PAGE_SIZE}.`);
-  return { page, pageSize };
-}
+export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, parsePaging, type Paging } from '../http/params.ts';
 
 const cursorKey = (db: Db, folder: string, collection: string, pageSize: number, page: number): string =>
   `${db.tableName}\u0000${folder}\u0000${collection}\u0000${pageSize}\u0000${page}`;
