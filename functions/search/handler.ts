@@ -16,7 +16,7 @@ const searchOperation: Operation<CoreDeps> = async (req, deps) => {
   const paging = parsePaging(req);
   const instance = ownInstance(scope);
   const instances = boolParam(req, 'includeChildInstances') ? await descendantInstances(ctx.db, instance) : [instance];
-  return ok(await search({ db: ctx.db, ns: ctx.ns, scope, instances, body: req.body, paging }));
+  return ok(await search({ db: ctx.db, ns: ctx.ns, scope, instances, body: req.body, paging, callerInstance: ctx.principal.instanceKey }));
 };
 
 export const operations = { search: searchOperation };

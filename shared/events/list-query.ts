@@ -73,7 +73,7 @@ const BY_LOWER = new Map(PARAMETERS.map((p) => [p.toLowerCase(), p]));
 
 /** The query with parameter names matched case-insensitively (`pagesize` is `pageSize`). */
 export function canonicalQuery(req: Query): Query {
-  const query: Record<string, string[]> = {};
+  const query: Record<string, string[]> = Object.create(null);
   for (const [k, v] of Object.entries(req.query)) (query[BY_LOWER.get(k.toLowerCase()) ?? k] ??= []).push(...v);
   return { query };
 }

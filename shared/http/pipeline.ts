@@ -60,14 +60,15 @@ function state(request: MiddyRequest): State {
 }
 
 function parseQuery(raw: string | undefined): Record<string, string[]> {
-  const query: Record<string, string[]> = {};
+  // Client-chosen names: no prototype, so `?toString=1` or `?__proto__=1` is just a parameter.
+  const query: Record<string, string[]> = Object.create(null);
   if (!raw) return query;
   for (const [k, v] of new URLSearchParams(raw)) (query[k] ??= []).push(v);
   return query;
 }
 
 function lowerHeaders(h: HttpEvent['headers'] | undefined): Record<string, string> {
-  const out: Record<string, string> = {};
+  const out: Record<string, string> = Object.create(null);
   for (const [k, v] of Object.entries(h ?? {})) if (v !== undefined) out[k.toLowerCase()] = v;
   return out;
 }

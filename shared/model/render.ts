@@ -156,3 +156,16 @@ export function renderObject(o: StoredObject, ns: string): Record<string, unknow
   if (!('Notes' in out)) out.Notes = [];
   return out;
 }
+
+/**
+ * Hides the folder of an object whose folder the caller cannot see: the caller's own instance
+ * is held by a parent outside the caller's scope, and its key must not be shown.
+ */
+export function hideOuterFolder(out: Record<string, unknown>, o: Pick<StoredObject, 'folder' | 'path'>, callerInstance: string): Record<string, unknown> {
+  const folderPath = o.path.slice(0, -1);
+  if (o.folder && o.folder !== callerInstance && !folderPath.includes(callerInstance)) {
+    out.InFolderKey = null;
+    out.InFolderHref = null;
+  }
+  return out;
+}

@@ -57,7 +57,10 @@ const EXTRA: Readonly<Record<string, Readonly<Record<string, readonly Method[]>>
 const collectionOf = (loc: Locator): string | undefined => (loc.kind === 'member' ? loc.collection : undefined);
 
 function methodsOf(collection: string | undefined, link: string): readonly Method[] | undefined {
-  return STANDARD[link] ?? (collection ? EXTRA[collection]?.[link] : undefined);
+  // `link` comes from the path: only own entries count (`constructor` is no link).
+  if (Object.hasOwn(STANDARD, link)) return STANDARD[link];
+  const extra = collection && Object.hasOwn(EXTRA, collection) ? EXTRA[collection] : undefined;
+  return extra && Object.hasOwn(extra, link) ? extra[link] : undefined;
 }
 
 /** Finds the object and checks that its link answers `method` (404 unknown link, 405 other method). */

@@ -8,7 +8,8 @@
 import { notFound } from '../errors.ts';
 import { created, noContent, ok, type ApiRequest, type BaseDeps, type Operation } from '../http/types.ts';
 import { collectionByName, type CollectionDef } from '../model/collections.ts';
-import { renderObject } from '../model/render.ts';
+import type { StoredObject } from '../db/objects-repo.ts';
+import { hideOuterFolder, renderObject } from '../model/render.ts';
 import type { Locator } from './access.ts';
 import { createIn, getAt, listObjects, removeAt, replaceAt } from './collection.ts';
 import { contextOf, type Ctx } from './context.ts';
@@ -37,16 +38,24 @@ const memberAt = (req: ApiRequest): Locator => ({
 const folderAt = (req: ApiRequest): Locator => ({ kind: 'folder', key: param(req, 'folderKey') });
 const peripheralAt = (req: ApiRequest): Locator => ({ kind: 'peripheral', folderKey: param(req, 'folderKey'), key: param(req, 'key') });
 
+/**
+ * An object as the caller may see it: the caller's own instance is held by a parent the caller
+ * cannot see, so its `InFolderKey` and `InFolderHref` are not shown (a Key of another tenant).
+ */
+function view(ctx: Ctx, o: StoredObject): Record<string, unknown> {
+  return hideOuterFolder(renderObject(o, ctx.ns), o, ctx.principal.instanceKey);
+}
+
 /** GET, PUT and DELETE of an object, and its sub-resources, wherever the locator points. */
 function operationsAt(at: (req: ApiRequest) => Locator, ctxOf: ContextOf) {
   const get: Operation = async (req, deps) => {
     const ctx = ctxOf(req, deps);
-    return ok(renderObject(await getAt(ctx, at(req)), ctx.ns));
+    return ok(view(ctx, await getAt(ctx, at(req))));
   };
   const replace: Operation = async (req, deps) => {
     const ctx = ctxOf(req, deps);
     const r = await replaceAt(ctx, at(req), req.body);
-    return r.changed && !r.behaviour.def.putAnswersNoContent ? ok(renderObject(r.object, ctx.ns)) : noContent();
+    return r.changed && !r.behaviour.def.putAnswersNoContent ? ok(view(ctx, r.object)) : noContent();
   };
   const remove: Operation = async (req, deps) => {
     await removeAt(ctxOf(req, deps), at(req));
@@ -89,18 +98,18 @@ export function objectOperations(hooks: ObjectHooks = NO_HOOKS): ObjectOperation
         const ctx = ctxOf(req, deps);
         const paging = parsePaging(req);
         const items = await listObjects(ctx, collectionOf(req), param(req, 'folderKey'), paging);
-        return ok(items.map((o) => renderObject(o, ctx.ns)));
+        return ok(items.map((o) => view(ctx, o)));
       },
       create: async (req, deps) => {
         const ctx = ctxOf(req, deps);
-        return created(renderObject(await createIn(ctx, collectionOf(req), param(req, 'folderKey'), req.body), ctx.ns));
+        return created(view(ctx, await createIn(ctx, collectionOf(req), param(req, 'folderKey'), req.body)));
       },
       ...member,
     }),
     folder: Object.freeze({
       currentInstance: async (req, deps) => {
         const ctx = ctxOf(req, deps);
-        return ok(renderObject(await getAt(ctx, { kind: 'folder', key: ctx.principal.instanceKey }), ctx.ns));
+        return ok(view(ctx, await getAt(ctx, { kind: 'folder', key: ctx.principal.instanceKey })));
       },
       getFolder: folder.get,
       replaceFolder: folder.replace,

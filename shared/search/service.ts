@@ -10,6 +10,7 @@ import { newBudget, ownersOfCardNumber, readByName, readPartition, SearchTooBroa
 import type { Paging } from '../http/params.ts';
 import { COLLECTIONS } from '../model/collections.ts';
 import { renderAny } from '../events/render.ts';
+import { hideOuterFolder } from '../model/render.ts';
 import { discriminators, typeChain, canonicalTypeName } from '../model/type-hierarchy.ts';
 import type { Db } from '../db/client.ts';
 import {
@@ -32,6 +33,8 @@ export interface SearchInput {
   readonly instances: readonly string[];
   readonly body: unknown;
   readonly paging: Paging;
+  /** The caller's instance (an object's folder above it is not shown). */
+  readonly callerInstance: string;
 }
 
 /** The collections whose objects a requested type can select. */
@@ -92,7 +95,7 @@ export async function search(input: SearchInput): Promise<Record<string, unknown
     seen.add(o.key);
     if (!within.has(ownInstance(o))) continue;
     if (folderScope && !o.path.includes(folderScope)) continue;
-    const view = renderAny(o, input.ns);
+    const view = hideOuterFolder(renderAny(o, input.ns), o, input.callerInstance);
     if (!matcher.test({ ...(reviveDates(view) as Record<string, unknown>), _t: discriminators(o.type) })) continue;
     matches.push({ key: o.key, view });
   }

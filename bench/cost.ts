@@ -1,0 +1,202 @@
+/**
+ * The cost model: dollars per million calls of each API operation, from the measured figures
+ * (duration, DynamoDB capacity) and list prices. Pure arithmetic and Markdown, unit-tested
+ * (test/unit/bench-cost.test.ts); `docs/cost.md` is written from it by `npm run bench`.
+ */
+
+/**
+ * List prices of one region, on-demand, without free tiers, as remembered on {@link PRICES_AS_OF}
+ * (not fetched: the benchmark runs offline). Check them against the AWS pricing pages before
+ * relying on the dollars.
+ */
+export const PRICES_AS_OF = '2025-01-01';
+export const PRICES_REGION = 'us-east-1';
+
+/** API Gateway HTTP API: per million requests (first 300 million a month; 512 KB increments). */
+export const HTTP_API_PER_MILLION_REQUESTS = 1.0;
+/** Lambda: per million requests. */
+export const LAMBDA_PER_MILLION_REQUESTS = 0.2;
+/** Lambda arm64 (Graviton): per GB-second (first 7.5 billion GB-seconds a month), billed per 1 ms. */
+export const LAMBDA_ARM64_PER_GB_SECOND = 0.0000133334;
+/** DynamoDB on-demand (after the November 2024 price cut): per million read request units. */
+export const DYNAMODB_PER_MILLION_READ_REQUEST_UNITS = 0.125;
+/** DynamoDB on-demand: per million write request units. */
+export const DYNAMODB_PER_MILLION_WRITE_REQUEST_UNITS = 0.625;
+/** API Gateway WebSocket: per million messages (first billion a month), metered in 32 KB increments. */
+export const WEBSOCKET_PER_MILLION_MESSAGES = 1.0;
+export const WEBSOCKET_MESSAGE_INCREMENT_BYTES = 32 * 1024;
+/** API Gateway WebSocket: per million connection minutes. */
+export const WEBSOCKET_PER_MILLION_CONNECTION_MINUTES = 0.25;
+
+export interface OperationFigures {
+  readonly name: string;
+  /** The function serving it. */
+  readonly family: string;
+  readonly memoryMb: number;
+  /** Measured duration of one call (p50, in-process, warm), ms; null when not measured. */
+  readonly durationMs: number | null;
+  /** Measured DynamoDB read and write capacity units of one call. */
+  readonly rcu: number | null;
+  readonly wcu: number | null;
+}
+
+export interface OperationCost {
+  readonly name: string;
+  readonly family: string;
+  readonly memoryMb: number;
+  readonly billedMs: number | null;
+  readonly httpApi: number;
+  readonly lambdaRequests: number;
+  readonly lambdaDuration: number | null;
+  readonly dynamoReads: number | null;
+  readonly dynamoWrites: number | null;
+  /** Dollars per million calls; null when a figure it needs was not measured. */
+  readonly total: number | null;
+}
+
+/** Lambda bills duration rounded up to the millisecond (at least 1 ms). */
+export const billedMs = (ms: number): number => Math.max(1, Math.ceil(ms));
+
+/** Dollars per million calls of an operation behind the HTTP API. */
+export function operationCost(f: OperationFigures): OperationCost {
+  const billed = f.durationMs === null || !Number.isFinite(f.durationMs) ? null : billedMs(f.durationMs);
+  const lambdaDuration = billed === null ? null : (f.memoryMb / 1024) * (billed / 1000) * 1e6 * LAMBDA_ARM64_PER_GB_SECOND;
+  const dynamoReads = f.rcu === null ? null : f.rcu * DYNAMODB_PER_MILLION_READ_REQUEST_UNITS;
+  const dynamoWrites = f.wcu === null ? null : f.wcu * DYNAMODB_PER_MILLION_WRITE_REQUEST_UNITS;
+  const parts = [HTTP_API_PER_MILLION_REQUESTS, LAMBDA_PER_MILLION_REQUESTS, lambdaDuration, dynamoReads, dynamoWrites];
+  const total = parts.some((p) => p === null) ? null : (parts as number[]).reduce((s, p) => s + p, 0);
+  return {
+    name: f.name,
+    family: f.family,
+    memoryMb: f.memoryMb,
+    billedMs: billed,
+    httpApi: HTTP_API_PER_MILLION_REQUESTS,
+    lambdaRequests: LAMBDA_PER_MILLION_REQUESTS,
+    lambdaDuration,
+    dynamoReads,
+    dynamoWrites,
+    total,
+  };
+}
+
+/** WebSocket messages one delivery is billed as. */
+export const messagesFor = (bytes: number): number => Math.max(1, Math.ceil(bytes / WEBSOCKET_MESSAGE_INCREMENT_BYTES));
+
+/** Dollars per million events delivered to one subscriber (the PostToConnection messages). */
+export function fanoutCostPerSubscriber(messageBytes: number): number {
+  return messagesFor(messageBytes) * WEBSOCKET_PER_MILLION_MESSAGES;
+}
+
+/** Dollars for one subscriber connected for a 30-day month (connection minutes only). */
+export function connectionMonthCost(): number {
+  return ((30 * 24 * 60) / 1e6) * WEBSOCKET_PER_MILLION_CONNECTION_MINUTES;
+}
+
+/** `$1.2345` with enough digits to tell small parts apart. */
+export function dollars(x: number | null): string {
+  if (x === null || !Number.isFinite(x)) return 'n/a';
+  if (x === 0) return '$0';
+  if (x >= 100) return `$${x.toFixed(0)}`;
+  if (x >= 1) return `$${x.toFixed(2)}`;
+  // Three significant digits, without trailing zeros: $0.2, $0.125, $0.0267.
+  return `$${Number(x.toPrecision(3))}`;
+}
+
+const num = (x: number | null, digits = 1): string => (x === null || !Number.isFinite(x) ? 'n/a' : String(Math.round(x * 10 ** digits) / 10 ** digits));
+
+export interface CostDocInput {
+  readonly generatedAt: string;
+  readonly mode: 'quick' | 'full';
+  readonly loadavg: readonly number[];
+  readonly operations: readonly OperationFigures[];
+  /** Mean delivered WebSocket message size, bytes; null when fan-out was not measured. */
+  readonly fanoutMessageBytes: number | null;
+  readonly notes: readonly string[];
+}
+
+/** The whole of docs/cost.md. */
+export function costMarkdown(input: CostDocInput): string {
+  const rows = input.operations.map((f) => ({ f, c: operationCost(f) }));
+  const lines: string[] = [];
+  lines.push('# Cost model');
+  lines.push('');
+  lines.push(
+    `<!-- Generated by \`npm run bench\` (bench/cost.ts) from bench/results/latest.json on ${input.generatedAt}. Do not edit by hand: run the benchmark again. -->`,
+  );
+  lines.push('');
+  lines.push(
+    `Dollars per **million calls** of each API operation in one region, at **list prices as of ${PRICES_AS_OF}, ${PRICES_REGION}** ` +
+      '(on-demand, no free tier). The prices are named constants in `bench/cost.ts`, written from memory on that date and not ' +
+      'fetched: **they must be checked** against the AWS pricing pages before anyone relies on these dollars.',
+  );
+  lines.push('');
+  lines.push(
+    `Measured by a ${input.mode} benchmark run (load average ${input.loadavg.join(' / ')} on a shared 2-core machine) against DynamoDB Local: ` +
+      'DynamoDB capacity is what DynamoDB Local reports with ReturnConsumedCapacity on every call; durations are the p50 of ' +
+      'the real handler called in-process, warm, on this machine, not in Lambda: DynamoDB round trips in AWS take other ' +
+      'times than DynamoDB Local\'s, and CPU-bound work (the scrypt hash of a password grant) runs slower on a Lambda ' +
+      'share of a CPU (about 0.6 vCPU at 1024 MB) than on a core here.',
+  );
+  lines.push('');
+  lines.push('| price | value |');
+  lines.push('| --- | --- |');
+  lines.push(`| HTTP API requests | ${dollars(HTTP_API_PER_MILLION_REQUESTS)} per million |`);
+  lines.push(`| Lambda requests | ${dollars(LAMBDA_PER_MILLION_REQUESTS)} per million |`);
+  lines.push(`| Lambda arm64 duration | $${LAMBDA_ARM64_PER_GB_SECOND} per GB-second, billed per 1 ms |`);
+  lines.push(`| DynamoDB on-demand reads | ${dollars(DYNAMODB_PER_MILLION_READ_REQUEST_UNITS)} per million read request units |`);
+  lines.push(`| DynamoDB on-demand writes | ${dollars(DYNAMODB_PER_MILLION_WRITE_REQUEST_UNITS)} per million write request units |`);
+  lines.push(`| WebSocket messages | ${dollars(WEBSOCKET_PER_MILLION_MESSAGES)} per million (${WEBSOCKET_MESSAGE_INCREMENT_BYTES / 1024} KB increments) |`);
+  lines.push(`| WebSocket connection minutes | ${dollars(WEBSOCKET_PER_MILLION_CONNECTION_MINUTES)} per million |`);
+  lines.push('');
+  lines.push('## Per API operation');
+  lines.push('');
+  lines.push(
+    '| operation | function (memory) | p50 ms (billed) | RCU | WCU | HTTP API | Lambda requests | Lambda duration | DynamoDB reads | DynamoDB writes | **total per million** |',
+  );
+  lines.push('| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+  for (const { f, c } of rows) {
+    lines.push(
+      `| ${f.name} | ${f.family} (${f.memoryMb} MB) | ${num(f.durationMs)} (${c.billedMs ?? 'n/a'}) | ${num(f.rcu, 2)} | ${num(f.wcu, 2)} | ` +
+        `${dollars(c.httpApi)} | ${dollars(c.lambdaRequests)} | ${dollars(c.lambdaDuration)} | ${dollars(c.dynamoReads)} | ${dollars(c.dynamoWrites)} | ` +
+        `**${dollars(c.total)}** |`,
+    );
+  }
+  lines.push('');
+  lines.push(
+    'Lambda duration = memory (GB) x billed seconds x the GB-second price; DynamoDB = measured capacity units of one call x the ' +
+      'request-unit price (on-demand request units equal the capacity units DynamoDB reports: 0.5 per eventually consistent ' +
+      '4 KB read, 1 per 1 KB written, twice that inside a transaction).',
+  );
+  lines.push('');
+  lines.push('## Live events (fan-out)');
+  lines.push('');
+  if (input.fanoutMessageBytes === null) {
+    lines.push('Not measured in this run (see `fanout.note` in bench/results/latest.json).');
+  } else {
+    const per = fanoutCostPerSubscriber(input.fanoutMessageBytes);
+    lines.push(
+      `A delivered event message measured ${input.fanoutMessageBytes} bytes, billed as ${messagesFor(input.fanoutMessageBytes)} WebSocket message(s): ` +
+        `**${dollars(per)} per million events per subscriber** (on top of the publish itself). A subscriber connected for a 30-day month ` +
+        `adds ${dollars(connectionMonthCost())} of connection minutes.`,
+    );
+    lines.push('');
+    lines.push(
+      'Not counted per subscriber: the fan-out function\'s invocations and duration and its one subscriber Query per instance per ' +
+        'stream batch, which are shared by every event of a batch (batches of up to 100 records); DynamoDB Streams reads by Lambda are free.',
+    );
+  }
+  lines.push('');
+  lines.push('## Not included');
+  lines.push('');
+  for (const n of [
+    'Free tiers, savings plans and volume tiers (the first tier of each price is used).',
+    'CloudWatch Logs ingestion and storage (each function writes one request line per call, plus Lambda\'s own START/END/REPORT lines), and X-Ray traces (tracing is active on every function; sampled).',
+    'Cold starts: the init phase is billed when it happens, and it is amortised over the calls an execution environment serves.',
+    'DynamoDB storage, point-in-time recovery, and the stream; Secrets Manager reads (once per execution environment); data transfer out.',
+    ...input.notes,
+  ]) {
+    lines.push(`- ${n}`);
+  }
+  lines.push('');
+  return lines.join('\n');
+}

@@ -1,0 +1,334 @@
+/**
+ * capacity and paging: the DynamoDB requests, RCU and WCU of each API operation through the real
+ * handlers (recorded by `createDb`'s `onCapacity`, ReturnConsumedCapacity on every call), beside
+ * the minimum the access pattern allows (DESIGN.md), and the cost of walking a large collection
+ * page by page against one raw Query reading it all.
+ */
+import { BatchGetCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { OBJECT_SK, collectionPk, objectPk } from '#shared/db/keys.ts';
+import { cursorCache } from '#shared/objects/cursor-cache.ts';
+import { expectStatus, recorded, totals, type Answer, type Harness } from './harness.ts';
+import type { Capacity, CapacityOperation, Measured, Paging } from './results.ts';
+import { orNull, ratioOf, summarize, within, worstRatio } from './stats.ts';
+
+export const PAGING_GOAL = { max: 1.2 };
+export const SEARCH_GOAL = { max: 2 };
+
+/** The app and event type the publish operations use (made through the API). */
+export interface EventSetup {
+  readonly appNickname: string;
+  readonly namespace: string;
+  readonly typeNickname: string;
+  readonly eventTypeKey: string;
+}
+
+/** Makes an app and an event type through the apps family; undefined with the reason when the API cannot yet. */
+export async function setupEvents(h: Harness, instanceKey: string): Promise<{ setup?: EventSetup; reason?: string }> {
+  const ns = 'bench';
+  const app = await h.call('POST', `/api/f/${instanceKey}/apps`, {
+    token: h.tenant.tokens.Administrator,
+    body: { $type: 'AppInfo', CommonName: 'bench app', Monikers: [{ Namespace: ns, Nickname: 'app' }] },
+  });
+  if (app.status !== 201) return { reason: `POST apps answered ${app.status}: ${app.text.slice(0, 200)}` };
+  const type = await h.call('PUT', `${app.body.Href}/eventtypes`, {
+    token: h.tenant.tokens.Administrator,
+    body: { $type: 'EventTypeInfo', CommonName: 'door', Monikers: [{ Namespace: ns, Nickname: 'door' }], Priority: 1, MessageTemplateShort: '{Name}' },
+  });
+  if (type.status !== 201) return { reason: `PUT apps/<key>/eventtypes answered ${type.status}: ${type.text.slice(0, 200)}` };
+  return { setup: { appNickname: 'app', namespace: ns, typeNickname: 'door', eventTypeKey: String(type.body.Key) } };
+}
+
+/** An EventMessagePosting naming `related` people. */
+export function posting(e: EventSetup, related: ReadonlyArray<{ key: string; name: string }>, occurredOn = '2026-01-01T00:00:00Z'): Record<string, unknown> {
+  return {
+    $type: 'EventMessagePosting',
+    OccurredOn: occurredOn,
+    AppKey: e.appNickname,
+    EventTypeMoniker: { Namespace: e.namespace, Nickname: e.typeNickname },
+    RelatedObjects: related.map((r) => ({ Relation: 'Person', LinkedObjectKey: r.key, CommonName: r.name })),
+    EventDataBsonBase64: '',
+  };
+}
+
+export interface CapacityInput {
+  readonly h: Harness;
+  readonly instanceKey: string;
+  readonly folderKey: string;
+  readonly personHref: string;
+  readonly related: ReadonlyArray<{ key: string; name: string }>;
+  readonly events: { setup?: EventSetup; reason?: string };
+  readonly matchName: string;
+  readonly matches: number;
+  readonly people: number;
+  readonly repetitions: number;
+  readonly measured: () => Measured;
+}
+
+function notMeasured(what: string, family: string, goal: string, reason: string): CapacityOperation {
+  return {
+    what,
+    family,
+    requests: null,
+    commands: [],
+    rcu: null,
+    wcu: null,
+    durationMs: null,
+    floor: null,
+    ratio: null,
+    goal,
+    meetsGoal: false,
+    note: `could not be measured: ${reason}`,
+  };
+}
+
+/**
+ * Runs `op` once more than `repetitions` (the first warms), records the DynamoDB calls of the last
+ * run and the duration of every timed run; `stable` says whether every timed run made the same calls.
+ */
+async function profile(h: Harness, repetitions: number, op: (i: number) => Promise<Answer>, ok: number[]) {
+  expectStatus('warm-up', await op(-1), ...ok);
+  const ms: number[] = [];
+  let last: Awaited<ReturnType<typeof recorded<Answer>>> | undefined;
+  const shapes = new Set<string>();
+  for (let i = 0; i < repetitions; i++) {
+    const w = await recorded(h, () => op(i));
+    expectStatus('measured call', w.result, ...ok);
+    ms.push(w.ms);
+    shapes.add(w.calls.map((c) => c.command).join(','));
+    last = w;
+  }
+  return { last: last!, durationMs: summarize(ms), stable: shapes.size === 1, shapes: [...shapes] };
+}
+
+function requestsGoal(what: string, family: string, p: Awaited<ReturnType<typeof profile>>, floorRequests: number, goal: string, extra: Record<string, unknown> = {}): CapacityOperation {
+  const t = totals(p.last.calls);
+  const ratio = ratioOf(t.requests, floorRequests);
+  return {
+    what,
+    family,
+    requests: t.requests,
+    commands: t.commands,
+    rcu: t.rcu,
+    wcu: t.wcu,
+    durationMs: p.durationMs,
+    floor: floorRequests,
+    ratio: orNull(ratio),
+    goal,
+    meetsGoal: t.requests === floorRequests,
+    ...(p.stable ? {} : { note: `the timed runs did not all make the same calls: ${p.shapes.join(' | ')}` }),
+    ...extra,
+  };
+}
+
+export async function measureCapacity(input: CapacityInput): Promise<Capacity> {
+  const { h, instanceKey, folderKey, personHref, repetitions } = input;
+  const token = h.tenant.tokens.Operator;
+  const ops: Record<string, CapacityOperation> = {};
+  const attempt = async (name: string, family: string, what: string, goal: string, run: () => Promise<CapacityOperation>) => {
+    try {
+      ops[name] = await run();
+    } catch (err) {
+      ops[name] = notMeasured(what, family, goal, (err as Error).message);
+    }
+  };
+
+  // The status check (30 s cache) is warm from here on: every call below is made within seconds.
+  expectStatus('GET /api', await h.call('GET', '/api', { token }), 200);
+
+  const getGoal = 'requests = 1 (DESIGN.md: get one object = 1 GetItem)';
+  await attempt('getOne', 'people', 'GET one person', getGoal, async () => {
+    const op = requestsGoal('GET one person', 'people', await profile(h, repetitions, () => h.call('GET', personHref, { token }), [200]), 1, getGoal);
+    // The handler reads strongly consistent; what the same item costs read eventually consistent:
+    const key = personHref.split('/').at(-1)!;
+    const ec = await recorded(h, () => h.db.doc.send(new GetCommand({ TableName: h.db.tableName, Key: { PK: objectPk(key), SK: OBJECT_SK } })));
+    const rcuEventual = totals(ec.calls).rcu;
+    return {
+      ...op,
+      rcuIfEventuallyConsistent: rcuEventual,
+      ...(op.rcu !== null && op.rcu > rcuEventual
+        ? { note: `${op.note ? `${op.note}; ` : ''}a strongly consistent GetItem: ${op.rcu} RCU where an eventually consistent one costs ${rcuEventual}` }
+        : {}),
+    };
+  });
+
+  const listGoal = 'requests = 1 (DESIGN.md: one Query of at most pageSize items)';
+  await attempt('listPage', 'people', 'GET a page of 20 people (page 0)', listGoal, async () =>
+    requestsGoal(
+      'GET a page of 20 people (page 0)',
+      'people',
+      await profile(h, repetitions, () => h.call('GET', `/api/f/${folderKey}/people`, { token, query: { page: 0, pageSize: 20 } }), [200]),
+      1,
+      listGoal,
+    ),
+  );
+
+  const createGoal = 'requests = 1 (DESIGN.md: one TransactWriteItems of the person and its 2 card claims)';
+  let card = 7_000_000 + Math.floor(Math.random() * 1_000_000);
+  await attempt('createPersonWith2Cards', 'people', 'POST a person with 2 cards', createGoal, async () => {
+    const p = await profile(
+      h,
+      repetitions,
+      (i) =>
+        h.call('POST', `/api/f/${instanceKey}/people`, {
+          token,
+          body: {
+            $type: 'PersonInfo',
+            GivenName: 'Card',
+            Surname: `Holder${i + 1}`,
+            CardAssignments: [
+              { EncodedCardNumber: card++, FacilityCode: 12, DisplayCardNumber: 'A' },
+              { EncodedCardNumber: card++, FacilityCode: 12, DisplayCardNumber: 'B' },
+            ],
+          },
+        }),
+      [201],
+    );
+    const op = requestsGoal('POST a person with 2 cards', 'people', p, 1, createGoal);
+    const reads = p.last.calls.filter((c) => !/Write|Put|Update|Delete/.test(c.command)).map((c) => c.command);
+    return reads.length && op.meetsGoal === false
+      ? { ...op, note: `${op.note ? `${op.note}; ` : ''}besides the transaction the create makes ${reads.join(', ')} (the target folder is read for the scope check and placement)` }
+      : op;
+  });
+
+  const publishGoal = 'requests = 1 (DESIGN.md: one TransactWriteItems of the event and 3 pointers; warm caches)';
+  if (input.events.setup) {
+    const e = input.events.setup;
+    await attempt('publishWith3Related', 'events', 'POST an event with 3 related objects', publishGoal, async () =>
+      requestsGoal(
+        'POST an event with 3 related objects',
+        'events',
+        await profile(h, repetitions, () => h.call('POST', `/api/f/${instanceKey}/eventmessagesink`, { token, body: posting(e, input.related) }), [201]),
+        1,
+        publishGoal,
+      ),
+    );
+  } else {
+    ops.publishWith3Related = notMeasured('POST an event with 3 related objects', 'events', publishGoal, input.events.reason ?? 'no event type');
+  }
+
+  const searchGoal = `items read from the index <= ${SEARCH_GOAL.max} x matches, and ratio (RCU of the index reads / RCU of reading the matches by key) <= ${SEARCH_GOAL.max}`;
+  const searchWhat = `POST search {"CommonName": ...} returning ${input.matches} of ${input.people} people`;
+  await attempt('indexedSearch', 'search', searchWhat, searchGoal, async () => {
+    const p = await profile(h, repetitions, () => h.call('POST', `/api/f/${instanceKey}/search`, { token, body: { CommonName: input.matchName } }), [200]);
+    const matches: string[] = (p.last.result.body as Array<{ Key: string }>).map((o) => o.Key);
+    const t = totals(p.last.calls);
+    // The index reads are the plan's candidate reads (Query on GSI3, or BatchGet for key plans);
+    // the GetItem of the searched folder (scope check) is counted in `rcu`, not in `indexRcu`.
+    const indexCalls = p.last.calls.filter((c) => c.command === 'Query' || c.command === 'BatchGetItem');
+    const indexRcu = Math.round(indexCalls.reduce((s, c) => s + c.read, 0) * 1000) / 1000;
+    const itemsRead = p.last.details.filter((d) => d.command === 'Query' || d.command === 'BatchGetItem').reduce((s, d) => s + d.scanned, 0);
+    // Floor: the same items read by key (one BatchGetItem, eventually consistent, like the index).
+    const floor = await recorded(h, () =>
+      h.db.doc.send(
+        new BatchGetCommand({ RequestItems: { [h.db.tableName]: { Keys: matches.map((k) => ({ PK: objectPk(k), SK: OBJECT_SK })) } } }),
+      ),
+    );
+    const floorRcu = Math.round(floor.calls.reduce((s, c) => s + c.read, 0) * 1000) / 1000;
+    const ratio = ratioOf(indexRcu, floorRcu);
+    const itemsRatio = ratioOf(itemsRead, matches.length);
+    const ok = matches.length === input.matches && within(itemsRatio, SEARCH_GOAL) && within(ratio, SEARCH_GOAL);
+    return {
+      what: searchWhat,
+      family: 'search',
+      requests: t.requests,
+      commands: t.commands,
+      rcu: t.rcu,
+      wcu: t.wcu,
+      durationMs: p.durationMs,
+      matches: matches.length,
+      itemsRead,
+      itemsRatio: orNull(itemsRatio),
+      indexRcu,
+      floorIs: `RCU of reading the ${matches.length} matches by key (one BatchGetItem, eventually consistent)`,
+      floor: floorRcu,
+      ratio: orNull(ratio),
+      goal: searchGoal,
+      meetsGoal: ok,
+      ...(matches.length !== input.matches ? { note: `expected ${input.matches} matches, got ${matches.length}` } : {}),
+    };
+  });
+
+  const worst = worstRatio(ops);
+  return {
+    operations: ops,
+    floor: worst ? ops[worst.name]!.floor : null,
+    ratio: worst ? worst.ratio : null,
+    worst: worst?.name ?? null,
+    goal: 'every operation meets its goal (GET one = 1 request; list page = 1; create person with 2 cards = 1; publish with 3 related objects = 1; indexed search reads <= 2 x the matches)',
+    meetsGoal: Object.values(ops).every((o) => o.meetsGoal),
+    warmed:
+      'one untimed call of each operation first, and GET /api: the status check (30 s cache), the publish resolution caches (sink, app, event type: 10 s; related objects: 5 min) and the SDK connection are warm; figures are those of the last of the timed calls',
+    measured: input.measured(),
+  };
+}
+
+export interface PagingInput {
+  readonly h: Harness;
+  readonly folderKey: string;
+  readonly people: number;
+  readonly pageSize: number;
+  readonly quick: boolean;
+  readonly measured: () => Measured;
+}
+
+export async function measurePaging(input: PagingInput): Promise<Paging> {
+  const { h, folderKey, people, pageSize } = input;
+  const token = h.tenant.tokens.Operator;
+  expectStatus('GET /api', await h.call('GET', '/api', { token }), 200);
+  // A fresh walk: no cursor cached by an earlier one.
+  cursorCache.clear();
+  let requests = 0;
+  let rcu = 0;
+  let seen = 0;
+  let pages = 0;
+  for (let page = 0; ; page++) {
+    const w = await recorded(h, () => h.call('GET', `/api/f/${folderKey}/people`, { token, query: { page, pageSize } }));
+    expectStatus(`page ${page}`, w.result, 200);
+    pages++;
+    requests += w.calls.length;
+    rcu += w.calls.reduce((s, c) => s + c.read, 0);
+    const n = (w.result.body as unknown[]).length;
+    seen += n;
+    // A client that pages until an empty array (or a short page) stops here.
+    if (n < pageSize) break;
+  }
+  if (seen !== people) throw new Error(`the walk saw ${seen} people, expected ${people}`);
+
+  // Floor: one Query reading every item of the collection, paginated by DynamoDB's 1 MB only.
+  const pk = collectionPk(folderKey, 'people');
+  const raw = await recorded(h, async () => {
+    let start: Record<string, unknown> | undefined;
+    let items = 0;
+    do {
+      const out = await h.db.doc.send(
+        new QueryCommand({
+          TableName: h.db.tableName,
+          IndexName: 'GSI1',
+          KeyConditionExpression: 'GSI1PK = :pk',
+          ExpressionAttributeValues: { ':pk': pk },
+          ...(start ? { ExclusiveStartKey: start } : {}),
+        }),
+      );
+      items += out.Items?.length ?? 0;
+      start = out.LastEvaluatedKey;
+    } while (start);
+    return items;
+  });
+  const rawT = totals(raw.calls);
+  rcu = Math.round(rcu * 1000) / 1000;
+  const ratio = ratioOf(rcu, rawT.rcu);
+  return {
+    people,
+    pageSize,
+    pages,
+    requests,
+    rcu,
+    rawQuery: { requests: rawT.requests, rcu: rawT.rcu, items: raw.result },
+    floor: rawT.rcu,
+    ratio: orNull(ratio),
+    goal: 'ratio <= 1.2 (RCU of walking page 0..N through the real list handler / RCU of one raw Query reading them all)',
+    meetsGoal: within(ratio, PAGING_GOAL),
+    ...(input.quick ? { note: `quick run: ${people} people, not 10 000` } : {}),
+    measured: input.measured(),
+  };
+}

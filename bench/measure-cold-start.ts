@@ -1,0 +1,313 @@
+/**
+ * coldStart: per function, the minified bundle CDK ships (bytes, from esbuild with the options of
+ * infra/bundling.ts) and the time a FRESH Node process takes to import it and serve a first cheap
+ * request, against a baseline bundle that only imports the DynamoDB document client and serves
+ * one GetItem. Each process runs with the environment the function gets in AWS
+ * (`NODE_OPTIONS=--enable-source-maps`, its settings; DynamoDB Local as the endpoint).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { writeFile } from 'node:fs/promises';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { OBJECT_SK, objectPk } from '#shared/db/keys.ts';
+import { httpEvent } from '../test/support/api.ts';
+import type { BundleResult } from './bundle.ts';
+import type { ColdStart, ColdStartFamily, Measured } from './results.ts';
+import { orNull, percentile, ratioOf, within, worstRatio } from './stats.ts';
+
+export const BUNDLE_BYTES_GOAL = { max: 300_000 };
+export const COLD_START_RATIO_GOAL = { max: 1.5 };
+export const BASELINE = 'baseline';
+export const BASELINE_ENTRY = fileURLToPath(new URL('./cold-start-baseline.ts', import.meta.url));
+const DRIVER = fileURLToPath(new URL('./cold-start-driver.mjs', import.meta.url));
+const SPAWN_TIMEOUT_MS = 30_000;
+
+export interface ColdStartContext {
+  readonly endpoint: string;
+  readonly tableName: string;
+  readonly dataDir: string;
+  readonly token: string;
+  readonly instanceKey: string;
+  readonly personKey: string;
+  readonly personHref: string;
+  readonly searchName: string;
+}
+
+interface FirstRequest {
+  readonly what: string;
+  readonly event: unknown;
+}
+
+/** The cheap first request each function serves (the baseline: one GetItem of the same person). */
+export function firstRequests(c: ColdStartContext, families: readonly string[], responseUrl: string): Record<string, FirstRequest> {
+  const auth = { token: c.token };
+  const list = (collection: string): FirstRequest => ({
+    what: `GET ${collection}?pageSize=1`,
+    event: httpEvent('GET', `/api/f/${c.instanceKey}/${collection}`, { ...auth, query: { pageSize: 1 } }),
+  });
+  const known: Record<string, FirstRequest> = {
+    [BASELINE]: { what: 'GetItem of the person', event: { key: { PK: objectPk(c.personKey), SK: OBJECT_SK } } },
+    service: { what: 'GET /api/sysinfo', event: httpEvent('GET', '/api/sysinfo') },
+    token: { what: 'GET /.well-known/jwks.json', event: httpEvent('GET', '/.well-known/jwks.json') },
+    folders: { what: 'GET /api', event: httpEvent('GET', '/api', auth) },
+    people: { what: 'GET person', event: httpEvent('GET', c.personHref, auth) },
+    devices: list('doors'),
+    schedules: list('schedules'),
+    access: list('accesslevels'),
+    apps: list('apps'),
+    alarms: list('alarmdefinitions'),
+    events: list('events'),
+    search: {
+      what: 'POST search {"CommonName": ...}',
+      event: httpEvent('POST', `/api/f/${c.instanceKey}/search`, { ...auth, body: { CommonName: c.searchName } }),
+    },
+    websocket: {
+      what: '$connect with an access token',
+      event: {
+        requestContext: {
+          routeKey: '$connect',
+          eventType: 'CONNECT',
+          connectionId: 'benchColdStart=',
+          requestId: 'bench',
+          domainName: 'localhost',
+          stage: '$default',
+          apiId: 'local',
+          connectedAt: Date.now(),
+          requestTimeEpoch: Date.now(),
+          messageDirection: 'IN',
+          extendedRequestId: 'bench',
+          identity: { sourceIp: '127.0.0.1' },
+        },
+        queryStringParameters: { access_token: c.token },
+        headers: {},
+        isBase64Encoded: false,
+      },
+    },
+    fanout: { what: 'a stream batch without records', event: { Records: [] } },
+    keygen: {
+      what: 'CloudFormation Delete (answers the response URL, touches no secret)',
+      event: {
+        RequestType: 'Delete',
+        ServiceToken: 'bench',
+        ResponseURL: responseUrl,
+        StackId: 'bench',
+        RequestId: 'bench',
+        ResourceType: 'Custom::SigningKeys',
+        LogicalResourceId: 'Keys',
+        PhysicalResourceId: 'bench',
+        ResourceProperties: { ServiceToken: 'bench', SigningKeySecretId: 'bench-signing', PublicKeysSecretId: 'bench-public' },
+      },
+    },
+  };
+  const out: Record<string, FirstRequest> = { [BASELINE]: known[BASELINE]! };
+  for (const f of families) out[f] = known[f] ?? { what: 'GET /api/sysinfo (no first request defined for this function)', event: httpEvent('GET', '/api/sysinfo') };
+  return out;
+}
+
+export interface DriverRun {
+  readonly startedMs: number;
+  readonly importMs: number;
+  readonly firstRequestMs: number;
+  readonly status: string | number | null;
+  readonly error?: string;
+}
+
+/** Driver processes running now, so the run can stop them however it ends. */
+const running = new Set<ChildProcess>();
+let stopped = false;
+
+/** Kills every driver process still running, and starts no more (the run's cleanup). */
+export function killDrivers(): void {
+  stopped = true;
+  for (const child of running) child.kill('SIGKILL');
+  running.clear();
+}
+
+/** Runs the driver once in a fresh `node`; rejects after {@link SPAWN_TIMEOUT_MS}. */
+export function runDriver(bundleFile: string, eventFile: string, env: NodeJS.ProcessEnv): Promise<DriverRun> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [DRIVER, bundleFile, eventFile], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    running.add(child);
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d: Buffer) => (out += d.toString('utf8')));
+    child.stderr.on('data', (d: Buffer) => (err += d.toString('utf8')));
+    const timer = setTimeout(() => child.kill('SIGKILL'), SPAWN_TIMEOUT_MS);
+    child.once('error', (e) => {
+      clearTimeout(timer);
+      running.delete(child);
+      reject(e);
+    });
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      running.delete(child);
+      const m = /^BENCH_COLD_START (.+)$/m.exec(out);
+      if (!m) return reject(new Error(`cold-start driver exited (${signal ?? code}) without a result: ${(err || out).trim().slice(-400)}`));
+      resolve(JSON.parse(m[1]!) as DriverRun);
+    });
+  });
+}
+
+/** The environment of a function's process: ours without GATEHOUSE_* settings, plus its own. */
+export function functionEnv(c: ColdStartContext): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GATEHOUSE_') && k !== 'NODE_OPTIONS') env[k] = v;
+  return {
+    ...env,
+    // What GatehouseFunction sets in AWS.
+    NODE_OPTIONS: '--enable-source-maps',
+    AWS_REGION: 'us-east-1',
+    AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
+    GATEHOUSE_DYNAMODB_ENDPOINT: c.endpoint,
+    GATEHOUSE_TABLE_NAME: c.tableName,
+    GATEHOUSE_DATA_DIR: c.dataDir,
+    GATEHOUSE_LOG_LEVEL: 'INFO',
+    // The websocket and fanout functions need it at start; nothing is sent to it on these requests.
+    GATEHOUSE_WEBSOCKET_MANAGEMENT_URL: 'http://127.0.0.1:9',
+  };
+}
+
+/** A local stand-in for CloudFormation's pre-signed response URL (the keygen function answers it). */
+async function responseSink(): Promise<{ url: string; close: () => Promise<void> }> {
+  const server: Server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => res.end());
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}/cfn-response`,
+    close: () =>
+      new Promise((r) => {
+        server.closeAllConnections();
+        server.close(() => r());
+      }),
+  };
+}
+
+/** What the reader of the top-level entry should know: the floor's own size, a failed baseline. */
+function coldStartNote(base: BundleResult, error: string | undefined): { note?: string } {
+  const notes: string[] = [];
+  if (error) notes.push(`baseline could not be measured: ${error}`);
+  if (base.bundleBytes > BUNDLE_BYTES_GOAL.max) {
+    notes.push(
+      `the baseline alone is ${base.bundleBytes} bytes with these bundling options (${base.topPackages
+        .slice(0, 3)
+        .map((p) => `${p.name} ${p.bytes}`)
+        .join(', ')}): no function that bundles the DynamoDB client this way can meet ${BUNDLE_BYTES_GOAL.max} bytes`,
+    );
+  }
+  notes.push(`measured on Node ${process.version} (Lambda runs nodejs22.x), with NODE_OPTIONS=--enable-source-maps as deployed`);
+  return { note: notes.join('; ') };
+}
+
+const median = (xs: readonly number[]) => (xs.length ? percentile(xs, 50) : Number.NaN);
+const r1 = (x: number) => (Number.isFinite(x) ? Math.round(x * 10) / 10 : Number.NaN);
+
+export interface ColdStartInput {
+  readonly bundles: ReadonlyMap<string, BundleResult>;
+  readonly context: ColdStartContext;
+  readonly rounds: number;
+  readonly workDir: string;
+  readonly measured: () => Measured;
+  /** Stops early (rounds already done still count) when the run's time budget is spent. */
+  readonly deadline: number;
+}
+
+export async function measureColdStart(input: ColdStartInput): Promise<ColdStart> {
+  const { bundles, context } = input;
+  const families = [...bundles.keys()].filter((n) => n !== BASELINE);
+  const sink = await responseSink();
+  const runs = new Map<string, DriverRun[]>();
+  const errors = new Map<string, string>();
+  let requests: Record<string, FirstRequest>;
+  try {
+    requests = firstRequests(context, families, sink.url);
+    const eventFiles = new Map<string, string>();
+    for (const [name, r] of Object.entries(requests)) {
+      const file = join(input.workDir, `${name}.event.json`);
+      await writeFile(file, JSON.stringify(r.event));
+      eventFiles.set(name, file);
+    }
+    const env = functionEnv(context);
+    // Rounds: the baseline, then every function; the medians of the rounds are reported.
+    for (let round = 0; round < input.rounds; round++) {
+      if (round > 0 && Date.now() > input.deadline) break;
+      for (const name of [BASELINE, ...families]) {
+        const b = bundles.get(name);
+        if (!b || stopped) continue;
+        try {
+          const run = await runDriver(b.file, eventFiles.get(name)!, env);
+          if (run.error) errors.set(name, run.error);
+          else runs.set(name, [...(runs.get(name) ?? []), run]);
+        } catch (err) {
+          errors.set(name, (err as Error).message);
+        }
+      }
+    }
+  } finally {
+    await sink.close();
+  }
+
+  const figures = (name: string) => {
+    const rs = runs.get(name) ?? [];
+    return {
+      importMs: r1(median(rs.map((r) => r.importMs))),
+      firstRequestMs: r1(median(rs.map((r) => r.firstRequestMs))),
+      totalMs: r1(median(rs.map((r) => r.importMs + r.firstRequestMs))),
+      runs: rs.length,
+      status: rs.at(-1)?.status ?? null,
+    };
+  };
+  const base = figures(BASELINE);
+  const baseBundle = bundles.get(BASELINE)!;
+  const out: Record<string, ColdStartFamily> = {};
+  for (const name of families) {
+    const b = bundles.get(name)!;
+    const f = figures(name);
+    const ratio = ratioOf(f.totalMs, base.totalMs);
+    const bytesOk = within(b.bundleBytes, BUNDLE_BYTES_GOAL);
+    const notes: string[] = [];
+    if (errors.has(name)) notes.push(`could not be measured: ${errors.get(name)}`);
+    if (!bytesOk) notes.push(`bundle ${b.bundleBytes} bytes > ${BUNDLE_BYTES_GOAL.max}; largest parts: ${b.topPackages.slice(0, 3).map((p) => `${p.name} ${p.bytes}`).join(', ')}`);
+    out[name] = {
+      bundleBytes: b.bundleBytes,
+      sourceMapBytes: b.sourceMapBytes,
+      importMs: orNull(f.importMs),
+      firstRequestMs: orNull(f.firstRequestMs),
+      totalMs: orNull(f.totalMs),
+      runs: f.runs,
+      firstRequest: requests[name]?.what ?? '',
+      firstStatus: f.status,
+      topPackages: b.topPackages,
+      floor: orNull(base.totalMs),
+      ratio: orNull(ratio),
+      goal: `bundleBytes <= ${BUNDLE_BYTES_GOAL.max} and ratio <= ${COLD_START_RATIO_GOAL.max} (import + first request / the baseline's)`,
+      meetsGoal: bytesOk && within(ratio, COLD_START_RATIO_GOAL),
+      ...(notes.length ? { note: notes.join('; ') } : {}),
+    };
+  }
+  const worst = worstRatio(out);
+  const maxBundleBytes = Math.max(...Object.values(out).map((f) => f.bundleBytes));
+  return {
+    families: out,
+    baseline: {
+      bundleBytes: baseBundle.bundleBytes,
+      importMs: orNull(base.importMs),
+      firstRequestMs: orNull(base.firstRequestMs),
+      totalMs: orNull(base.totalMs),
+      what: 'a handler importing only @aws-sdk/client-dynamodb + lib-dynamodb, serving one GetItem (bench/cold-start-baseline.ts)',
+    },
+    floor: orNull(base.totalMs),
+    ratio: worst?.ratio ?? null,
+    worst: worst?.name ?? null,
+    maxBundleBytes,
+    buildMs: Math.round(baseBundle.buildMs),
+    goal: `every function: bundleBytes <= ${BUNDLE_BYTES_GOAL.max} and ratio <= ${COLD_START_RATIO_GOAL.max}`,
+    meetsGoal: families.length > 0 && Object.values(out).every((f) => f.meetsGoal),
+    ...coldStartNote(baseBundle, errors.get(BASELINE)),
+    measured: input.measured(),
+  };
+}

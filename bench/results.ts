@@ -1,0 +1,202 @@
+/**
+ * The shape of `bench/results/latest.json`: exactly seven top-level entries, each (and each
+ * family or operation inside `coldStart` and `capacity`) with its raw figures beside `floor`,
+ * `ratio` (figure / floor), `goal` and `meetsGoal`. A figure that could not be measured is null,
+ * its verdict is `meetsGoal: false`, and `note` says why: numbers are never made up.
+ */
+import { availableParallelism, loadavg } from 'node:os';
+import type { Summary } from './stats.ts';
+
+export interface Verdict {
+  /** The physical floor the figure is compared with (same unit as the figure), or null. */
+  readonly floor: number | null;
+  /** figure / floor (lower is better), or null when either is missing. */
+  readonly ratio: number | null;
+  readonly goal: string;
+  readonly meetsGoal: boolean;
+  readonly note?: string;
+}
+
+/** When and under which load an entry was measured (other sessions share this machine). */
+export interface Measured {
+  readonly mode: 'quick' | 'full';
+  readonly startedAt: string;
+  /** 1, 5 and 15 minute load averages when the entry started and ended. */
+  readonly loadavgStart: readonly number[];
+  readonly loadavgEnd: readonly number[];
+  readonly wallMs: number;
+  readonly node: string;
+  readonly cpus: number;
+}
+
+export interface HandlerOverhead extends Verdict {
+  readonly unit: 'ms';
+  /** p50 of GET person through the real handler (warm). */
+  readonly p50Ms: number | null;
+  readonly handler: Summary | null;
+  /** The bare GetItem of the same item with the same SDK client, interleaved with the handler calls. */
+  readonly bareGetItem: Summary | null;
+  /** DynamoDB requests of one warm GET person. */
+  readonly commandsPerCall: readonly string[];
+  readonly measured: Measured;
+}
+
+export interface ColdStartFamily extends Verdict {
+  readonly bundleBytes: number;
+  readonly sourceMapBytes: number;
+  /** Median over the runs: import of the bundle in a fresh process. */
+  readonly importMs: number | null;
+  /** Median over the runs: the first invocation, from the end of the import. */
+  readonly firstRequestMs: number | null;
+  /** importMs + firstRequestMs (median of the per-run sums): the figure compared with the floor. */
+  readonly totalMs: number | null;
+  readonly runs: number;
+  readonly firstRequest: string;
+  readonly firstStatus: string | number | null;
+  readonly topPackages: ReadonlyArray<{ readonly name: string; readonly bytes: number }>;
+}
+
+export interface ColdStart extends Verdict {
+  readonly families: Readonly<Record<string, ColdStartFamily>>;
+  readonly baseline: {
+    readonly bundleBytes: number;
+    readonly importMs: number | null;
+    readonly firstRequestMs: number | null;
+    readonly totalMs: number | null;
+    readonly what: string;
+  };
+  /** The family the top-level ratio is of (the worst). */
+  readonly worst: string | null;
+  readonly maxBundleBytes: number;
+  readonly buildMs: number;
+  readonly measured: Measured;
+}
+
+export interface CapacityOperation extends Verdict {
+  readonly what: string;
+  readonly requests: number | null;
+  readonly commands: readonly string[];
+  readonly rcu: number | null;
+  readonly wcu: number | null;
+  /** In-process duration through the real handler (for the cost model). */
+  readonly durationMs: Summary | null;
+  readonly family: string;
+  readonly [extra: string]: unknown;
+}
+
+export interface Capacity extends Verdict {
+  readonly operations: Readonly<Record<string, CapacityOperation>>;
+  readonly worst: string | null;
+  /** What was warmed before measuring. */
+  readonly warmed: string;
+  readonly measured: Measured;
+}
+
+export interface Paging extends Verdict {
+  readonly people: number;
+  readonly pageSize: number;
+  readonly pages: number;
+  readonly requests: number | null;
+  readonly rcu: number | null;
+  readonly rawQuery: { readonly requests: number | null; readonly rcu: number | null; readonly items: number | null };
+  readonly measured: Measured;
+}
+
+export interface TokenGrant {
+  readonly latency: Summary | null;
+  readonly requests: number | null;
+  readonly commands: readonly string[];
+  readonly rcu: number | null;
+  readonly wcu: number | null;
+}
+
+export interface Token extends Verdict {
+  readonly unit: 'ms';
+  readonly passwordGrant: TokenGrant;
+  readonly refreshGrant: TokenGrant;
+  /** One `hashPassword` (scrypt N=2^17, r=8, p=1), interleaved with the password grants. */
+  readonly scryptHash: Summary | null;
+  readonly measured: Measured;
+}
+
+export interface Fanout extends Verdict {
+  readonly events: number;
+  readonly published: number;
+  readonly delivered: number;
+  readonly lost: number | null;
+  readonly duplicates: number | null;
+  readonly clients: number;
+  /** From the start of the publishing HTTP request to the event's arrival on the WebSocket. */
+  readonly latencyMs: Summary | null;
+  /** The publishing HTTP request alone. */
+  readonly publishMs: Summary | null;
+  /** From the publish's 201 answer to the WebSocket message (negative: delivered before the answer arrived). */
+  readonly afterAnswerMs: Summary | null;
+  /** Mean size of a delivered WebSocket message (bytes): API Gateway bills messages per 32 KB. */
+  readonly messageBytes: number | null;
+  readonly streamPollIdleMs: number;
+  readonly measured: Measured;
+}
+
+export interface HttpScenario extends Verdict {
+  readonly rps: number | null;
+  readonly p50Ms: number | null;
+  readonly p99Ms: number | null;
+  readonly requests: number | null;
+  readonly errors: number | null;
+  readonly non2xx: number | null;
+  /** p99 / the floor's p99. */
+  readonly p99Ratio: number | null;
+  readonly floorIs: string;
+}
+
+export interface HttpFloor {
+  readonly rps: number | null;
+  readonly p50Ms: number | null;
+  readonly p99Ms: number | null;
+  readonly errors: number | null;
+  readonly non2xx: number | null;
+}
+
+export interface Http extends Verdict {
+  readonly getPerson: HttpScenario;
+  readonly publish: HttpScenario;
+  readonly bareGetItem: HttpFloor;
+  readonly barePublishWrite: HttpFloor;
+  readonly connections: number;
+  /** Seconds of each autocannon run; each figure combines `rounds` runs. */
+  readonly durationSeconds: number;
+  readonly rounds: number;
+  readonly measured: Measured;
+}
+
+export interface Results {
+  readonly handlerOverhead: HandlerOverhead;
+  readonly coldStart: ColdStart;
+  readonly capacity: Capacity;
+  readonly paging: Paging;
+  readonly token: Token;
+  readonly fanout: Fanout;
+  readonly http: Http;
+}
+
+/** The top-level keys, in order: the file has these and no others. */
+export const RESULT_KEYS = ['handlerOverhead', 'coldStart', 'capacity', 'paging', 'token', 'fanout', 'http'] as const satisfies ReadonlyArray<keyof Results>;
+
+const load = (): number[] => loadavg().map((x) => Math.round(x * 100) / 100);
+
+/** Starts the clock and load record of an entry. */
+export function startMeasuring(mode: 'quick' | 'full'): () => Measured {
+  const startedAt = new Date().toISOString();
+  const loadavgStart = load();
+  const t0 = performance.now();
+  return () => ({
+    mode,
+    startedAt,
+    loadavgStart,
+    loadavgEnd: load(),
+    wallMs: Math.round(performance.now() - t0),
+    node: process.version,
+    cpus: availableParallelism(),
+  });
+}

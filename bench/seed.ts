@@ -1,0 +1,76 @@
+/**
+ * Fast seeding of many people: the exact items `createObject` writes (`toItem`), sent 25 at a
+ * time with BatchWriteItem, several batches in flight. People seeded this way carry no cards, so
+ * they have no claim items, and nothing else would be in createObject's transaction.
+ */
+import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
+import type { Db } from '#shared/db/client.ts';
+import { toItem, type StoredObject } from '#shared/db/objects-repo.ts';
+import { newKey, placeIn } from '#shared/model/placement.ts';
+
+export interface SeedPeopleOptions {
+  readonly folder: StoredObject;
+  readonly total: number;
+  /** How many of them are named `matchName` (the rest `Person <n>`). */
+  readonly matches: number;
+  readonly matchName: string;
+  /** Batches in flight. @default 6 */
+  readonly concurrency?: number;
+}
+
+/** A person document as the API stores one (render adds Href and Links on the way out). */
+export function personDoc(n: number, name: string): Record<string, unknown> {
+  return {
+    $type: 'PersonInfo',
+    CommonName: name,
+    GivenName: name.split(' ')[0],
+    Surname: `Surname${String(n).padStart(5, '0')}`,
+    Addresses: [{ $type: 'EmailAddressInfo', MailTo: `person${n}@example.com`, Type: 'Work' }],
+    CardAssignments: [],
+    Monikers: [],
+    Metadata: [],
+    Tags: [],
+    Notes: null,
+    IsDisabled: false,
+  };
+}
+
+/** Which of `total` people get the matching name: spread evenly through the creation order. */
+export function matchPositions(total: number, matches: number): Set<number> {
+  const out = new Set<number>();
+  if (matches <= 0) return out;
+  const step = total / matches;
+  for (let i = 0; i < matches; i++) out.add(Math.min(total - 1, Math.floor(i * step + step / 2)));
+  return out;
+}
+
+/** Writes the people; returns their keys in creation order. */
+export async function seedPeople(db: Db, opts: SeedPeopleOptions): Promise<string[]> {
+  const place = placeIn(opts.folder);
+  const matchAt = matchPositions(opts.total, opts.matches);
+  const items: Record<string, unknown>[] = [];
+  const keys: string[] = [];
+  for (let n = 0; n < opts.total; n++) {
+    const key = newKey();
+    keys.push(key);
+    const name = matchAt.has(n) ? opts.matchName : `Person ${String(n).padStart(5, '0')}`;
+    const o: StoredObject = { key, collection: 'people', type: 'PersonInfo', ...place, version: 1, doc: personDoc(n, name) };
+    items.push(toItem(o));
+  }
+  const batches: Record<string, unknown>[][] = [];
+  for (let i = 0; i < items.length; i += 25) batches.push(items.slice(i, i + 25));
+  let next = 0;
+  const worker = async () => {
+    while (next < batches.length) {
+      let pending = batches[next++]!.map((Item) => ({ PutRequest: { Item } }));
+      for (let attempt = 0; pending.length > 0; attempt++) {
+        if (attempt > 10) throw new Error('seeding: DynamoDB Local kept items unprocessed');
+        if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** Math.min(attempt, 6)));
+        const out = await db.doc.send(new BatchWriteCommand({ RequestItems: { [db.tableName]: pending } }));
+        pending = (out.UnprocessedItems?.[db.tableName] ?? []) as typeof pending;
+      }
+    }
+  };
+  await Promise.all(Array.from({ length: opts.concurrency ?? 6 }, worker));
+  return keys;
+}

@@ -1,0 +1,117 @@
+/**
+ * The table `npm run bench` prints: one row per figure (per function for coldStart, per
+ * operation for capacity), with its floor, ratio, goal and verdict. Pure; unit-tested.
+ */
+import type { Results } from './results.ts';
+
+export interface Row {
+  readonly entry: string;
+  readonly figure: string;
+  readonly floor: string;
+  readonly ratio: string;
+  readonly goal: string;
+  readonly verdict: string;
+}
+
+const n = (x: number | null | undefined, digits = 1): string =>
+  x === null || x === undefined || !Number.isFinite(x) ? '—' : String(Math.round(x * 10 ** digits) / 10 ** digits);
+const verdict = (ok: boolean, note?: string): string => (ok ? 'met' : note?.startsWith('could not be measured') ? 'NOT MEASURED' : 'missed');
+
+/** The rows of a results file, in the order of its keys. */
+export function rowsOf(r: Results): Row[] {
+  const rows: Row[] = [];
+  const h = r.handlerOverhead;
+  rows.push({
+    entry: 'handlerOverhead',
+    figure: `GET person p50 ${n(h.p50Ms, 2)} ms`,
+    floor: `GetItem p50 ${n(h.floor, 2)} ms`,
+    ratio: n(h.ratio, 2),
+    goal: '<= 1.25',
+    verdict: verdict(h.meetsGoal, h.note),
+  });
+  const c = r.coldStart;
+  rows.push({
+    entry: 'coldStart (baseline)',
+    figure: `${c.baseline.bundleBytes} B, ${n(c.baseline.totalMs)} ms`,
+    floor: '',
+    ratio: '',
+    goal: '',
+    verdict: '',
+  });
+  for (const [name, f] of Object.entries(c.families)) {
+    rows.push({
+      entry: `coldStart.${name}`,
+      figure: `${f.bundleBytes} B, ${n(f.totalMs)} ms`,
+      floor: `${n(f.floor)} ms`,
+      ratio: n(f.ratio, 2),
+      goal: '<= 300000 B, <= 1.5',
+      verdict: verdict(f.meetsGoal, f.note),
+    });
+  }
+  for (const [name, o] of Object.entries(r.capacity.operations)) {
+    const search = typeof o.itemsRead === 'number';
+    rows.push({
+      entry: `capacity.${name}`,
+      figure: search
+        ? `${o.requests} req, ${o.itemsRead} items read for ${String(o.matches)} matches, index ${n(o.indexRcu as number, 2)} RCU`
+        : o.requests === null
+          ? '—'
+          : `${o.requests} req (${o.commands.join('+')}), ${n(o.rcu, 2)} RCU, ${n(o.wcu, 2)} WCU`,
+      floor: search ? `${n(o.floor, 2)} RCU by key` : `${n(o.floor, 0)} req`,
+      ratio: n(o.ratio, 2),
+      goal: search ? 'reads <= 2x matches' : '= 1 req',
+      verdict: verdict(o.meetsGoal, o.note),
+    });
+  }
+  const p = r.paging;
+  rows.push({
+    entry: 'paging',
+    figure: `${p.people} people / ${p.pageSize}: ${p.pages} pages, ${n(p.rcu)} RCU`,
+    floor: `1 Query: ${n(p.floor)} RCU`,
+    ratio: n(p.ratio, 2),
+    goal: '<= 1.2',
+    verdict: verdict(p.meetsGoal, p.note),
+  });
+  const t = r.token;
+  rows.push({
+    entry: 'token.password',
+    figure: `p50 ${n(t.passwordGrant.latency?.p50)} ms`,
+    floor: `scrypt p50 ${n(t.floor)} ms`,
+    ratio: n(t.ratio, 2),
+    goal: '<= 1.1',
+    verdict: verdict(t.meetsGoal, t.note),
+  });
+  rows.push({ entry: 'token.refresh', figure: `p50 ${n(t.refreshGrant.latency?.p50)} ms`, floor: '', ratio: '', goal: 'reported', verdict: '' });
+  const f = r.fanout;
+  rows.push({
+    entry: 'fanout',
+    figure:
+      `${f.delivered}/${f.published} delivered, lost ${n(f.lost, 0)}, p50 ${n(f.latencyMs?.p50)} ms, p99 ${n(f.latencyMs?.p99)} ms ` +
+      `(after the 201: p50 ${n(f.afterAnswerMs?.p50)} ms)`,
+    floor: '',
+    ratio: '',
+    goal: 'lost 0, p50 <= 250 ms',
+    verdict: verdict(f.meetsGoal, f.note),
+  });
+  for (const name of ['getPerson', 'publish'] as const) {
+    const s = r.http[name];
+    rows.push({
+      entry: `http.${name}`,
+      figure: `${n(s.rps, 0)} req/s, p99 ${n(s.p99Ms)} ms`,
+      floor: `bare ${n(s.floor, 0)} req/s`,
+      ratio: n(s.ratio, 2),
+      goal: 'report',
+      verdict: verdict(s.meetsGoal, s.note),
+    });
+  }
+  return rows;
+}
+
+/** The rows as an aligned text table. */
+export function renderTable(rows: readonly Row[]): string {
+  const header: Row = { entry: 'entry', figure: 'figure', floor: 'floor', ratio: 'ratio', goal: 'goal', verdict: 'verdict' };
+  const cols = Object.keys(header) as Array<keyof Row>;
+  const width = Object.fromEntries(cols.map((k) => [k, Math.max(...[header, ...rows].map((r) => r[k].length))])) as Record<keyof Row, number>;
+  const line = (r: Row) => cols.map((k) => r[k].padEnd(width[k])).join('  ').trimEnd();
+  return [line(header), cols.map((k) => '-'.repeat(width[k])).join('  '), ...rows.map(line)].join('\n');
+}

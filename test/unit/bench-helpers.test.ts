@@ -1,0 +1,117 @@
+/**
+ * The benchmark's other pure helpers: its command line, the memory read from the stack's source,
+ * the esbuild options derived from the CDK bundling options, the bytes-per-package breakdown, the
+ * spread of search matches through the seeded people, and the printed table.
+ */
+import { describe, expect, it } from 'vitest';
+import { bundlingOptions } from '../../infra/bundling.ts';
+import { parseArgs } from '../../bench/args.ts';
+import { bytesByPackage, esbuildOptionsFrom, packageOf } from '../../bench/bundle.ts';
+import { RESULT_KEYS, type Results } from '../../bench/results.ts';
+import { matchPositions } from '../../bench/seed.ts';
+import { memoryOf, parseSizing, readSizing } from '../../bench/sizing.ts';
+import { renderTable, rowsOf } from '../../bench/table.ts';
+import { unmeasured } from '../../bench/unmeasured.ts';
+
+describe('parseArgs', () => {
+  it('reads --quick and --only', () => {
+    expect(parseArgs([])).toEqual({ mode: 'full' });
+    expect(parseArgs(['--quick'])).toEqual({ mode: 'quick' });
+    const only = parseArgs(['--quick', '--only', 'paging,token']);
+    expect(only).toMatchObject({ mode: 'quick' });
+    expect([...(only as unknown as { only: Set<string> }).only]).toEqual(['paging', 'token']);
+    expect([...(parseArgs(['--only=http']) as unknown as { only: Set<string> }).only]).toEqual(['http']);
+  });
+
+  it('rejects unknown arguments and entries with usage and exit code 2', () => {
+    expect(parseArgs(['--fast'])).toMatchObject({ exitCode: 2 });
+    expect(parseArgs(['--only', 'nope'])).toMatchObject({ exitCode: 2 });
+    expect(parseArgs(['--only'])).toMatchObject({ exitCode: 2 });
+    expect(parseArgs(['--help'])).toMatchObject({ exitCode: 0 });
+  });
+});
+
+describe('sizing', () => {
+  it('reads the per-family memory and the default out of the stack source', () => {
+    const stack = 'const SIZING: Partial<Record<Family, X>> = {\n  // why\n  token: { memorySize: 1024, timeout: Duration.seconds(15) },\n  search: { memorySize: 768 },\n};\n';
+    const fn = '      memorySize: props.memorySize ?? 512,\n';
+    const s = parseSizing(stack, fn);
+    expect(s).toEqual({ defaultMb: 512, byFamily: { token: 1024, search: 768 } });
+    expect(memoryOf(s, 'token')).toBe(1024);
+    expect(memoryOf(s, 'people')).toBe(512);
+  });
+
+  it('rejects a source whose shape changed, rather than pricing the wrong memory', () => {
+    expect(() => parseSizing('nothing here', 'memorySize: props.memorySize ?? 512')).toThrow(/SIZING/);
+    expect(() => parseSizing('const SIZING = {\n};', 'memorySize: 512')).toThrow(/default memorySize/);
+  });
+
+  it('reads the repository\'s own stack: the token function has 1024 MB', async () => {
+    const s = await readSizing();
+    expect(memoryOf(s, 'token')).toBe(1024);
+    expect(s.defaultMb).toBeGreaterThan(0);
+  });
+});
+
+describe('bundling', () => {
+  it('derives the esbuild options NodejsFunction uses from the CDK bundling options', () => {
+    const o = esbuildOptionsFrom(bundlingOptions('9.9.9'), { people: '/x/functions/people/handler.ts' }, '/out');
+    expect(o).toMatchObject({
+      bundle: true,
+      splitting: false,
+      platform: 'node',
+      format: 'esm',
+      target: 'node22',
+      minify: true,
+      sourcemap: true,
+      sourcesContent: false,
+      external: [],
+      mainFields: ['module', 'main'],
+      entryNames: '[name]/index',
+      outExtension: { '.js': '.mjs' },
+      metafile: true,
+      define: { __GATEHOUSE_VERSION__: '"9.9.9"' },
+    });
+    expect(o.banner?.js).toContain('createRequire');
+  });
+
+  it('attributes bundle bytes to packages', () => {
+    expect(packageOf('node_modules/zod/v4/core/x.js')).toBe('zod');
+    expect(packageOf('node_modules/@aws-sdk/client-dynamodb/dist-es/a.js')).toBe('@aws-sdk/client-dynamodb');
+    expect(packageOf('node_modules/a/node_modules/@smithy/core/b.js')).toBe('@smithy/core');
+    expect(packageOf('shared/db/client.ts')).toBe('(project)');
+    const output = {
+      bytes: 0,
+      exports: [],
+      imports: [],
+      inputs: {
+        'node_modules/zod/a.js': { bytesInOutput: 10 },
+        'node_modules/zod/b.js': { bytesInOutput: 5 },
+        'shared/x.ts': { bytesInOutput: 7 },
+      },
+    };
+    expect(bytesByPackage(output)).toEqual([
+      { name: 'zod', bytes: 15 },
+      { name: '(project)', bytes: 7 },
+    ]);
+  });
+});
+
+describe('matchPositions', () => {
+  it('spreads the matching people evenly through the creation order', () => {
+    expect([...matchPositions(100, 4)]).toEqual([12, 37, 62, 87]);
+    expect(matchPositions(10_000, 10).size).toBe(10);
+    expect(matchPositions(5, 0).size).toBe(0);
+  });
+});
+
+describe('the printed table', () => {
+  it('has a row per entry, per function and per operation, with the verdicts', () => {
+    const m = { mode: 'quick' as const, startedAt: 'x', loadavgStart: [1], loadavgEnd: [1], wallMs: 1, node: 'v20', cpus: 2 };
+    const r = Object.fromEntries(RESULT_KEYS.map((k) => [k, unmeasured[k]('because', m)])) as unknown as Results;
+    const text = renderTable(rowsOf(r));
+    expect(text.split('\n')[0]).toMatch(/^entry\s+figure\s+floor\s+ratio\s+goal\s+verdict$/);
+    for (const k of ['handlerOverhead', 'paging', 'token.password', 'fanout', 'http.getPerson', 'http.publish']) expect(text).toContain(k);
+    expect(text).toContain('NOT MEASURED');
+  });
+});
