@@ -59,7 +59,9 @@ describe('objects over HTTP', () => {
   it('answers GET /api with the child instance for its administrator', async () => {
     const r = await call('GET', '/api', token);
     expect(r.status).toBe(200);
-    expect(r.body).toMatchObject({ Key: child, Href: `/api/f/${child}`, InFolderKey: admin.instanceKey });
+    // The parent is outside the child's scope: its key is not shown.
+    expect(r.body).toMatchObject({ Key: child, Href: `/api/f/${child}`, InFolderKey: null, InFolderHref: null });
+    expect(JSON.stringify(r.body)).not.toContain(admin.instanceKey);
     expect((await call('GET', `/api/f/${admin.instanceKey}`, token)).status).toBe(403);
   });
 
