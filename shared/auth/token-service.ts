@@ -84,6 +84,10 @@ function wrongPassword(level: SecurityLevel) {
 function disabledUser(level: SecurityLevel) {
   return level === 'High' ? invalidGrant() : tokenError('user_disabled', 'The user is disabled.');
 }
+/** How long an attempt waits for a login slot held by attempts in flight, and how often it looks. */
+const SLOT_WAIT_MS = 5_000;
+const SLOT_POLL_MS = 100;
+
 function lockedOut(level: SecurityLevel, minutes: number) {
   return level === 'High'
     ? invalidGrant()
@@ -163,7 +167,14 @@ export async function passwordGrant(deps: CoreDeps, req: TokenRequest): Promise<
     await clearExpiredLock(db, user.key, auth.lockedUntil);
   }
   // Take a slot before the (slow) password check, so parallel attempts cannot exceed the threshold.
-  const slot = await reserveLoginAttempt(db, user.key, config.lockoutThreshold);
+  let slot = await reserveLoginAttempt(db, user.key, config.lockoutThreshold);
+  // No slot but no lock either: the slots are held by attempts still being checked, which may
+  // well succeed. Wait for them (bounded) instead of calling this attempt locked out.
+  for (let waited = 0; slot === 'locked' && waited < SLOT_WAIT_MS; waited += SLOT_POLL_MS) {
+    if ((await getAuthState(db, user.key))?.lockedUntil !== undefined) break;
+    await new Promise((resolve) => setTimeout(resolve, SLOT_POLL_MS));
+    slot = await reserveLoginAttempt(db, user.key, config.lockoutThreshold);
+  }
   if (slot === 'locked') {
     await verifyAgainstDummy(req.password);
     throw lockedOut(level, config.lockoutMinutes);

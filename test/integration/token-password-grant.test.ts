@@ -345,6 +345,12 @@ describe('lockout', () => {
     expectError(await login(as(inst.Low, user)), 'user_lockedout');
   });
 
+  it('lets a parallel burst of right passwords in, more than the threshold at once', async () => {
+    const user = await makeUser(inst.Low);
+    const burst = await Promise.all(Array.from({ length: 8 }, () => login(as(inst.Low, user))));
+    expect(burst.map((r) => r.status)).toEqual(Array(8).fill(200));
+  });
+
   it('is reset by a successful login (threshold 2)', async () => {
     const two = variant({ GATEHOUSE_LOCKOUT_THRESHOLD: '2' });
     const user = await makeUser(inst.Medium);
