@@ -42,11 +42,14 @@ async function toSigningKey(jwk: JWK): Promise<SigningKey> {
   return { kid: jwk.kid!, key: (await importJWK(jwk, JWT_ALG)) as CryptoKey };
 }
 
-/** Local key store: `<dataDir>/keys/signing-key.json`, created on first use (mode 0600). */
-export function fileKeyStore(dataDir: string): KeyStore {
-  const file = join(dataDir, 'keys', 'signing-key.json');
+/**
+ * A private JWK kept in `<dataDir>/keys/<fileName>` (mode 0600), generated on first use. Two
+ * processes starting at once agree on one key: the file is created exclusively.
+ */
+export function persistentJwk(dataDir: string, fileName: string): () => Promise<JWK> {
+  const file = join(dataDir, 'keys', fileName);
   let jwk: Promise<JWK> | undefined;
-  const load = (): Promise<JWK> =>
+  return () =>
     (jwk ??= (async () => {
       try {
         return JSON.parse(await readFile(file, 'utf8')) as JWK;
@@ -64,6 +67,11 @@ export function fileKeyStore(dataDir: string): KeyStore {
         return JSON.parse(await readFile(file, 'utf8')) as JWK;
       }
     })());
+}
+
+/** Local key store: `<dataDir>/keys/signing-key.json`, created on first use (mode 0600). */
+export function fileKeyStore(dataDir: string): KeyStore {
+  const load = persistentJwk(dataDir, 'signing-key.json');
   return {
     signingKey: async () => toSigningKey(await load()),
     publicKeys: async () => ({ keys: [publicJwk(await load())] }),

@@ -10,11 +10,11 @@
  * command, and verifies licences when no authority key is configured. Without either, no licence
  * is valid (`instance_license_tampered`).
  */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CompactSign, compactVerify, createLocalJWKSet, importJWK, type CryptoKey, type JSONWebKeySet, type JWK } from 'jose';
 import type { Config } from '../config.ts';
-import { JWT_ALG, generateSigningJwk, publicJwk } from './keys.ts';
+import { JWT_ALG, persistentJwk, publicJwk } from './keys.ts';
 
 export const LICENSE_TYP = 'gatehouse-license+jwt';
 export const LICENSE_ISSUER = 'gatehouse-license-authority';
@@ -133,30 +133,12 @@ export function licenseAuthorityFromJwk(load: () => Promise<JWK>): LicenseAuthor
 }
 
 /** Where the local development authority keeps its private JWK. */
-export const localAuthorityFile = (dataDir: string): string => join(dataDir, 'keys', 'license-authority.json');
+const LOCAL_AUTHORITY_FILE = 'license-authority.json';
+export const localAuthorityFile = (dataDir: string): string => join(dataDir, 'keys', LOCAL_AUTHORITY_FILE);
 
 /** The local development authority's private JWK, created on first use in the data directory. */
 export function localAuthorityJwk(dataDir: string): () => Promise<JWK> {
-  const file = localAuthorityFile(dataDir);
-  let jwk: Promise<JWK> | undefined;
-  return () =>
-    (jwk ??= (async () => {
-      try {
-        return JSON.parse(await readFile(file, 'utf8')) as JWK;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      }
-      await mkdir(join(dataDir, 'keys'), { recursive: true, mode: 0o700 });
-      const fresh = await generateSigningJwk();
-      try {
-        // `wx`: if another process created it first, use theirs.
-        await writeFile(file, JSON.stringify(fresh), { flag: 'wx', mode: 0o600 });
-        return fresh;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-        return JSON.parse(await readFile(file, 'utf8')) as JWK;
-      }
-    })());
+  return persistentJwk(dataDir, LOCAL_AUTHORITY_FILE);
 }
 
 /** The local development licence authority kept in the data directory. */
