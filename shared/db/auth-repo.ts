@@ -17,11 +17,11 @@
  *   revocation cannot miss a token being issued at the same moment).
  * Times are epoch seconds (numbers) except where noted; `ttl` lets DynamoDB delete expired items.
  */
-import { GetCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import { ConditionFailed, StoreUnavailable } from '../errors.ts';
+import { GetCommand, UpdateCommand, type TransactWriteCommandInput, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { ConditionFailed } from '../errors.ts';
 import type { Db } from './client.ts';
 import { AUTH_SK, REFRESH_SK, objectPk, refreshFamilyPk, refreshTokenPk } from './keys.ts';
-import { send, toItem, transact, type StoredObject } from './objects-repo.ts';
+import { isTransactionConflict, send, toItem, transact, type StoredObject } from './objects-repo.ts';
 
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
@@ -49,6 +49,18 @@ const authKey = (userKey: string) => ({ PK: objectPk(userKey), SK: AUTH_SK });
 
 const isConditionFailure = (err: unknown): boolean =>
   (err as { name?: string }).name === 'ConditionalCheckFailedException';
+
+/**
+ * An update whose condition may fail because another writer got there first (a lock already
+ * set, a counter already at zero): then there is nothing left to do, and that is no error.
+ */
+async function updateUnlessDone(db: Db, input: UpdateCommandInput): Promise<void> {
+  try {
+    await send(db, new UpdateCommand(input));
+  } catch (err) {
+    if (!isConditionFailure(err)) throw err;
+  }
+}
 
 /**
  * A transaction item that creates (or overwrites) a user's AUTH item with a new password hash,
@@ -99,20 +111,13 @@ export async function getAuthState(db: Db, userKey: string): Promise<AuthState |
  * a newer lock set in between stays.
  */
 export async function clearExpiredLock(db: Db, userKey: string, seenLockedUntil: number): Promise<void> {
-  try {
-    await send(
-      db,
-      new UpdateCommand({
-        TableName: db.tableName,
-        Key: authKey(userKey),
-        UpdateExpression: 'SET FailedLogins = :zero REMOVE LockedUntil',
-        ConditionExpression: 'LockedUntil = :seen',
-        ExpressionAttributeValues: { ':zero': 0, ':seen': seenLockedUntil },
-      }),
-    );
-  } catch (err) {
-    if (!isConditionFailure(err)) throw err;
-  }
+  await updateUnlessDone(db, {
+    TableName: db.tableName,
+    Key: authKey(userKey),
+    UpdateExpression: 'SET FailedLogins = :zero REMOVE LockedUntil',
+    ConditionExpression: 'LockedUntil = :seen',
+    ExpressionAttributeValues: { ':zero': 0, ':seen': seenLockedUntil },
+  });
 }
 
 /**
@@ -145,38 +150,24 @@ export async function reserveLoginAttempt(db: Db, userKey: string, threshold: nu
 
 /** Gives back a slot taken by {@link reserveLoginAttempt} (the attempt is not a failure). */
 export async function releaseLoginAttempt(db: Db, userKey: string): Promise<void> {
-  try {
-    await send(
-      db,
-      new UpdateCommand({
-        TableName: db.tableName,
-        Key: authKey(userKey),
-        UpdateExpression: 'ADD FailedLogins :minus',
-        ConditionExpression: 'FailedLogins > :zero',
-        ExpressionAttributeValues: { ':minus': -1, ':zero': 0 },
-      }),
-    );
-  } catch (err) {
-    if (!isConditionFailure(err)) throw err;
-  }
+  await updateUnlessDone(db, {
+    TableName: db.tableName,
+    Key: authKey(userKey),
+    UpdateExpression: 'ADD FailedLogins :minus',
+    ConditionExpression: 'FailedLogins > :zero',
+    ExpressionAttributeValues: { ':minus': -1, ':zero': 0 },
+  });
 }
 
 /** Locks the user until `untilMs` (called by the failed attempt that reached the threshold). */
 export async function lockUser(db: Db, userKey: string, untilMs: number): Promise<void> {
-  try {
-    await send(
-      db,
-      new UpdateCommand({
-        TableName: db.tableName,
-        Key: authKey(userKey),
-        UpdateExpression: 'SET LockedUntil = :until',
-        ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(LockedUntil)',
-        ExpressionAttributeValues: { ':until': untilMs },
-      }),
-    );
-  } catch (err) {
-    if (!isConditionFailure(err)) throw err;
-  }
+  await updateUnlessDone(db, {
+    TableName: db.tableName,
+    Key: authKey(userKey),
+    UpdateExpression: 'SET LockedUntil = :until',
+    ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(LockedUntil)',
+    ExpressionAttributeValues: { ':until': untilMs },
+  });
 }
 
 /** A completed login: the failed-login counter, any lock and the used one-time code are cleared. */
@@ -411,31 +402,19 @@ export async function rotateRefreshToken(db: Db, old: RefreshRecord, next: Refre
     if (err instanceof ConditionFailed) return false;
     // DynamoDB may cancel one of two simultaneous transactions on the same token with
     // TransactionConflict instead of a failed condition: that is the same lost race.
-    if (err instanceof StoreUnavailable && conflictedTransaction(err.cause)) return false;
+    if (isTransactionConflict(err)) return false;
     throw err;
   }
 }
 
-function conflictedTransaction(cause: unknown): boolean {
-  const reasons = (cause as { CancellationReasons?: Array<{ Code?: string }> } | undefined)?.CancellationReasons ?? [];
-  return reasons.some((r) => r.Code === 'TransactionConflict');
-}
-
 /** Revokes every refresh token of a login, issued or still to be issued. */
 export async function revokeRefreshFamily(db: Db, family: string, nowMs: number): Promise<void> {
-  try {
-    await send(
-      db,
-      new UpdateCommand({
-        TableName: db.tableName,
-        Key: familyKey(family),
-        UpdateExpression: 'SET RevokedAt = :now',
-        ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(RevokedAt)',
-        ExpressionAttributeValues: { ':now': nowMs },
-      }),
-    );
-  } catch (err) {
-    if (!isConditionFailure(err)) throw err;
-  }
+  await updateUnlessDone(db, {
+    TableName: db.tableName,
+    Key: familyKey(family),
+    UpdateExpression: 'SET RevokedAt = :now',
+    ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(RevokedAt)',
+    ExpressionAttributeValues: { ':now': nowMs },
+  });
 }
 
