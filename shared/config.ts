@@ -2,7 +2,7 @@
  * The one module that reads `process.env`. Everything else receives a typed {@link Config}.
  * Values are validated once; a bad value fails fast with the variable's name.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 const bool = z
   .enum(['true', 'false', '1', '0', 'yes', 'no'])

@@ -3,7 +3,7 @@
  * BaseInfo plus the spec's fields, each Moniker with a Nickname. As for every object, the stored
  * document is the client's JSON normalised (bare `$type`s, read-only fields and Notes dropped).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import type { Claim } from '../db/objects-repo.ts';
 import { monikerClaim } from '../model/claims.ts';
 import { READ_ONLY_FIELDS, WRITE_ONLY_FIELDS } from '../model/render.ts';

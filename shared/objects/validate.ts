@@ -13,7 +13,7 @@
  * order and every vendor field round-trip untouched. Read-only fields are dropped (the server
  * sets them when rendering), write-only fields are handed back separately.
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { COLLECTIONS, type CollectionDef } from '../model/collections.ts';
 import { READ_ONLY_FIELDS, WRITE_ONLY_FIELDS } from '../model/render.ts';
 import { ELEMENT_TYPES, LIMITS, schemaFor } from '../model/schemas/index.ts';

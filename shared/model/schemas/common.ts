@@ -7,7 +7,7 @@
  * stored document is the client's own JSON (normalised), so key order and values round-trip.
  * `$type` values are normalised to bare type names before validation (see `objects/validate.ts`).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 
 /** Limits that keep a document well inside one DynamoDB item (400 KB) and a claim key (2 KB). */
 export const LIMITS = Object.freeze({

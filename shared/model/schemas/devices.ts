@@ -2,7 +2,7 @@
  * Inputs, input scanners, input status, service containers, and the device types whose fields the
  * spec does not show (outputs, readers, controllers, doors: BaseInfo, every other field kept).
  */
-import { z } from 'zod';
+import * as z from 'zod';
 import { LIMITS, baseInfoShape, baseInfoSchema, optionalBoolean, optionalInt, optionalString } from './common.ts';
 
 /** InputInfo has exactly the BaseInfo fields (vendor fields are still kept). AscInputInfo derives from it. */

@@ -2,7 +2,7 @@
  * One schema per type name. Types the registry does not name (other controller or reader types
  * kept as sent) are validated as BaseInfo.
  */
-import type { z } from 'zod';
+import type * as z from 'zod';
 import { baseInfoSchema } from './common.ts';
 import {
   accessLevelInfoSchema,

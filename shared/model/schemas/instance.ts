@@ -1,5 +1,5 @@
 /** InstanceInfo: a customer (the top folder of its scope) and UserInfo, a login of an instance. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { LIMITS, baseInfoShape, nameString, optionalBoolean, optionalDateTime, optionalString } from './common.ts';
 
 export const SECURITY_LEVELS = ['Low', 'Medium', 'High'] as const;

@@ -1,5 +1,5 @@
 /** NoteInfo: a free-text note on an object (fields beyond NoteText are set by the server). */
-import { z } from 'zod';
+import * as z from 'zod';
 import { LIMITS } from './common.ts';
 
 export const noteInfoSchema = z.looseObject({

@@ -1,5 +1,5 @@
 /** PersonInfo: BaseInfo plus names, polymorphic addresses and card assignments. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { LIMITS, baseInfoShape, optionalDateTime, optionalString } from './common.ts';
 
 export const mailingAddressInfoSchema = z.looseObject({

@@ -1,5 +1,5 @@
 /** ScheduleInfo and HolidayInfo. */
-import { z } from 'zod';
+import * as z from 'zod';
 import { baseInfoShape, baseInfoSchema, optionalBoolean, optionalDateTime, optionalInt } from './common.ts';
 
 export const scheduleInfoSchema = z.looseObject({
