@@ -11,11 +11,11 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { getEvent, lastEventOf, updateEventDoc } from '../db/events-repo.ts';
 import { isObjectKey } from '../db/keys.ts';
-import { getObjects, type StoredObject } from '../db/objects-repo.ts';
+import { getObjects, ownInstance, type StoredObject } from '../db/objects-repo.ts';
 import { ApiError, ConditionFailed, conflict, notFound, validationFailed } from '../errors.ts';
 import { renderElements } from '../model/render.ts';
 import { typeNameOf } from '../model/types.ts';
-import { missIn, requireFolderInScope, requireRole } from '../objects/access.ts';
+import { authorName, missIn, requireFolderInScope, requireRole } from '../objects/access.ts';
 import type { Ctx } from '../objects/context.ts';
 import { outOfScope, wrongType } from '../objects/errors.ts';
 import { checkLimits, isPlainObject } from '../objects/validate.ts';
@@ -131,9 +131,9 @@ export const acknowledgementNotRequired = (): ApiError =>
 export async function acknowledge(ctx: Ctx, folderKey: string, key: string, body: unknown): Promise<StoredObject> {
   requireRole(ctx, 'Operator', 'acknowledge events');
   const { Comment, extra } = parseAcknowledgement(body);
-  const ack = { $type: ACK_TYPE, Comment, ...extra, AcknowledgedBy: ctx.principal.userName, AcknowledgedOn: ctx.now.toISOString() };
   for (let attempt = 1; ; attempt++) {
     const ev = await locateEvent(ctx, folderKey, key);
+    const ack = { $type: ACK_TYPE, Comment, ...extra, AcknowledgedBy: authorName(ctx, ownInstance(ev)), AcknowledgedOn: ctx.now.toISOString() };
     if (ev.doc.RequiresAcknowledgement !== true) throw acknowledgementNotRequired();
     const prior = Array.isArray(ev.doc.AlarmAcknowledgements) ? ev.doc.AlarmAcknowledgements : [];
     try {

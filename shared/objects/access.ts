@@ -30,6 +30,19 @@ export function requireRole(ctx: Ctx, needed: Role, what: string): void {
   if (RANK[ctx.principal.role] < RANK[needed]) throw roleForbidden(what);
 }
 
+/** What a note or an acknowledgement written by a user of an ancestor instance names as its author. */
+export const OUTER_AUTHOR = 'Parent instance';
+
+/**
+ * The author a note or an acknowledgement records (`CreatedBy`, `AcknowledgedBy`): the caller's
+ * user name when the caller belongs to `ownerInstance`, the instance that owns the object.
+ * A user of an ancestor instance acting here is not named: the owner's users cannot see that
+ * instance, and its users' names are its own (tenant isolation).
+ */
+export function authorName(ctx: Ctx, ownerInstance: string): string {
+  return ctx.principal.instanceKey === ownerInstance ? ctx.principal.userName : OUTER_AUTHOR;
+}
+
 /** Where a request's path points. */
 export type Locator =
   /** `/api/f/<folderKey>/<collection>/<key>` */

@@ -34,7 +34,7 @@ import { isObjectKey } from '../db/keys.ts';
 import type { CollectionDef } from '../model/collections.ts';
 import { newKey } from '../model/placement.ts';
 import type { StoredNote } from '../model/schemas/index.ts';
-import { checkListedScope, forgetPlacement, loadFolder, locate, requireFolderInScope, requireRole, targetFolder, type Locator } from './access.ts';
+import { authorName, checkListedScope, forgetPlacement, loadFolder, locate, requireFolderInScope, requireRole, targetFolder, type Locator } from './access.ts';
 import type { Behaviour } from './behaviour.ts';
 import type { Ctx } from './context.ts';
 import { concurrencyConflict, invalidFolder } from './errors.ts';
@@ -64,8 +64,8 @@ export function requireAnyWrite(ctx: Ctx): void {
   requireRole(ctx, 'Operator', 'change anything');
 }
 
-/** A stored note made by the server from a note's text and fields. */
-export function makeNote(ctx: Ctx, fields: Doc): StoredNote {
+/** A stored note made by the server from a note's text and fields, on an object of `ownerInstance`. */
+export function makeNote(ctx: Ctx, fields: Doc, ownerInstance: string): StoredNote {
   const { Key: _k, CreatedOn: _o, CreatedBy: _b, $type: _t, NoteText, ...rest } = fields;
   return {
     $type: 'NoteInfo',
@@ -73,7 +73,7 @@ export function makeNote(ctx: Ctx, fields: Doc): StoredNote {
     NoteText: typeof NoteText === 'string' ? NoteText : '',
     ...rest,
     CreatedOn: ctx.now.toISOString(),
-    CreatedBy: ctx.principal.userName,
+    CreatedBy: authorName(ctx, ownerInstance),
   };
 }
 
@@ -101,10 +101,11 @@ export async function createIn(ctx: Ctx, def: CollectionDef, folderKey: string, 
   const instanceKey = ownInstance(target);
   const extraFor = await b.prepareWrite(ctx, input, async () => (instanceKey === target.key ? target : getObject(ctx.db, instanceKey)));
   const key = newKey();
+  const placed = b.place(key, target);
   const doc = b.complete(ctx, input, undefined);
-  if (input.noteTexts.length > 0) doc.Notes = input.noteTexts.map((NoteText) => makeNote(ctx, { NoteText }));
+  if (input.noteTexts.length > 0) doc.Notes = input.noteTexts.map((NoteText) => makeNote(ctx, { NoteText }, ownInstance(placed)));
   checkDocSize(doc);
-  const draft: StoredObject = { key, collection: def.name, type: input.typeName, ...b.place(key, target), version: 1, doc };
+  const draft: StoredObject = { key, collection: def.name, type: input.typeName, ...placed, version: 1, doc };
   // A hook may refuse the write (nothing is written) or add to its transaction (connections).
   const pre = await ctx.hooks.beforeWrite?.(ctx, draft, undefined);
   const o: StoredObject = pre ? { ...draft, doc: pre.doc } : draft;

@@ -5,7 +5,7 @@
  * read, and retried when the object changed in between. A PUT of the object keeps its notes;
  * deleting the object deletes them with it.
  */
-import { updateDoc } from '../db/objects-repo.ts';
+import { ownInstance, updateDoc } from '../db/objects-repo.ts';
 import { ConditionFailed } from '../errors.ts';
 import { notFound } from '../errors.ts';
 import { LIMITS, type StoredNote } from '../model/schemas/index.ts';
@@ -24,10 +24,10 @@ const notesOf = (doc: Readonly<Record<string, unknown>>): unknown[] => (Array.is
 export async function addNote(ctx: Ctx, loc: Locator, body: unknown): Promise<StoredNote> {
   requireAnyWrite(ctx);
   const fields = parseElementBody(body, 'NoteInfo');
-  const note = makeNote(ctx, fields);
   for (let attempt = 1; ; attempt++) {
     const cur = await locate(ctx, loc);
     requireWrite(ctx, behaviourOf(cur.collection));
+    const note = makeNote(ctx, fields, ownInstance(cur));
     const notes = notesOf(cur.doc);
     if (notes.length >= LIMITS.notes) throw invalidField('Notes', `an object keeps at most ${LIMITS.notes} notes`);
     const doc = { ...cur.doc, Notes: [...notes, note] };

@@ -1,7 +1,8 @@
 /** Notes and the standard links of an object. */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, type TestDb } from '../support/db.ts';
-import { setupApi } from '../support/tokens.ts';
+import { OUTER_AUTHOR } from '#shared/objects/access.ts';
+import { seedTenant, setupApi, uniqueName } from '../support/tokens.ts';
 
 const NS = 'Gatehouse.Model';
 const tag = (name: string) => `${NS}.${name}, ${NS}`;
@@ -75,6 +76,19 @@ describe('notes', () => {
     const bad = await env.api.post(`${p.Href}/notes`, { token, body: { $type: 'NoteInfo', NoteText: 5 } });
     expect(bad.body.Error).toBe('ValidationFailed');
     expect(bad.body.Message).toContain('NoteText');
+  });
+
+  it("does not name a parent instance's user to the child: its notes say the parent instance wrote them", async () => {
+    const child = await seedTenant(t, env.deps, { parent: env.root.instance });
+    const base = `/api/f/${child.instance.key}/people`;
+    const made = await env.api.post(base, { token: env.root.tokens.Operator, body: { $type: 'PersonInfo', CommonName: uniqueName('kid'), Notes: [{ NoteText: 'from above' }] } });
+    expect(made.status).toBe(201);
+    const byParent = await env.api.post(`${made.body.Href}/notes`, { token: env.root.tokens.Operator, body: { $type: 'NoteInfo', NoteText: 'again' } });
+    const byChild = await env.api.post(`${made.body.Href}/notes`, { token: child.tokens.Operator, body: { $type: 'NoteInfo', NoteText: 'mine' } });
+    expect([byParent.status, byChild.status]).toEqual([201, 201]);
+    const seen = await env.api.get(made.body.Href, { token: child.tokens.ReadOnly });
+    expect(seen.body.Notes.map((n: { CreatedBy: string }) => n.CreatedBy)).toEqual([OUTER_AUTHOR, OUTER_AUTHOR, child.users.Operator.doc.CommonName]);
+    expect(seen.text).not.toContain(String(env.root.users.Operator.doc.CommonName));
   });
 
   it('works on folders and instances too', async () => {
