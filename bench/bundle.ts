@@ -1,10 +1,11 @@
 /**
- * Bundles each function as CDK ships it: the `bundlingOptions` of infra/bundling.ts, translated
- * to esbuild's API the way `NodejsFunction` translates them to its command line (`--bundle
- * --platform=node --format=esm --outfile=index.mjs --minify --sourcemap ...`), with esbuild's
- * metafile to say which packages make up the bytes.
+ * Bundles each function as CDK ships it: the `bundlingOptions` of infra/bundling.ts (their
+ * defaults, as `cdk synth` without context uses them), translated to esbuild's API the way
+ * `NodejsFunction` translates them to its command line (`--bundle --platform=node --format=esm
+ * --outfile=index.mjs --minify --sourcemap --external:@aws-sdk/* ...`), with esbuild's metafile
+ * to say which packages make up the bytes.
  */
-import { readdir, stat } from 'node:fs/promises';
+import { mkdir, readdir, stat, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { build, type BuildOptions, type Metafile } from 'esbuild';
@@ -88,8 +89,22 @@ export function bytesByPackage(output: Metafile['outputs'][string] | undefined):
 }
 
 /**
+ * Makes the packages the bundles leave external (the AWS SDK, which the Lambda runtime provides)
+ * importable from `<outDir>/<name>/index.mjs` wherever `outDir` is: `<outDir>/node_modules`
+ * links to the repository's, which holds the versions the lockfile pins.
+ */
+export async function linkNodeModules(outDir: string): Promise<void> {
+  await mkdir(outDir, { recursive: true });
+  try {
+    await symlink(join(PROJECT_ROOT, 'node_modules'), join(outDir, 'node_modules'), 'dir');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+  }
+}
+
+/**
  * Bundles every function, and the `extra` entries, into `<outDir>/<name>/index.mjs` with the
- * options CDK uses.
+ * options CDK uses; the external packages resolve from the repository's node_modules.
  */
 export async function bundleAll(outDir: string, extra: Readonly<Record<string, string>> = {}): Promise<Map<string, BundleResult>> {
   const entries: Record<string, string> = {};
@@ -98,6 +113,7 @@ export async function bundleAll(outDir: string, extra: Readonly<Record<string, s
   const t0 = performance.now();
   const result = await build(esbuildOptionsFrom(bundlingOptions(packageVersion()), entries, outDir));
   const buildMs = performance.now() - t0;
+  await linkNodeModules(outDir);
   const outputs = result.metafile!.outputs;
   const results = new Map<string, BundleResult>();
   for (const name of Object.keys(entries)) {

@@ -4,6 +4,10 @@
  * request, against a baseline bundle that only imports the DynamoDB document client and serves
  * one GetItem. Each process runs with the environment the function gets in AWS
  * (`NODE_OPTIONS=--enable-source-maps`, its settings; DynamoDB Local as the endpoint).
+ *
+ * The bundles are built as deployed (infra/bundling.ts: the AWS SDK bundled by default). When an
+ * operator leaves the SDK to the runtime, each process, the baseline's too, imports it from the
+ * repository's node_modules (see `linkNodeModules` in bench/bundle.ts).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
@@ -298,7 +302,7 @@ export async function measureColdStart(input: ColdStartInput): Promise<ColdStart
       importMs: orNull(base.importMs),
       firstRequestMs: orNull(base.firstRequestMs),
       totalMs: orNull(base.totalMs),
-      what: 'a handler importing only @aws-sdk/client-dynamodb + lib-dynamodb, serving one GetItem (bench/cold-start-baseline.ts)',
+      what: 'a handler importing only @aws-sdk/client-dynamodb + lib-dynamodb (from node_modules, as the runtime provides them), serving one GetItem (bench/cold-start-baseline.ts)',
     },
     floor: orNull(base.totalMs),
     ratio: worst?.ratio ?? null,

@@ -17,6 +17,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { getObject } from '#shared/db/objects-repo.ts';
+import { memoryOf } from '../infra/sizing.ts';
 import { parseArgs, type Mode } from './args.ts';
 import { bundleAll, type BundleResult } from './bundle.ts';
 import { costMarkdown, type OperationFigures } from './cost.ts';
@@ -28,7 +29,6 @@ import { measureHandlerOverhead } from './measure-handler.ts';
 import { measureFanout, measureHttp, startBenchRuntime, type BenchRuntime } from './measure-runtime.ts';
 import { measureToken } from './measure-token.ts';
 import { RESULT_KEYS, startMeasuring, type Measured, type Results } from './results.ts';
-import { memoryOf, readSizing } from './sizing.ts';
 import { renderTable, rowsOf } from './table.ts';
 import { seedPeople } from './seed.ts';
 import { unmeasured } from './unmeasured.ts';
@@ -317,11 +317,10 @@ async function main(): Promise<number> {
 
 /** The cost model's inputs, taken from the measured results (never typed in). */
 async function costInput(r: Results, mode: Mode) {
-  const sizing = await readSizing();
   const op = (name: string, family: string, f: { durationMs?: number | null; rcu: number | null; wcu: number | null } | undefined): OperationFigures => ({
     name,
     family,
-    memoryMb: memoryOf(sizing, family),
+    memoryMb: memoryOf(family),
     durationMs: f?.durationMs ?? null,
     rcu: f?.rcu ?? null,
     wcu: f?.wcu ?? null,

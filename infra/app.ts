@@ -26,6 +26,7 @@ export function buildApp(app: App): GatehouseStack[] {
       customDomain: ctx.customDomains[code],
       websocketAccessLogs: ctx.websocketAccessLogs,
       licenseAuthorityKey: ctx.licenseAuthorityKey,
+      bundleAwsSdk: ctx.bundleAwsSdk,
     });
     Tags.of(stack).add('gatehouse:region', code);
     return stack;

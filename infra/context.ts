@@ -11,6 +11,7 @@
  * | `gatehouse:customDomains` | `{}` (execute-api URLs only) | per region code: `{ certificateArn, httpDomainName?, websocketDomainName? }` |
  * | `gatehouse:websocketAccessLogs` | `false` | WebSocket stage access logs (needs the account's API Gateway CloudWatch role) |
  * | `gatehouse:licenseAuthorityKey` | (none) | the licence authority's PUBLIC JWK (an object or its JSON text); without it every login answers `instance_license_tampered` |
+ * | `gatehouse:bundleAwsSdk` | `true` | bundle `@aws-sdk/*` into every function (the versions the lockfile pins, faster cold starts); `false` uses the SDK the Lambda runtime ships (smaller bundles; see infra/bundling.ts) |
  *
  * A custom domain needs an ACM certificate in the stack's own region that covers the names; the
  * stack creates the API Gateway domain names and mappings, and outputs the regional target names
@@ -42,6 +43,7 @@ export const CONTEXT_KEYS = Object.freeze({
   customDomains: 'gatehouse:customDomains',
   websocketAccessLogs: 'gatehouse:websocketAccessLogs',
   licenseAuthorityKey: 'gatehouse:licenseAuthorityKey',
+  bundleAwsSdk: 'gatehouse:bundleAwsSdk',
 });
 
 /** Custom domain names of one region's APIs. */
@@ -62,6 +64,8 @@ export interface GatehouseContext {
   readonly websocketAccessLogs: boolean;
   /** JSON text of the licence authority's public JWK, when configured. */
   readonly licenseAuthorityKey: string | undefined;
+  /** Bundle the AWS SDK into every function instead of using the Lambda runtime's. */
+  readonly bundleAwsSdk: boolean;
 }
 
 const AWS_REGION = /^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d$/;
@@ -152,5 +156,6 @@ export function readGatehouseContext(node: Node): GatehouseContext {
       false,
     ),
     licenseAuthorityKey: publicJwkValue(node.tryGetContext(CONTEXT_KEYS.licenseAuthorityKey)),
+    bundleAwsSdk: booleanValue(CONTEXT_KEYS.bundleAwsSdk, node.tryGetContext(CONTEXT_KEYS.bundleAwsSdk), true),
   });
 }

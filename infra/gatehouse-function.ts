@@ -6,11 +6,12 @@
 import { Duration } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
 import { Tracing } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { NodejsFunction, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { ARCHITECTURE, LOCK_FILE, PROJECT_ROOT, RUNTIME, bundlingOptions, functionEntry } from './bundling.ts';
 import { acknowledge } from './nag.ts';
+import { DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_SECONDS } from './sizing.ts';
 
 export interface GatehouseFunctionProps {
   /** The function folder under `functions/`; its `handler.ts` exports `handler`. */
@@ -23,13 +24,19 @@ export interface GatehouseFunctionProps {
    */
   readonly environment?: Readonly<Record<string, string>>;
   /**
-   * @default 512
+   * @default 512 (`DEFAULT_MEMORY_MB` of infra/sizing.ts)
    */
   readonly memorySize?: number;
   /**
-   * @default Duration.seconds(10)
+   * @default Duration.seconds(10) (`DEFAULT_TIMEOUT_SECONDS` of infra/sizing.ts)
    */
   readonly timeout?: Duration;
+  /**
+   * Bundle the AWS SDK instead of importing the one the Lambda runtime ships (see
+   * infra/bundling.ts).
+   * @default true
+   */
+  readonly bundleAwsSdk?: boolean;
   /**
    * How long the function's logs are kept.
    * @default RetentionDays.ONE_MONTH
@@ -50,6 +57,8 @@ export class GatehouseFunction extends Construct {
   readonly function: NodejsFunction;
   readonly role: Role;
   readonly logGroup: LogGroup;
+  /** The esbuild options the function's code is bundled with. */
+  readonly bundling: BundlingOptions;
 
   constructor(scope: Construct, id: string, props: GatehouseFunctionProps) {
     super(scope, id);
@@ -65,6 +74,7 @@ export class GatehouseFunction extends Construct {
       description: `Gatehouse ${props.name} function`,
     });
     this.logGroup.grantWrite(this.role);
+    this.bundling = bundlingOptions(props.version, { bundleAwsSdk: props.bundleAwsSdk });
 
     this.function = new NodejsFunction(this, 'Function', {
       entry: functionEntry(props.name),
@@ -73,13 +83,13 @@ export class GatehouseFunction extends Construct {
       depsLockFilePath: LOCK_FILE,
       runtime: RUNTIME,
       architecture: ARCHITECTURE,
-      memorySize: props.memorySize ?? 512,
-      timeout: props.timeout ?? Duration.seconds(10),
+      memorySize: props.memorySize ?? DEFAULT_MEMORY_MB,
+      timeout: props.timeout ?? Duration.seconds(DEFAULT_TIMEOUT_SECONDS),
       description: props.description ?? `Gatehouse ${props.name} function`,
       role: this.role,
       logGroup: this.logGroup,
       tracing: Tracing.ACTIVE,
-      bundling: bundlingOptions(props.version),
+      bundling: this.bundling,
       environment: {
         // The bundle ships a source map; stack traces in the logs point at the TypeScript.
         NODE_OPTIONS: '--enable-source-maps',

@@ -22,6 +22,7 @@ import { GatehouseTable } from './gatehouse-table.ts';
 import { GatehouseHttpApi, type ApiDomainProps } from './http-api.ts';
 import { acknowledge, acknowledgeWildcardResource } from './nag.ts';
 import { SigningKeys } from './signing-keys.ts';
+import { SIZING } from './sizing.ts';
 import { GatehouseWebSocketApi } from './websocket-api.ts';
 
 export interface GatehouseStackProps extends StackProps {
@@ -62,17 +63,23 @@ export interface GatehouseStackProps extends StackProps {
    * @default - package.json's version
    */
   readonly version?: string;
+  /**
+   * Bundle the AWS SDK into every function instead of using the one the Lambda runtime ships
+   * (see infra/bundling.ts).
+   * @default true
+   */
+  readonly bundleAwsSdk?: boolean;
 }
 
 const HTTP_INVOKED =
   'Invoked synchronously by API Gateway: a failure is answered to the client (JSON error body), and a dead-letter ' +
   'queue only ever receives failed asynchronous invocations.';
 
-/** Memory and timeout per family; everything else uses the GatehouseFunction defaults. */
-const SIZING: Partial<Record<Family, { memorySize: number; timeout: Duration }>> = {
-  // scrypt (N=2^17) password hashing: Lambda CPU scales with memory.
-  token: { memorySize: 1024, timeout: Duration.seconds(15) },
-};
+/** The memory and timeout of a family with an entry in infra/sizing.ts; else GatehouseFunction's defaults. */
+function sizingOf(family: Family): { memorySize?: number; timeout?: Duration } {
+  const s = SIZING[family];
+  return s ? { memorySize: s.memoryMb, timeout: Duration.seconds(s.timeoutSeconds) } : {};
+}
 
 export class GatehouseStack extends Stack {
   readonly table: GatehouseTable;
@@ -91,13 +98,15 @@ export class GatehouseStack extends Stack {
     });
     const version = props.version ?? packageVersion();
     const logRetention = props.logRetention;
+    // What every function of the stack shares besides its own settings.
+    const common = { version, logRetention, bundleAwsSdk: props.bundleAwsSdk };
 
     this.table = new GatehouseTable(this, 'Data', {
       definition: TABLE,
       deletionProtection: props.deletionProtection,
     });
 
-    this.keys = new SigningKeys(this, 'SigningKeys', { version, logRetention });
+    this.keys = new SigningKeys(this, 'SigningKeys', common);
 
     // One-time passwords go out through this topic. To deliver them, subscribe endpoints outside
     // the stack (they are per deployment and need confirming), for example:
@@ -120,8 +129,7 @@ export class GatehouseStack extends Stack {
     // The WebSocket API first: every function learns its URLs from the environment.
     const websocketFn = new GatehouseFunction(functionScope, 'websocket', {
       name: 'websocket',
-      version,
-      logRetention,
+      ...common,
       noDeadLetterQueueReason:
         'Invoked synchronously by the API Gateway WebSocket API ($connect/$disconnect/$default); a failure is ' +
         'answered on the connection.',
@@ -151,9 +159,8 @@ export class GatehouseStack extends Stack {
     for (const family of httpFamilies()) {
       const fn = new GatehouseFunction(functionScope, family, {
         name: family,
-        version,
-        logRetention,
-        ...SIZING[family],
+        ...common,
+        ...sizingOf(family),
         environment: {
           ...baseEnvironment,
           ...(family === 'token'
@@ -171,8 +178,7 @@ export class GatehouseStack extends Stack {
 
     const fanout = new GatehouseFunction(functionScope, 'fanout', {
       name: 'fanout',
-      version,
-      logRetention,
+      ...common,
       environment: {
         GATEHOUSE_TABLE_NAME: this.table.tableName,
         GATEHOUSE_REGION: this.region,

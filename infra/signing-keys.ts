@@ -20,6 +20,11 @@ export interface SigningKeysProps {
    * @default RetentionDays.ONE_MONTH
    */
   readonly logRetention?: RetentionDays;
+  /**
+   * Bundle the AWS SDK into the key generator (see infra/bundling.ts).
+   * @default true
+   */
+  readonly bundleAwsSdk?: boolean;
 }
 
 export class SigningKeys extends Construct {
@@ -50,6 +55,7 @@ export class SigningKeys extends Construct {
       memorySize: 256,
       timeout: Duration.seconds(30),
       logRetention: props.logRetention,
+      bundleAwsSdk: props.bundleAwsSdk,
       noDeadLetterQueueReason:
         'Invoked by CloudFormation for the custom resource; the handler reports every failure to CloudFormation, which ' +
         'fails and rolls back the deployment. A queued event would be stale by then.',

@@ -1,8 +1,8 @@
 /**
- * Apps family: the app collection, and the event types of an app (see `shared/events/operations.ts`).
+ * Apps family: the app collection, and the event types of an app (see `shared/events/event-type-operations.ts`).
  */
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
-import { eventTypeOperations } from '#shared/events/operations.ts';
+import { eventTypeOperations } from '#shared/events/event-type-operations.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { objectOperations } from '#shared/objects/operations.ts';
 import { relationHooks } from '#shared/objects/relation-hooks.ts';

@@ -80,12 +80,14 @@ export function fileKeyStore(dataDir: string): KeyStore {
 
 /**
  * AWS key store: the private JWK in one secret, the public JWKS in another (written together by
- * the stack's key generator). Each is read once per execution environment, on first use.
+ * the stack's key generator). Each is read once per execution environment, on first use; the
+ * client is created then too, so a family that never checks a token never makes one.
  */
 export function secretsKeyStore(cfg: Pick<Config, 'region' | 'signingKeySecret' | 'publicKeysSecret'>): KeyStore {
-  const client = new SecretsManagerClient({ region: cfg.region });
+  let client: SecretsManagerClient | undefined;
   const read = async (id: string | undefined, what: string): Promise<string> => {
     if (!id) throw new Error(`${what} secret is not configured`);
+    client ??= new SecretsManagerClient({ region: cfg.region });
     const out = await client.send(new GetSecretValueCommand({ SecretId: id }));
     if (!out.SecretString) throw new Error(`${what} secret is empty`);
     return out.SecretString;

@@ -3,12 +3,20 @@
  * once when the object is created (folders and instances do not move), stored on the item, and
  * used for tenant scope checks without another read.
  */
-import { ObjectId } from 'bson';
+import { randomBytes } from 'node:crypto';
 import type { StoredObject } from '../db/objects-repo.ts';
 
-/** A new 24-hex, time-ordered object key. */
+// Keys are MongoDB ObjectIds, as the original service's: 4 bytes of seconds since the epoch, 5
+// random bytes drawn once per process, 3 bytes of a counter that starts at random. Made here
+// rather than with the bson package, which only the events code needs (57 KB of every bundle).
+const PROCESS_UNIQUE = randomBytes(5).toString('hex');
+let counter = randomBytes(3).readUIntBE(0, 3);
+
+/** A new 24-hex, time-ordered object key (an ObjectId). */
 export function newKey(): string {
-  return new ObjectId().toHexString();
+  counter = (counter + 1) % 0x100_0000;
+  const seconds = Math.floor(Date.now() / 1000) >>> 0;
+  return `${seconds.toString(16).padStart(8, '0')}${PROCESS_UNIQUE}${counter.toString(16).padStart(6, '0')}`;
 }
 
 export interface Placement {

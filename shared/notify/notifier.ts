@@ -1,6 +1,6 @@
 /**
  * Outgoing messages (one-time codes). Locally each message is one JSON line appended to
- * `<dataDir>/outbox.jsonl` and printed on the console; in AWS it is published to the SNS topic
+ * `<dataDir>/outbox.jsonl` (the console says that one arrived, never the code); in AWS it is published to the SNS topic
  * the stack creates (`GATEHOUSE_NOTIFY_TOPIC_ARN`).
  *
  * Subscribing in AWS: `aws sns subscribe --topic-arn <arn> --protocol email --notification-endpoint
@@ -13,7 +13,7 @@
  */
 import { appendFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
+import type * as Sns from '@aws-sdk/client-sns';
 import type { Config } from '../config.ts';
 
 export interface OneTimePasswordMessage {
@@ -41,7 +41,7 @@ export function outboxLine(m: OutgoingMessage): string {
 }
 
 export interface OutboxOptions {
-  /** Also print each line on stdout (the local runtime's console). */
+  /** Also say on stdout (the local runtime's console) that a message arrived, and where; never its code. */
   readonly print?: boolean;
 }
 
@@ -50,20 +50,26 @@ export function outboxNotifier(dataDir: string, opts: OutboxOptions = {}): Notif
   const file = join(dataDir, 'outbox.jsonl');
   let ready: Promise<unknown> | undefined;
   return {
-    async send(message) {
+    async send(m) {
       await (ready ??= mkdir(dataDir, { recursive: true }));
-      const line = outboxLine(message);
+      const line = outboxLine(m);
       await appendFile(file, `${line}\n`, { mode: 0o600 });
-      if (opts.print) process.stdout.write(`outbox: ${line}\n`);
+      if (opts.print) process.stdout.write(`outbox: a ${m.kind} for ${m.instance}\\${m.user} is in ${file}\n`);
     },
   };
 }
 
-/** AWS delivery: one SNS publish per message. The client is created once, on first use. */
+/**
+ * AWS delivery: one SNS publish per message. The SNS client is loaded and created once, on first
+ * use: every family builds a notifier (shared/deps.ts), only the token family ever sends, and the
+ * others should not load the SNS client at start.
+ */
 export function snsNotifier(topicArn: string, region: string): Notifier {
-  let client: SNSClient | undefined;
+  let sdk: Promise<typeof Sns> | undefined;
+  let client: Sns.SNSClient | undefined;
   return {
     async send(m) {
+      const { SNSClient, PublishCommand } = await (sdk ??= import('@aws-sdk/client-sns'));
       client ??= new SNSClient({ region });
       const attr = (v: string) => ({ DataType: 'String', StringValue: v });
       await client.send(

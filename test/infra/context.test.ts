@@ -6,7 +6,7 @@ import { buildTemplates, cdkJsonContext, resourcesOf } from './app-fixture.ts';
 const read = (context: Record<string, unknown>) => readGatehouseContext(new App({ context }).node);
 
 describe('Gatehouse CDK context', () => {
-  it('defaults to three regions, deletion protection on, CORS closed, no custom domains', () => {
+  it('defaults to three regions, deletion protection on, CORS closed, no custom domains, the runtime\'s AWS SDK', () => {
     expect(read({})).toEqual({
       regions: DEFAULT_REGIONS,
       deletionProtection: true,
@@ -14,6 +14,7 @@ describe('Gatehouse CDK context', () => {
       customDomains: {},
       websocketAccessLogs: false,
       licenseAuthorityKey: undefined,
+      bundleAwsSdk: true,
     });
   });
 
@@ -39,12 +40,14 @@ describe('Gatehouse CDK context', () => {
       'gatehouse:deletionProtection': 'false',
       'gatehouse:corsOrigins': 'https://a.example.com,https://b.example.com',
       'gatehouse:websocketAccessLogs': 'true',
+      'gatehouse:bundleAwsSdk': 'false',
     });
     expect(ctx).toMatchObject({
       regions: { EU: 'eu-west-1' },
       deletionProtection: false,
       corsOrigins: ['https://a.example.com', 'https://b.example.com'],
       websocketAccessLogs: true,
+      bundleAwsSdk: false,
     });
   });
 
@@ -56,5 +59,9 @@ describe('Gatehouse CDK context', () => {
 
   it('rejects a deletion protection value that is not a boolean', () => {
     expect(() => read({ 'gatehouse:deletionProtection': 'off' })).toThrow(/gatehouse:deletionProtection/);
+  });
+
+  it('rejects a bundleAwsSdk value that is not a boolean', () => {
+    expect(() => read({ 'gatehouse:bundleAwsSdk': 'yes' })).toThrow(/gatehouse:bundleAwsSdk/);
   });
 });

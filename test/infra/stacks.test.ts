@@ -1,11 +1,11 @@
 import { Match } from 'aws-cdk-lib/assertions';
 import type { CfnElement } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
-import type { GatehouseStack } from '../../infra/app.ts';
+import { buildApp, type GatehouseStack } from '../../infra/app.ts';
 import { TABLE } from '../../shared/db/table.ts';
 import type { Family } from '../../shared/model/collections.ts';
 import { ROUTES, WEBSOCKET_ROUTES, httpFamilies, routeKey } from '../../shared/routes.ts';
-import { buildTemplates, cdkJsonContext, resourcesOf } from './app-fixture.ts';
+import { buildTemplates, cdkJsonContext, newApp, resourcesOf } from './app-fixture.ts';
 
 const built = buildTemplates();
 const regions = cdkJsonContext()['gatehouse:regions'] as Record<string, string>;
@@ -111,6 +111,11 @@ describe.each(built.stacks.map((s) => [s.stackName, s] as const))('%s', (_name, 
     expect(token.Timeout).toBe(15);
     const people = resourcesOf(template, 'AWS::Lambda::Function')[functionId(stack, 'people')]!.Properties;
     expect(people).toMatchObject({ MemorySize: 512, Timeout: 10 });
+  });
+
+  it('bundles the AWS SDK into every function, keygen included', () => {
+    const fns = [...stack.functions.values(), stack.keys.generator];
+    for (const fn of fns) expect(fn.bundling.externalModules).toEqual([]);
   });
 
   it('keeps every log group for a limited time', () => {
@@ -383,6 +388,13 @@ describe('context', () => {
     template.resourceCountIs('AWS::ApiGatewayV2::ApiMapping', 2);
     template.hasOutput('HttpApiUrl', { Value: 'https://eu.api.example.com/' });
     template.hasOutput('WebSocketUrl', { Value: 'wss://eu.events.example.com' });
+  });
+
+  it("leaves the AWS SDK to the Lambda runtime's copy in every function when gatehouse:bundleAwsSdk is false", () => {
+    const stacks = buildApp(newApp({ 'gatehouse:regions': { EU: 'eu-west-1' }, 'gatehouse:bundleAwsSdk': 'false' }));
+    const fns = [...stacks[0]!.functions.values(), stacks[0]!.keys.generator];
+    expect(fns.length).toBeGreaterThan(3);
+    for (const fn of fns) expect(fn.bundling.externalModules).toEqual(['@aws-sdk/*']);
   });
 
   it('rejects a region that is not an AWS region code', () => {

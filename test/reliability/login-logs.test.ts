@@ -76,7 +76,6 @@ describe('secrets in logs', () => {
   it('never logs the password, client secret, tokens or one-time codes of real logins at DEBUG', async () => {
     const secrets: Record<string, string> = { password: PASSWORD, 'client secret': CLIENT_SECRET };
     const tfa = { grant_type: 'password', username: `${instanceName}\\${twoFactorName}`, password: PASSWORD, ...client };
-    let code = '';
     /** The one-time codes sent and tried, by what they are. */
     const otp: Array<[string, string]> = [];
     const capturing = capture();
@@ -95,7 +94,7 @@ describe('secrets in logs', () => {
       expect(send.body.error, send.text).toBe('one_time_password_required');
       const codes = await outboxCodes(twoFactorName);
       expect(codes).toHaveLength(1);
-      code = codes[0]!;
+      const code = codes[0]!;
       expect(code).toMatch(/^\d{6}$/);
       let wrong = code;
       while (wrong === code) wrong = String(100_000 + Math.floor(Math.random() * 900_000));
@@ -110,11 +109,9 @@ describe('secrets in logs', () => {
       capturing.stop();
     }
 
-    // The local outbox also "delivers" each code on the console (`outbox: {...}`, documented in the
-    // README as the local stand-in for SNS): that line is the message itself, not a log line.
-    const lines = captured.join('\n').split('\n');
-    expect(lines.filter((l) => l.startsWith('outbox: ') && l.includes(`"code":"${code}"`))).toHaveLength(1);
-    const output = lines.filter((l) => !l.startsWith('outbox: ')).join('\n');
+    // The local outbox says on the console that a code arrived, and where; not the code.
+    const output = captured.join('\n');
+    expect(output).toContain(`outbox: a one-time-password for ${instanceName}\\${twoFactorName} is in `);
     // The capture is real: the request lines and the code notice were logged.
     expect(output).toContain('"request"');
     expect(output).toContain('one-time code sent');

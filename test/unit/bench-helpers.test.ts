@@ -1,15 +1,15 @@
 /**
- * The benchmark's other pure helpers: its command line, the memory read from the stack's source,
- * the esbuild options derived from the CDK bundling options, the bytes-per-package breakdown, the
+ * The benchmark's other pure helpers: its command line, the memory the stack deploys each family
+ * with, the esbuild options derived from the CDK bundling options, the bytes-per-package breakdown, the
  * spread of search matches through the seeded people, and the printed table.
  */
 import { describe, expect, it } from 'vitest';
 import { bundlingOptions } from '../../infra/bundling.ts';
+import { DEFAULT_MEMORY_MB, memoryOf } from '../../infra/sizing.ts';
 import { parseArgs } from '../../bench/args.ts';
 import { bytesByPackage, esbuildOptionsFrom, packageOf } from '../../bench/bundle.ts';
 import { RESULT_KEYS, type Results } from '../../bench/results.ts';
 import { matchPositions } from '../../bench/seed.ts';
-import { memoryOf, parseSizing, readSizing } from '../../bench/sizing.ts';
 import { renderTable, rowsOf } from '../../bench/table.ts';
 import { unmeasured } from '../../bench/unmeasured.ts';
 
@@ -32,24 +32,10 @@ describe('parseArgs', () => {
 });
 
 describe('sizing', () => {
-  it('reads the per-family memory and the default out of the stack source', () => {
-    const stack = 'const SIZING: Partial<Record<Family, X>> = {\n  // why\n  token: { memorySize: 1024, timeout: Duration.seconds(15) },\n  search: { memorySize: 768 },\n};\n';
-    const fn = '      memorySize: props.memorySize ?? 512,\n';
-    const s = parseSizing(stack, fn);
-    expect(s).toEqual({ defaultMb: 512, byFamily: { token: 1024, search: 768 } });
-    expect(memoryOf(s, 'token')).toBe(1024);
-    expect(memoryOf(s, 'people')).toBe(512);
-  });
-
-  it('rejects a source whose shape changed, rather than pricing the wrong memory', () => {
-    expect(() => parseSizing('nothing here', 'memorySize: props.memorySize ?? 512')).toThrow(/SIZING/);
-    expect(() => parseSizing('const SIZING = {\n};', 'memorySize: 512')).toThrow(/default memorySize/);
-  });
-
-  it('reads the repository\'s own stack: the token function has 1024 MB', async () => {
-    const s = await readSizing();
-    expect(memoryOf(s, 'token')).toBe(1024);
-    expect(s.defaultMb).toBeGreaterThan(0);
+  it('prices each family at the memory the stack deploys it with', () => {
+    expect(memoryOf('token')).toBe(1024);
+    expect(memoryOf('people')).toBe(DEFAULT_MEMORY_MB);
+    expect(DEFAULT_MEMORY_MB).toBe(512);
   });
 });
 
@@ -73,6 +59,11 @@ describe('bundling', () => {
       define: { __GATEHOUSE_VERSION__: '"9.9.9"' },
     });
     expect(o.banner?.js).toContain('createRequire');
+  });
+
+  it("leaves the AWS SDK out when the operator opts for the runtime's copy", () => {
+    const o = esbuildOptionsFrom(bundlingOptions('9.9.9', { bundleAwsSdk: false }), { people: '/x/functions/people/handler.ts' }, '/out');
+    expect(o.external).toEqual(['@aws-sdk/*']);
   });
 
   it('attributes bundle bytes to packages', () => {

@@ -1,0 +1,28 @@
+/**
+ * How much memory and time each function gets: plain numbers, with no CDK import, so the
+ * benchmark's cost model (bench/sizing.ts) prices exactly what the stack deploys without
+ * building a construct.
+ */
+import type { Family } from '#shared/model/collections.ts';
+
+/** Memory of a function without an entry in {@link SIZING} (GatehouseFunction's default). */
+export const DEFAULT_MEMORY_MB = 512;
+
+/** Timeout of a function without an entry in {@link SIZING} (GatehouseFunction's default). */
+export const DEFAULT_TIMEOUT_SECONDS = 10;
+
+export interface FunctionSizing {
+  readonly memoryMb: number;
+  readonly timeoutSeconds: number;
+}
+
+/** Memory and timeout per family; every other family gets the defaults above. */
+export const SIZING: Readonly<Partial<Record<Family, FunctionSizing>>> = Object.freeze({
+  // scrypt (N=2^17) password hashing: Lambda CPU scales with memory.
+  token: { memoryMb: 1024, timeoutSeconds: 15 },
+});
+
+/** The memory a family's function is deployed with. */
+export function memoryOf(family: string): number {
+  return SIZING[family as Family]?.memoryMb ?? DEFAULT_MEMORY_MB;
+}
