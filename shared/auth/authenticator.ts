@@ -2,12 +2,24 @@
  * Verifies the bearer token of a protected call inside every family (no separate authorizer:
  * the same code path runs locally and in AWS). Only ES256 is accepted: `alg: none`, HS256 and
  * every other algorithm fail verification.
+ *
+ * A verified token is remembered per execution environment, keyed by the whole token string,
+ * until its `exp` (bounded LRU): the same client sends the same token with every call, and the
+ * signature check (an ECDSA verify on the thread pool) is most of a warm call's own time. Reusing
+ * the verdict is exactly re-verifying it: the token string, the keys and the issuer and audience
+ * do not change, and the entry dies when jose would say "expired". Only successes are kept (a
+ * stream of bad tokens cannot fill the cache with anything), and the status hook still runs on
+ * every call, so a disabled user or instance is refused as before.
  */
 import { createLocalJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import type { Config } from '../config.ts';
 import { unauthorized } from '../errors.ts';
 import type { Authenticator, Principal, Role } from '../http/types.ts';
+import { TtlCache } from '../ttl-cache.ts';
 import { JWT_ALG, type KeyStore } from './keys.ts';
+
+/** Verified tokens kept per execution environment (a token is ~600 bytes: about 3 MB at most). */
+export const VERIFIED_TOKENS_MAX = 5_000;
 
 /** Claims Gatehouse puts in an access token beside the registered ones. */
 export interface AccessClaims extends JWTPayload {
@@ -46,29 +58,46 @@ export interface AuthenticatorOptions {
    * every verified token; implementations cache per execution environment (at most a minute).
    */
   readonly checkStatus?: (principal: Principal) => Promise<void>;
+  /** Verified tokens remembered until their `exp` (0 turns the cache off); default {@link VERIFIED_TOKENS_MAX}. */
+  readonly verifiedTokens?: number;
 }
 
 export function createAuthenticator(opts: AuthenticatorOptions): Authenticator {
   let keySet: ReturnType<typeof createLocalJWKSet> | undefined;
   const getKeySet = async () => (keySet ??= createLocalJWKSet(await opts.keys.publicKeys()));
+  const max = opts.verifiedTokens ?? VERIFIED_TOKENS_MAX;
+  // `() => Date.now()`, not `Date.now`: the same clock jose reads, fake timers included.
+  const verified = max > 0 ? new TtlCache<Principal>(max, 0, () => Date.now()) : undefined;
+
+  async function verify(token: string): Promise<Principal> {
+    const known = verified?.get(token);
+    if (known) return known;
+    let payload: JWTPayload;
+    try {
+      ({ payload } = await jwtVerify(token, await getKeySet(), {
+        algorithms: [JWT_ALG],
+        issuer: opts.config.issuer,
+        audience: opts.config.audience,
+        requiredClaims: ['exp', 'iat', 'sub', 'jti'],
+      }));
+    } catch (err) {
+      const code = (err as { code?: string }).code;
+      throw unauthorized(code === 'ERR_JWT_EXPIRED' ? 'The access token has expired.' : 'The access token is not valid.');
+    }
+    const principal = Object.freeze(principalFromClaims(payload));
+    // jose calls a token expired once `exp <= now` in whole seconds, i.e. from exp * 1000 ms on:
+    // the entry expires at that same instant.
+    const ttl = (payload.exp as number) * 1000 - Date.now();
+    if (verified && ttl > 0) verified.set(token, principal, ttl);
+    return principal;
+  }
+
   return {
     async authenticate(authorization) {
       if (!authorization) throw unauthorized('Authorization: Bearer <token> is required.');
       const m = /^Bearer\s+([A-Za-z0-9_\-.]+)\s*$/i.exec(authorization);
       if (!m) throw unauthorized('The Authorization header must be "Bearer <token>".');
-      let payload: JWTPayload;
-      try {
-        ({ payload } = await jwtVerify(m[1]!, await getKeySet(), {
-          algorithms: [JWT_ALG],
-          issuer: opts.config.issuer,
-          audience: opts.config.audience,
-          requiredClaims: ['exp', 'iat', 'sub', 'jti'],
-        }));
-      } catch (err) {
-        const code = (err as { code?: string }).code;
-        throw unauthorized(code === 'ERR_JWT_EXPIRED' ? 'The access token has expired.' : 'The access token is not valid.');
-      }
-      const principal = principalFromClaims(payload);
+      const principal = await verify(m[1]!);
       await opts.checkStatus?.(principal);
       return principal;
     },

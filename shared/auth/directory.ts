@@ -41,13 +41,20 @@ export function roleOf(user: StoredObject): Role {
 export const isDisabled = (o: StoredObject): boolean => o.doc.IsDisabled === true;
 export const nameOf = (o: StoredObject): string => (typeof o.doc.CommonName === 'string' ? o.doc.CommonName : '');
 
+/** `o` when it is the instance named `name` (case-sensitive: the name claim is). */
+export const instanceNamed = (o: StoredObject | undefined, name: string): StoredObject | undefined =>
+  isInstance(o) && nameOf(o) === name ? o : undefined;
+
+/** `o` when it is the user named `name` of the instance `instanceKey`. */
+export const userNamed = (o: StoredObject | undefined, instanceKey: string, name: string): StoredObject | undefined =>
+  isUser(o) && ownInstance(o) === instanceKey && nameOf(o) === name ? o : undefined;
+
 /** The instance named `name` (case-sensitive), or undefined. */
 export async function findInstanceByName(db: Db, name: string): Promise<StoredObject | undefined> {
   if (!name) return undefined;
   const key = await claimOwner(db, instanceNameClaim(name), true);
   if (!key) return undefined;
-  const o = await getObject(db, key, true);
-  return isInstance(o) && nameOf(o) === name ? o : undefined;
+  return instanceNamed(await getObject(db, key, true), name);
 }
 
 /** The user named `name` in the instance `instanceKey` (case-sensitive), or undefined. */
@@ -55,16 +62,26 @@ export async function findUserByName(db: Db, instanceKey: string, name: string):
   if (!name) return undefined;
   const key = await claimOwner(db, userNameClaim(instanceKey, name), true);
   if (!key) return undefined;
-  const o = await getObject(db, key, true);
-  return isUser(o) && ownInstance(o) === instanceKey && nameOf(o) === name ? o : undefined;
+  return userNamed(await getObject(db, key, true), instanceKey, name);
+}
+
+/** The keys of the instances above `instance`, root first. */
+export const ancestorKeys = (instance: StoredObject): string[] => instance.instances.filter((k) => k !== instance.key);
+
+/** The instances above `instance`, nearest first, from objects already read. */
+export function ancestorsIn(instance: StoredObject, read: (key: string) => StoredObject | undefined): StoredObject[] {
+  return ancestorKeys(instance)
+    .map(read)
+    .filter(isInstance)
+    .reverse();
 }
 
 /** The instances above `instance`, nearest first (one BatchGetItem). */
 export async function ancestorsOf(db: Db, instance: StoredObject): Promise<StoredObject[]> {
-  const above = instance.instances.filter((k) => k !== instance.key);
+  const above = ancestorKeys(instance);
   if (above.length === 0) return [];
-  const found = await getObjects(db, above);
-  return found.filter(isInstance).reverse();
+  const found = new Map((await getObjects(db, above)).map((o) => [o.key, o]));
+  return ancestorsIn(instance, (k) => found.get(k));
 }
 
 /** Instance names are how users log in (`Instance\user`): no backslash, no surrounding blanks. */

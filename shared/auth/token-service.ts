@@ -13,21 +13,23 @@
  *
  * Every other error (instance, licence, client, grant, two-factor, new/expired password and
  * password rules) is answered at every level. Every path that gets as far as a user name spends
- * exactly one scrypt (a dummy hash for unknown users, passwordless users and locked users), so
- * timing does not tell them apart either.
+ * exactly one scrypt (a dummy hash for unknown users, passwordless users and locked users; an
+ * attempt refused for want of a slot waits for its own verdict and discards it), so timing does
+ * not tell them apart either.
  */
 import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import { ConditionFailed } from '../errors.ts';
-import { getObject, getObjects, ownInstance, type StoredObject } from '../db/objects-repo.ts';
+import { claimOwner, getObject, ownInstance, type StoredObject } from '../db/objects-repo.ts';
 import {
   changePasswordAtLogin,
   clearExpiredLock,
   consumeOneTimeCode,
   createRefreshFamily,
   getAuthState,
-  getRefreshFamily,
   getRefreshToken,
   lockUser,
+  readLoginItems,
+  readRefreshItems,
   recordLoginSuccess,
   recordOneTimeCodeFailure,
   releaseLoginAttempt,
@@ -38,18 +40,22 @@ import {
   type AuthState,
   type RefreshRecord,
 } from '../db/auth-repo.ts';
+import { instanceNameClaim, userNameClaim } from '../model/claims.ts';
 import type { CoreDeps } from '../deps.ts';
+import { TtlCache } from '../ttl-cache.ts';
 import { issueAccessToken, newFamilyId, newRefreshToken, refreshTokenHash, type TokenSubject } from './access-tokens.ts';
 import {
+  ancestorKeys,
+  ancestorsIn,
   ancestorsOf,
-  findInstanceByName,
-  findUserByName,
+  instanceNamed,
   isDisabled,
   isInstance,
   isUser,
   nameOf,
   roleOf,
   securityLevelOf,
+  userNamed,
   type SecurityLevel,
 } from './directory.ts';
 import { describeViolation, hashPassword, passwordRuleViolation, verifyAgainstDummy, verifyPassword } from './passwords.ts';
@@ -96,10 +102,10 @@ function lockedOut(level: SecurityLevel, minutes: number) {
 
 /**
  * The instance a login or refresh goes to, checked: it exists, neither it nor an instance above
- * it is disabled, and it or its nearest ancestor with a licence holds a valid one.
+ * it (`above`, nearest first) is disabled, and it or its nearest ancestor with a licence holds a
+ * valid one.
  */
-async function checkInstance(deps: CoreDeps, instance: StoredObject): Promise<void> {
-  const above = await ancestorsOf(deps.db, instance);
+async function checkInstance(deps: CoreDeps, instance: StoredObject, above: readonly StoredObject[]): Promise<void> {
   if (isDisabled(instance) || above.some(isDisabled)) throw tokenError('instance_disabled', 'The instance is disabled.');
   const holder = [instance, ...above].find((o) => typeof o.doc.License === 'string' && o.doc.License.trim() !== '');
   if (!holder) throw tokenError('instance_missing_license', 'The instance has no valid license.');
@@ -137,22 +143,75 @@ function passwordChangeReason(user: StoredObject, now: Date): 'new_password_requ
   return undefined;
 }
 
-/** The password grant. */
+/** What a login reads before the password check. */
+interface LoginTarget {
+  /** Undefined: no instance of that name. */
+  readonly instance: StoredObject | undefined;
+  /** The instances above it, nearest first. */
+  readonly above: StoredObject[];
+  /** Undefined: no user of that name in the instance. */
+  readonly user: StoredObject | undefined;
+  readonly auth: AuthState | undefined;
+}
+
+/**
+ * The keys a completed login found by name, per execution environment: hints that let the next
+ * login of the same user read everything it needs in one request instead of three. A hint is
+ * never trusted: the objects read with it must still carry the names asked for (the names'
+ * claims make them unique), else the names are looked up again. Only completed logins leave one.
+ */
+const loginHints = new TtlCache<{ readonly instanceKey: string; readonly above: readonly string[]; readonly userKey: string }>(10_000, 60 * 60_000);
+const hintId = (deps: CoreDeps, instanceName: string, userName: string) => `${deps.db.tableName}\u0000${instanceName}\u0000${userName}`;
+
+/**
+ * Finds the instance, the instances above it, the user and its AUTH item of a login, strongly
+ * consistent. By name, the reads depend on one another (a name's claim gives a key): the instance
+ * name's claim; the instance with the user name's claim; the instances above, the user and its
+ * AUTH item, each one request. With a hint of an earlier login, one request.
+ */
+async function lookUpLogin(deps: CoreDeps, instanceName: string, userName: string): Promise<LoginTarget> {
+  const { db } = deps;
+  const hint = userName ? loginHints.get(hintId(deps, instanceName, userName)) : undefined;
+  if (hint) {
+    const read = await readLoginItems(db, { objects: [hint.instanceKey, ...hint.above, hint.userKey], authOf: hint.userKey });
+    const instance = instanceNamed(read.object(hint.instanceKey), instanceName);
+    const user = instance ? userNamed(read.object(hint.userKey), instance.key, userName) : undefined;
+    if (instance && user) return { instance, above: ancestorsIn(instance, read.object), user, auth: read.auth };
+    loginHints.delete(hintId(deps, instanceName, userName));
+  }
+  const instanceKey = await claimOwner(db, instanceNameClaim(instanceName), true);
+  if (!instanceKey) return { instance: undefined, above: [], user: undefined, auth: undefined };
+  const userClaim = userName ? userNameClaim(instanceKey, userName) : undefined;
+  const first = await readLoginItems(db, { objects: [instanceKey], claims: userClaim ? [userClaim] : [] });
+  const instance = instanceNamed(first.object(instanceKey), instanceName);
+  if (!instance) return { instance: undefined, above: [], user: undefined, auth: undefined };
+  const userKey = userClaim ? first.owner(userClaim) : undefined;
+  const second = await readLoginItems(db, { objects: [...ancestorKeys(instance), ...(userKey ? [userKey] : [])], authOf: userKey });
+  const user = userKey ? userNamed(second.object(userKey), instance.key, userName) : undefined;
+  return { instance, above: ancestorsIn(instance, second.object), user, auth: user ? second.auth : undefined };
+}
+
+/**
+ * The password grant: the login's objects are read (see {@link lookUpLogin}), the password is
+ * verified while the attempt's slot is taken, and a completed login's writes (the counter's reset,
+ * the refresh token) are sent together.
+ */
 export async function passwordGrant(deps: CoreDeps, req: TokenRequest): Promise<TokenResponse> {
   const { db, config } = deps;
   const { instanceName, userName } = splitLoginName(req.username, req.instance);
   if (!instanceName) throw tokenError('instance_not_found', 'The instance name is missing: send instance, or username as Instance\\user.');
-  const instance = await findInstanceByName(db, instanceName);
+  const found = await lookUpLogin(deps, instanceName, userName);
+  const instance = found.instance;
   if (!instance) throw tokenError('instance_not_found', 'The instance does not exist.');
-  await checkInstance(deps, instance);
+  await checkInstance(deps, instance, found.above);
   const level = securityLevelOf(instance);
 
-  const user = await findUserByName(db, instance.key, userName);
+  const user = found.user;
   if (!user) {
     await verifyAgainstDummy(req.password);
     throw unknownUser(level);
   }
-  let auth = await getAuthState(db, user.key);
+  let auth = found.auth;
   if (!auth?.passwordHash) {
     // No password (a single-sign-on user, or one never given a password).
     await verifyAgainstDummy(req.password);
@@ -166,7 +225,12 @@ export async function passwordGrant(deps: CoreDeps, req: TokenRequest): Promise<
     }
     await clearExpiredLock(db, user.key, auth.lockedUntil);
   }
-  // Take a slot before the (slow) password check, so parallel attempts cannot exceed the threshold.
+  // The (slow) password check runs while the attempt takes its slot, but its verdict is acted on
+  // only once the slot is held, so parallel attempts still cannot act on more than the threshold
+  // of verdicts; every path below awaits it, so each attempt spends exactly one scrypt.
+  const verdict = verifyPassword(req.password, auth.passwordHash);
+  // Handled now, awaited later: a store error while taking the slot must not leave it unhandled.
+  verdict.catch(() => undefined);
   let slot = await reserveLoginAttempt(db, user.key, config.lockoutThreshold);
   // No slot but no lock either: the slots are held by attempts still being checked, which may
   // well succeed. Wait for them (bounded) instead of calling this attempt locked out.
@@ -176,7 +240,7 @@ export async function passwordGrant(deps: CoreDeps, req: TokenRequest): Promise<
     slot = await reserveLoginAttempt(db, user.key, config.lockoutThreshold);
   }
   if (slot === 'locked') {
-    await verifyAgainstDummy(req.password);
+    await verdict.catch(() => false);
     throw lockedOut(level, config.lockoutMinutes);
   }
   const failed = async () => {
@@ -184,7 +248,7 @@ export async function passwordGrant(deps: CoreDeps, req: TokenRequest): Promise<
   };
   const release = () => releaseLoginAttempt(db, user.key);
 
-  if (!(await verifyPassword(req.password, auth.passwordHash))) {
+  if (!(await verdict)) {
     await failed();
     throw wrongPassword(level);
   }
@@ -230,13 +294,18 @@ export async function passwordGrant(deps: CoreDeps, req: TokenRequest): Promise<
   }
 
   if (req.newPassword !== undefined) await setNewPassword(deps, user, req.newPassword);
-  await recordLoginSuccess(db, user.key, nowMs);
+  loginHints.set(hintId(deps, instanceName, userName), { instanceKey: instance.key, above: ancestorKeys(instance), userKey: user.key });
 
-  return issueTokens(deps, {
-    subject: { userKey: user.key, userName: nameOf(user), instanceKey: instance.key, instanceName: nameOf(instance), role: roleOf(user) },
-    clientId: req.clientId,
-    family: undefined,
-  });
+  // The counter's reset and the tokens' write go together: the login's last round trip.
+  const [tokens] = await Promise.all([
+    issueTokens(deps, {
+      subject: { userKey: user.key, userName: nameOf(user), instanceKey: instance.key, instanceName: nameOf(instance), role: roleOf(user) },
+      clientId: req.clientId,
+      family: undefined,
+    }),
+    recordLoginSuccess(db, user.key, nowMs),
+  ]);
+  return tokens;
 }
 
 async function sendOneTimeCode(deps: CoreDeps, instance: StoredObject, user: StoredObject): Promise<void> {
@@ -297,6 +366,10 @@ interface IssueSpec {
   readonly family: { readonly old: RefreshRecord } | undefined;
 }
 
+/**
+ * Issues the tokens of a completed login or refresh: one write (a new login's refresh family, or
+ * the rotation), with the access token signed meanwhile.
+ */
 async function issueTokens(deps: CoreDeps, spec: IssueSpec): Promise<TokenResponse> {
   const now = deps.now();
   const nowMs = now.getTime();
@@ -311,14 +384,12 @@ async function issueTokens(deps: CoreDeps, spec: IssueSpec): Promise<TokenRespon
     // The family's absolute expiry, counted from the password login.
     expiresAt: spec.family?.old.expiresAt ?? nowMs + deps.config.refreshTokenDays * 86_400_000,
   };
-  if (spec.family) {
-    if (!(await rotateRefreshToken(deps.db, spec.family.old, next, nowMs))) {
-      throw tokenError('RefreshTokenTicketNotValid', 'The refresh token is not valid.');
-    }
-  } else {
-    await createRefreshFamily(deps.db, next);
-  }
-  const access = await issueAccessToken(deps.keys, deps.config, spec.subject, now);
+  const write = spec.family ? rotateRefreshToken(deps.db, spec.family.old, next, nowMs) : createRefreshFamily(deps.db, next).then(() => true);
+  const signed = issueAccessToken(deps.keys, deps.config, spec.subject, now);
+  // A failed write answers before the signature is waited for: keep that one from going unhandled.
+  signed.catch(() => undefined);
+  if (!(await write)) throw tokenError('RefreshTokenTicketNotValid', 'The refresh token is not valid.');
+  const access = await signed;
   return {
     userName: `${spec.subject.instanceName}\\${spec.subject.userName}`,
     access_token: access.token,
@@ -341,7 +412,9 @@ export async function refreshGrant(deps: CoreDeps, req: TokenRequest): Promise<T
   const old = await getRefreshToken(db, refreshTokenHash(req.refreshToken));
   const nowMs = deps.now().getTime();
   if (!old || old.expiresAt <= nowMs || old.clientId !== req.clientId) throw ticketNotValid();
-  const family = await getRefreshFamily(db, old.family);
+  // The family, the user and the instance: one request.
+  const read = await readRefreshItems(db, old);
+  const family = read.family;
   if (!family || family.revokedAt !== undefined) throw ticketNotValid();
   if (old.usedAt !== undefined) {
     // RFC 9700 reuse detection: a used token came back, so one copy is in the wrong hands.
@@ -349,11 +422,10 @@ export async function refreshGrant(deps: CoreDeps, req: TokenRequest): Promise<T
     deps.logger.warn('refresh token reuse: login revoked', { userKey: old.userKey });
     throw ticketNotValid();
   }
-  const [a, b] = await getObjects(db, [old.userKey, old.instanceKey]);
-  const user = [a, b].find((o) => o?.key === old.userKey);
-  const instance = [a, b].find((o) => o?.key === old.instanceKey);
+  const user = read.object(old.userKey);
+  const instance = read.object(old.instanceKey);
   if (!isUser(user) || !isInstance(instance) || ownInstance(user) !== instance.key || isDisabled(user)) throw ticketNotValid();
-  await checkInstance(deps, instance);
+  await checkInstance(deps, instance, await ancestorsOf(db, instance));
   return issueTokens(deps, {
     subject: { userKey: user.key, userName: nameOf(user), instanceKey: instance.key, instanceName: nameOf(instance), role: roleOf(user) },
     clientId: req.clientId,

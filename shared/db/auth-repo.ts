@@ -8,10 +8,13 @@
  * | refresh family      | `RTF#<family>`     | `RT`   |                              | UserKey, ExpiresAt, RevokedAt (reuse detection revokes the whole family at once) |
  *
  * Access patterns:
- * - login: GetItem AUTH (consistent); reserve an attempt slot with one conditional UpdateItem
- *   (ADD FailedLogins, condition: not locked and below the threshold), so a parallel burst of
- *   wrong passwords cannot evaluate more than `threshold` of them; success resets with one UpdateItem.
- * - refresh: GetItem RT (consistent); rotate with one TransactWriteItems (old token: condition not
+ * - login: the AUTH item is read (consistent) in one BatchGetItem with the user and its instances;
+ *   reserve an attempt slot with one conditional UpdateItem (ADD FailedLogins, condition: not locked
+ *   and below the threshold), so a parallel burst of wrong passwords cannot act on more than
+ *   `threshold` verdicts; success resets it with one UpdateItem, sent together with the
+ *   transaction that stores the login's first refresh token.
+ * - refresh: GetItem RT (consistent), then its family, user and instance in one BatchGetItem
+ *   (consistent); rotate with one TransactWriteItems (old token: condition not
  *   used; family: condition not revoked; new token: Put), so two parallel refreshes have one winner;
  *   reuse revokes the family with one UpdateItem (the family item is checked in every rotation, so a
  *   revocation cannot miss a token being issued at the same moment).
@@ -21,7 +24,18 @@ import { GetCommand, UpdateCommand, type TransactWriteCommandInput, type UpdateC
 import { ConditionFailed } from '../errors.ts';
 import type { Db } from './client.ts';
 import { AUTH_SK, REFRESH_SK, objectPk, refreshFamilyPk, refreshTokenPk } from './keys.ts';
-import { isTransactionConflict, send, toItem, transact, type StoredObject } from './objects-repo.ts';
+import {
+  claimItemKey,
+  fromItem,
+  getItems,
+  isTransactionConflict,
+  objectItemKey,
+  send,
+  toItem,
+  transact,
+  type Claim,
+  type StoredObject,
+} from './objects-repo.ts';
 
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
@@ -87,8 +101,10 @@ export async function getAuthState(db: Db, userKey: string): Promise<AuthState |
     db,
     new GetCommand({ TableName: db.tableName, Key: authKey(userKey), ConsistentRead: true }),
   );
-  const i = out.Item;
-  if (!i) return undefined;
+  return out.Item ? authStateOf(userKey, out.Item) : undefined;
+}
+
+function authStateOf(userKey: string, i: Record<string, unknown>): AuthState {
   return {
     userKey,
     passwordHash: typeof i.PasswordHash === 'string' ? i.PasswordHash : undefined,
@@ -103,6 +119,44 @@ export async function getAuthState(db: Db, userKey: string): Promise<AuthState |
             tries: Number(i.OtpTries ?? 0),
           }
         : undefined,
+  };
+}
+
+/** What a login reads in one request: objects by key, the owners of claims, and one user's AUTH item. */
+export interface LoginReads {
+  readonly objects?: readonly string[];
+  readonly claims?: readonly Claim[];
+  /** The user whose AUTH item is read. */
+  readonly authOf?: string;
+}
+
+export interface LoginItems {
+  object(key: string): StoredObject | undefined;
+  owner(claim: Claim): string | undefined;
+  /** The AUTH item of `authOf`, when it has one. */
+  readonly auth: AuthState | undefined;
+}
+
+/**
+ * Reads what a login needs at one step, strongly consistent, in one BatchGetItem: a login's reads
+ * depend on one another (a name's claim gives a key), so each step reads everything it can.
+ */
+export async function readLoginItems(db: Db, reads: LoginReads): Promise<LoginItems> {
+  const claims = reads.claims ?? [];
+  const keys = [...new Set(reads.objects ?? [])].map(objectItemKey);
+  keys.push(...claims.map(claimItemKey));
+  if (reads.authOf !== undefined) keys.push(authKey(reads.authOf));
+  const byKey = new Map<string, Record<string, unknown>>();
+  for (const item of await getItems(db, keys, true)) byKey.set(`${String(item.PK)}\u0000${String(item.SK)}`, item);
+  const at = (k: { PK: string; SK: string }) => byKey.get(`${k.PK}\u0000${k.SK}`);
+  const auth = reads.authOf !== undefined ? at(authKey(reads.authOf)) : undefined;
+  return {
+    object: (key) => {
+      const item = at(objectItemKey(key));
+      return item ? fromItem(item) : undefined;
+    },
+    owner: (claim) => at(claimItemKey(claim))?.Owner as string | undefined,
+    auth: auth ? authStateOf(reads.authOf!, auth) : undefined,
   };
 }
 
@@ -170,7 +224,12 @@ export async function lockUser(db: Db, userKey: string, untilMs: number): Promis
   });
 }
 
-/** A completed login: the failed-login counter, any lock and the used one-time code are cleared. */
+/**
+ * A completed login: the failed-login counter, any lock and the used one-time code are cleared.
+ * A plain UpdateItem, like every write of the AUTH item during a login: were one of them in a
+ * transaction, DynamoDB would cancel the writes of parallel logins of the same user that meet it
+ * (TransactionConflict) instead of applying them one after the other.
+ */
 export async function recordLoginSuccess(db: Db, userKey: string, nowMs: number): Promise<void> {
   await send(
     db,
@@ -362,14 +421,30 @@ export async function getRefreshFamily(db: Db, family: string): Promise<RefreshF
     db,
     new GetCommand({ TableName: db.tableName, Key: familyKey(family), ConsistentRead: true }),
   );
-  const i = out.Item;
-  if (!i) return undefined;
+  return out.Item ? refreshFamilyOf(family, out.Item) : undefined;
+}
+
+function refreshFamilyOf(family: string, i: Record<string, unknown>): RefreshFamily {
   return {
     family,
     userKey: String(i.UserKey),
     expiresAt: Number(i.ExpiresAt),
     ...(i.RevokedAt !== undefined ? { revokedAt: Number(i.RevokedAt) } : {}),
   };
+}
+
+/**
+ * What a refresh reads once its token is found, strongly consistent, in one BatchGetItem: the
+ * token's family, its user and its instance.
+ */
+export async function readRefreshItems(
+  db: Db,
+  token: Pick<RefreshRecord, 'family' | 'userKey' | 'instanceKey'>,
+): Promise<{ readonly family: RefreshFamily | undefined; object(key: string): StoredObject | undefined }> {
+  const items = await getItems(db, [familyKey(token.family), ...[...new Set([token.userKey, token.instanceKey])].map(objectItemKey)], true);
+  const fam = items.find((i) => i.PK === familyKey(token.family).PK && i.SK === REFRESH_SK);
+  const objects = new Map(items.filter((i) => i.SK !== REFRESH_SK).map((i) => [String(i.Key), fromItem(i)]));
+  return { family: fam ? refreshFamilyOf(token.family, fam) : undefined, object: (key) => objects.get(key) };
 }
 
 /**

@@ -108,7 +108,17 @@ export function fromItem(item: Record<string, unknown>): StoredObject {
   };
 }
 
-const claimItemKey = (c: Claim) => ({ PK: claimPk(c.scope, c.kind, c.value), SK: CLAIM_SK });
+/** The key of a claim's item. */
+export const claimItemKey = (c: Claim): ItemKey => ({ PK: claimPk(c.scope, c.kind, c.value), SK: CLAIM_SK });
+
+/** The primary key of any item of the table. */
+export interface ItemKey {
+  readonly PK: string;
+  readonly SK: string;
+}
+
+/** The key of an object's item. */
+export const objectItemKey = (key: string): ItemKey => ({ PK: objectPk(key), SK: OBJECT_SK });
 
 /** Card claims are also indexed by number alone, so a search by card number finds every facility. */
 function claimIndex(c: Claim, owner: string): Record<string, string> {
@@ -185,27 +195,37 @@ export async function getObject(db: Db, key: string, consistent = false): Promis
 
 /** Reads many objects (BatchGetItem, 100 keys a request); missing keys are left out; order follows `keys`. */
 export async function getObjects(db: Db, keys: readonly string[]): Promise<StoredObject[]> {
-  const unique = [...new Set(keys)];
   const found = new Map<string, StoredObject>();
-  for (let i = 0; i < unique.length; i += 100) {
-    let request: Record<string, { Keys: Record<string, string>[] }> | undefined = {
-      [db.tableName]: { Keys: unique.slice(i, i + 100).map((k) => ({ PK: objectPk(k), SK: OBJECT_SK })) },
+  for (const item of await getItems(db, [...new Set(keys)].map(objectItemKey))) {
+    const o = fromItem(item);
+    found.set(o.key, o);
+  }
+  return keys.map((k) => found.get(k)).filter((o): o is StoredObject => o !== undefined);
+}
+
+/**
+ * Reads any items by key (BatchGetItem, 100 keys a request, unprocessed keys tried again with
+ * backoff); missing items are left out, in no particular order. `consistent` reads them strongly
+ * consistent (twice the read capacity).
+ */
+export async function getItems(db: Db, keys: readonly ItemKey[], consistent = false): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  for (let i = 0; i < keys.length; i += 100) {
+    let request: Record<string, { Keys: ItemKey[]; ConsistentRead?: boolean }> | undefined = {
+      [db.tableName]: { Keys: keys.slice(i, i + 100), ...(consistent ? { ConsistentRead: true } : {}) },
     };
     for (let attempt = 0; request && Object.keys(request).length > 0 && attempt < 8; attempt++) {
       if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
       const out: {
         Responses?: Record<string, Record<string, unknown>[]>;
-        UnprocessedKeys?: Record<string, { Keys: Record<string, string>[] }>;
+        UnprocessedKeys?: Record<string, { Keys: ItemKey[]; ConsistentRead?: boolean }>;
       } = await send(db, new BatchGetCommand({ RequestItems: request }));
-      for (const item of out.Responses?.[db.tableName] ?? []) {
-        const o = fromItem(item);
-        found.set(o.key, o);
-      }
-      request = out.UnprocessedKeys as typeof request;
+      items.push(...(out.Responses?.[db.tableName] ?? []));
+      request = out.UnprocessedKeys;
     }
     if (request && Object.keys(request).length > 0) throw new StoreUnavailable(new Error('unprocessed keys'));
   }
-  return keys.map((k) => found.get(k)).filter((o): o is StoredObject => o !== undefined);
+  return items;
 }
 
 /**
@@ -279,7 +299,11 @@ export async function updateDoc(db: Db, o: StoredObject, doc: Record<string, unk
       }),
     );
   } catch (err) {
-    if ((err as { name?: string }).name === 'ConditionalCheckFailedException') throw new ConditionFailed('The object changed.');
+    const name = (err as { name?: string }).name;
+    if (name === 'ConditionalCheckFailedException') throw new ConditionFailed('The object changed.');
+    // A transaction was working on the item at that moment: nothing was written, and the caller
+    // reads again and retries, as for a change.
+    if (name === 'TransactionConflictException') throw new ConditionFailed('The object was busy.');
     throw err;
   }
 }

@@ -14,7 +14,7 @@
  * Administrator writes everything.
  */
 import type { Role } from '../http/types.ts';
-import { getObject, getObjectOrTombstone, type StoredObject } from '../db/objects-repo.ts';
+import { getObject, getObjectOrTombstone, type StoredObject, type Tombstone } from '../db/objects-repo.ts';
 import { isObjectKey } from '../db/keys.ts';
 import { PERIPHERAL_COLLECTIONS } from '../model/collections.ts';
 import { isWithin } from '../model/placement.ts';
@@ -58,24 +58,31 @@ const holderInScope = (ctx: Ctx, o: Pick<StoredObject, 'path'>): boolean => o.pa
 /** True when the folder-like `f` itself is in the caller's scope. */
 const folderInScope = (ctx: Ctx, f: Pick<StoredObject, 'key' | 'path'>): boolean => isWithin(ctx.principal.instanceKey, f);
 
-function remember(db: Ctx['db'], o: Pick<StoredObject, 'key' | 'path' | 'collection'>, gone = false): FolderPlacement {
-  const p = { key: o.key, path: o.path, folderLike: isFolderLike(o), gone };
-  placementCache.set(`${db.tableName}\u0000${o.key}`, p);
+const placementId = (db: Ctx['db'], key: string): string => `${db.tableName}\u0000${key}`;
+
+function remember(db: Ctx['db'], o: StoredObject | Tombstone, gone = false): FolderPlacement {
+  const folderLike = isFolderLike(o);
+  // The container keeps its placement, not its document (which may be large and change).
+  const container = folderLike && !gone && 'doc' in o ? { ...o, doc: {} } : undefined;
+  const p: FolderPlacement = { key: o.key, path: o.path, folderLike, gone, at: Date.now(), ...(container ? { container } : {}) };
+  placementCache.set(placementId(db, o.key), p);
   return p;
 }
 
 /**
  * Forgets the cached placement of a deleted object. Other execution environments keep theirs
  * until it expires: there, an empty listing of the deleted folder answers [] instead of 404 for
- * at most the cache's TTL (never a wrong scope answer, as placements never change).
+ * at most the cache's TTL (never a wrong scope answer, as placements never change), and a create
+ * in it may still succeed there for at most {@link CREATE_PLACEMENT_MAX_AGE_MS} (see
+ * {@link createTarget}).
  */
 export function forgetPlacement(ctx: Ctx, key: string): void {
-  placementCache.delete(`${ctx.db.tableName}\u0000${key}`);
+  placementCache.delete(placementId(ctx.db, key));
 }
 
 /** Where a folder (or a deleted folder, by its tombstone) sits; cached, as placements never change. */
 async function placementOf(ctx: Ctx, key: string): Promise<FolderPlacement | undefined> {
-  const cached = placementCache.get(`${ctx.db.tableName}\u0000${key}`);
+  const cached = placementCache.get(placementId(ctx.db, key));
   if (cached) return cached;
   const { object, tombstone } = await getObjectOrTombstone(ctx.db, key, ctx.now.getTime());
   if (object) return remember(ctx.db, object);
@@ -144,12 +151,56 @@ export async function targetFolder(ctx: Ctx, pathFolder: StoredObject, inFolderK
     if (!holderInScope(ctx, t)) throw outOfScope();
     throw invalidFolder(`InFolderKey ${inFolderKey} is not a folder.`);
   }
+  return below(ctx, t, pathFolder);
+}
+
+/** The folder-like `t`, checked to be in the caller's scope and below `pathFolder`. */
+function below(ctx: Ctx, t: StoredObject, pathFolder: StoredObject): StoredObject {
   if (!folderInScope(ctx, t)) throw outOfScope();
   if (!t.path.includes(pathFolder.key)) {
-    throw invalidFolder(`InFolderKey ${inFolderKey} is neither the folder of the path nor a folder below it.`);
+    throw invalidFolder(`InFolderKey ${t.key} is neither the folder of the path nor a folder below it.`);
   }
   remember(ctx.db, t);
   return t;
+}
+
+/** Where a create writes, and whether its document was read just now. */
+export interface CreateTarget {
+  readonly folder: StoredObject;
+  /**
+   * False when the folder came from the placement cache: its placement is exact (placements
+   * never change) but its document is not kept (`{}`): read the folder for its fields.
+   */
+  readonly read: boolean;
+}
+
+/**
+ * How long a create trusts a folder this execution environment has read: a create then costs its
+ * transaction alone (a bulk import into one instance reads the instance once a minute). The price:
+ * a folder deleted by another execution environment within that minute may still receive a
+ * create. The transaction cannot check the folder instead: the folder item would be in every
+ * create's transaction, and in AWS two transactions in flight on one item cancel one another
+ * (TransactionConflict), so parallel creates into one instance would mostly retry.
+ */
+export const CREATE_PLACEMENT_MAX_AGE_MS = 60_000;
+
+/**
+ * The folder a create writes into ({@link loadFolder}, then {@link targetFolder}) with the same
+ * answers, scope-checked for this caller; a folder this execution environment read less than
+ * {@link CREATE_PLACEMENT_MAX_AGE_MS} ago is not read again.
+ */
+export async function createTarget(ctx: Ctx, folderKey: string, inFolderKey: string | undefined): Promise<CreateTarget> {
+  const known = (key: string) => {
+    const p = isObjectKey(key) ? placementCache.get(placementId(ctx.db, key)) : undefined;
+    return p && Date.now() - p.at <= CREATE_PLACEMENT_MAX_AGE_MS ? p.container : undefined;
+  };
+  const hitPath = known(folderKey);
+  if (hitPath && !folderInScope(ctx, hitPath)) throw outOfScope();
+  const pathFolder = hitPath ?? (await loadFolder(ctx, folderKey));
+  if (inFolderKey === undefined || inFolderKey === pathFolder.key) return { folder: pathFolder, read: !hitPath };
+  const hitInner = known(inFolderKey);
+  if (hitInner) return { folder: below(ctx, hitInner, pathFolder), read: false };
+  return { folder: await targetFolder(ctx, pathFolder, inFolderKey), read: true };
 }
 
 /**

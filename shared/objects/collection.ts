@@ -6,7 +6,7 @@
  * | ------- | --------------------------------------------------------------------------- |
  * | list    | one Query (see `paging.ts`); an empty page outside the caller's instance reads the folder once (cached) |
  * | get     | one GetItem                                                                 |
- * | create  | GetItem of the folder (+ GetItem of `InFolderKey`'s folder), one TransactWriteItems (object + claims) |
+ * | create  | one TransactWriteItems (object + claims); the folder is read first (GetItem, + GetItem of `InFolderKey`'s folder) unless this execution environment read it in the last minute |
  * | replace | GetItem, one TransactWriteItems (object + added/released claims); none when unchanged |
  * | delete  | GetItem, one TransactWriteItems (object + released claims + extras)         |
  *
@@ -34,7 +34,7 @@ import { isObjectKey } from '../db/keys.ts';
 import type { CollectionDef } from '../model/collections.ts';
 import { newKey } from '../model/placement.ts';
 import type { StoredNote } from '../model/schemas/index.ts';
-import { authorName, checkListedScope, forgetPlacement, loadFolder, locate, requireFolderInScope, requireRole, targetFolder, type Locator } from './access.ts';
+import { authorName, checkListedScope, createTarget, forgetPlacement, locate, requireFolderInScope, requireRole, type Locator } from './access.ts';
 import type { Behaviour } from './behaviour.ts';
 import type { Ctx } from './context.ts';
 import { concurrencyConflict, invalidFolder } from './errors.ts';
@@ -93,13 +93,15 @@ export async function createIn(ctx: Ctx, def: CollectionDef, folderKey: string, 
   const b = behaviourOf(def.name);
   requireWrite(ctx, b);
   const input = parseObjectBody(body, def);
-  const pathFolder = await loadFolder(ctx, folderKey);
-  const target = await targetFolder(ctx, pathFolder, input.inFolderKey);
+  const { folder: target, read } = await createTarget(ctx, folderKey, input.inFolderKey);
   if (b.container === 'instance' && target.collection !== 'instances') {
     throw invalidFolder(`${def.name} live in an instance; ${target.key} is a folder.`);
   }
   const instanceKey = ownInstance(target);
-  const extraFor = await b.prepareWrite(ctx, input, async () => (instanceKey === target.key ? target : getObject(ctx.db, instanceKey)));
+  // The instance's document (its password rules) as read now: a cached target's may be stale.
+  const extraFor = await b.prepareWrite(ctx, input, async () =>
+    instanceKey === target.key ? (read ? target : getObject(ctx.db, instanceKey, true)) : getObject(ctx.db, instanceKey),
+  );
   const key = newKey();
   const placed = b.place(key, target);
   const doc = b.complete(ctx, input, undefined);
@@ -111,9 +113,13 @@ export async function createIn(ctx: Ctx, def: CollectionDef, folderKey: string, 
   const o: StoredObject = pre ? { ...draft, doc: pre.doc } : draft;
   if (pre) checkDocSize(o.doc as Doc);
   const claims = b.claims(o);
+  const extra = [...extraFor(key), ...(pre?.extra ?? [])];
   for (let attempt = 1; ; attempt++) {
     try {
-      await createObject(ctx.db, o, claims, [...extraFor(key), ...(pre?.extra ?? [])]);
+      // No check of the folder item in the transaction: it would be in every create in the folder,
+      // and in AWS concurrent transactions on one item cancel each other (TransactionConflict), so
+      // parallel creates in one instance (a bulk import) would mostly retry. See createTarget.
+      await createObject(ctx.db, o, claims, extra);
       break;
     } catch (err) {
       const claim = failedClaim(err, claims, 1);

@@ -7,7 +7,9 @@
  *
  * Known window (documented): an object created in the instant between the emptiness check and the
  * folder's delete transaction is orphaned (it can still be read by its key, but its folder is
- * gone). Closing it would need that same hot item.
+ * gone). Closing it would need that same hot item. A create trusts a folder its execution
+ * environment read in the last minute (`createTarget` in access.ts), which widens that window to
+ * a minute for creates served by another execution environment than the delete.
  *
  * A deleted folder leaves a tombstone so its old paths answer 404 rather than 403.
  */

@@ -103,6 +103,21 @@ async function edit(o: StoredObject, changes: Record<string, unknown>): Promise<
   return next;
 }
 
+/** Renames a user as a PUT would: the name claim moves with the name. */
+async function rename(user: StoredObject, name: string): Promise<StoredObject> {
+  const current = (await getObject(t.db, user.key, true))!;
+  const next = { ...current, version: current.version + 1, doc: { ...current.doc, CommonName: name } };
+  const instanceKey = current.instances.at(-1)!;
+  await replaceObject(t.db, next, current.version, [userNameClaim(instanceKey, name)], [userNameClaim(instanceKey, String(current.doc.CommonName))]);
+  return next;
+}
+
+async function measure<T>(fn: () => Promise<T>): Promise<{ result: T; commands: string[] }> {
+  const before = t.calls.length;
+  const result = await fn();
+  return { result, commands: t.calls.slice(before).map((c) => c.command) };
+}
+
 type Fields = Record<string, string>;
 
 function login(fields: Fields, client = api) {
@@ -177,6 +192,25 @@ describe('password grant: success', () => {
     const state = await getAuthState(t.db, user.key);
     expect(JSON.stringify(state)).not.toContain(PASSWORD);
     expect(state?.failedLogins).toBe(0);
+  });
+
+  it('reads a returning user in one request, and never trusts that: a renamed user logs in by its new name only', async () => {
+    const user = await makeUser(inst.Medium);
+    const first = await measure(() => login(as(inst.Medium, user)));
+    expect(first.result.status).toBe(200);
+    // By name: the instance name's claim; the instance and the user name's claim; the user and its
+    // AUTH item. Then the slot; then, sent together, the counter's reset and the refresh token.
+    const last = (commands: string[]) => [...commands.slice(0, -2), ...commands.slice(-2).sort()];
+    expect(last(first.commands)).toEqual(['GetItem', 'BatchGetItem', 'BatchGetItem', 'UpdateItem', 'TransactWriteItems', 'UpdateItem']);
+    const again = await measure(() => login(as(inst.Medium, user)));
+    expect(again.result.status).toBe(200);
+    expect(last(again.commands)).toEqual(['BatchGetItem', 'UpdateItem', 'TransactWriteItems', 'UpdateItem']);
+
+    const renamed = await rename(user, `${String(user.doc.CommonName)}-renamed`);
+    expectError(await login(as(inst.Medium, user)), 'invalid_grant');
+    const byNewName = await login(as(inst.Medium, renamed));
+    expect(byNewName.status).toBe(200);
+    expect(byNewName.body.userName).toBe(`${inst.Medium.doc.CommonName}\\${renamed.doc.CommonName}`);
   });
 
   it('accepts the field form: bare user name with instance only, a stray undefined= field, labelled as JSON', async () => {
