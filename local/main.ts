@@ -106,6 +106,7 @@ async function main(): Promise<void> {
       dynamodbEndpoint: base.dynamodbEndpoint,
       // An explicit setting wins (a proxy in front); otherwise the runtime's own address.
       eventPublisherUrl: process.env.GATEHOUSE_EVENT_PUBLISHER_URL || undefined,
+      throttle: { rateLimit: base.throttleRate, burstLimit: base.throttleBurst },
     });
   } catch (err) {
     if (err instanceof PortInUseError || err instanceof JavaRequiredError) die(err.message);

@@ -1,7 +1,8 @@
 /**
  * The embedded local runtime: one `node:http` server that plays API Gateway (HTTP API payload 2.0
- * and the WebSocket API with its Management API), an embedded DynamoDB Local, and a stream poller
- * that plays the Lambda event source mapping. The handlers are the same modules that run in AWS.
+ * with its stage throttling, and the WebSocket API with its Management API), an embedded DynamoDB
+ * Local, and a stream poller that plays the Lambda event source mapping (with a dead-letter file
+ * for its on-failure destination). The handlers are the same modules that run in AWS.
  *
  * The handlers read their configuration from the environment once (`shared/config.ts`), so the
  * runtime sets the derived variables before the first handler loads, and one process runs one
@@ -16,12 +17,15 @@ import type { Duplex } from 'node:stream';
 import { config, loadConfig, resetConfigForTests } from '#shared/config.ts';
 import { createDb, ensureTable } from '#shared/db/client.ts';
 import { createStreamReader } from '#shared/db/stream-reader.ts';
+import { tooManyRequests } from '#shared/errors.ts';
 import { Router } from '#shared/http/router.ts';
 import { createLogger } from '#shared/logger.ts';
+import { DEAD_LETTER_FILE, fileDeadLetters } from './dead-letters.ts';
 import { startDynamo, type RunningDynamo } from './dynamo.ts';
 import { splitTarget, toHttpEvent, writeJsonError, writeResult } from './http-event.ts';
 import { FamilyLoader, FamilyMissing } from './lambda.ts';
 import { startStreamPoller, type StreamPoller } from './stream-poller.ts';
+import { stageThrottle, type ThrottleSettings } from './throttle.ts';
 import { WebSocketGateway, type WebSocketGatewayOptions } from './websocket-gateway.ts';
 
 /** Bodies above this are not read at all (the pipeline answers 413 above GATEHOUSE_MAX_BODY_BYTES). */
@@ -41,6 +45,12 @@ export interface RuntimeOptions {
   readonly websocket?: Pick<WebSocketGatewayOptions, 'idleTimeoutMs' | 'maxConnectionMs'>;
   /** Invokes the family handlers. @default a {@link FamilyLoader} of `functions/<family>/handler.ts` */
   readonly families?: Pick<FamilyLoader, 'invoke'>;
+  /**
+   * The stage throttling of the HTTP API (`local/main.ts` passes `GATEHOUSE_THROTTLE_RATE` and
+   * `GATEHOUSE_THROTTLE_BURST`); a limit of 0 turns it off.
+   * @default - no throttling (an embedding, such as the benchmarks, measures the handlers)
+   */
+  readonly throttle?: ThrottleSettings;
 }
 
 export interface Runtime {
@@ -74,6 +84,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const families = opts.families ?? new FamilyLoader();
   const gateway = new WebSocketGateway({ families, logger, ...opts.websocket });
   const router = new Router();
+  const throttle = stageThrottle(opts.throttle);
 
   let markReady!: () => void;
   let markFailed!: (err: unknown) => void;
@@ -102,6 +113,13 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     const requestId = randomUUID();
     try {
       if (gateway.handleManagement(req, res)) return;
+      // API Gateway throttles before anything else runs; the body is drained, not read.
+      const retryAfter = throttle?.take() ?? 0;
+      if (retryAfter > 0) {
+        req.resume();
+        const e = tooManyRequests(retryAfter);
+        return writeJsonError(res, e.status, e.code, e.message, { ...e.headers });
+      }
       try {
         await ready;
       } catch {
@@ -179,6 +197,8 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       invoke: (event) => families.invoke('fanout', event),
       logger,
       idleMs: opts.pollIntervalMs,
+      // The stand-in for the event source mapping's SQS on-failure destination.
+      onFailedBatch: fileDeadLetters(join(dataDir, DEAD_LETTER_FILE), logger),
     });
   } catch (err) {
     markFailed(err);

@@ -5,11 +5,25 @@
  * - Shards open at start are read from LATEST (what happened before the runtime started has no
  *   listener); shards that appear later (splits, rollover) from TRIM_HORIZON, after their parent.
  * - A batch whose handler throws or reports `batchItemFailures` is retried from the first failed
- *   record with backoff, a bounded number of times; then it is logged and skipped.
+ *   record with backoff, a bounded number of times; then what is left of it goes to
+ *   `onFailedBatch` (the mapping's on-failure destination) and the shard reads on.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { StreamPositionLost, type ShardPosition, type StreamReader, type StreamShard } from '#shared/db/stream-reader.ts';
+
+/** A batch given up on: the records from the first failed one, and why. */
+export interface FailedBatch {
+  /** `RetryAttemptsExhausted`, as in AWS's on-failure records, or `PollerStopped` mid-retry. */
+  readonly condition: 'RetryAttemptsExhausted' | 'PollerStopped';
+  readonly streamArn: string;
+  readonly shardId: string;
+  /** Invocations made for the batch. */
+  readonly attempts: number;
+  /** The last invocation's outcome: an error's name, or how many records it reported failed. */
+  readonly lastError: string;
+  readonly records: readonly DynamoDBRecord[];
+}
 
 export interface StreamPollerOptions {
   readonly reader: StreamReader;
@@ -26,6 +40,11 @@ export interface StreamPollerOptions {
   readonly backoffMs?: number;
   /** How often new shards are looked for. @default 5000 */
   readonly shardRefreshMs?: number;
+  /**
+   * Receives each batch given up on (awaited before the shard reads on; its errors are logged).
+   * @default - the batch is only logged
+   */
+  readonly onFailedBatch?: (failure: FailedBatch) => Promise<void> | void;
 }
 
 export interface StreamPoller {
@@ -61,10 +80,11 @@ export async function startStreamPoller(opts: StreamPollerOptions): Promise<Stre
     });
 
   /** Delivers one batch, retrying failed records; never throws. */
-  async function deliver(records: DynamoDBRecord[]): Promise<void> {
+  async function deliver(shardId: string, records: DynamoDBRecord[]): Promise<void> {
     let batch = records;
     for (let attempt = 1; ; attempt++) {
       let failedFrom = 0;
+      let lastError: string;
       try {
         const result = (await opts.invoke({ Records: batch })) as Partial<DynamoDBBatchResponse> | undefined;
         const failures = result?.batchItemFailures ?? [];
@@ -74,16 +94,38 @@ export async function startStreamPoller(opts: StreamPollerOptions): Promise<Stre
         const ids = new Set(failures.map((f) => f.itemIdentifier));
         const first = batch.findIndex((r) => ids.has(r.dynamodb?.SequenceNumber ?? ''));
         failedFrom = first >= 0 && failures.every((f) => batch.some((r) => r.dynamodb?.SequenceNumber === f.itemIdentifier)) ? first : 0;
+        lastError = `${failures.length} batchItemFailures`;
         logger.warn('fan-out reported failed records', { failed: failures.length, attempt });
       } catch (err) {
+        lastError = err instanceof Error ? err.name : 'Error';
         logger.error('fan-out failed', { attempt, error: err instanceof Error ? { name: err.name, message: err.message, stack: err.stack } : String(err) });
       }
-      if (attempt >= maxAttempts || stopping.signal.aborted) {
-        logger.error('fan-out batch skipped after retries', { records: batch.length - failedFrom, attempts: attempt });
-        return;
-      }
       batch = batch.slice(failedFrom);
-      await sleep(backoffMs * 2 ** (attempt - 1));
+      if (attempt < maxAttempts) {
+        await sleep(backoffMs * 2 ** (attempt - 1));
+        // Stopping ends the wait early: give the batch up rather than try it once more.
+        if (!stopping.signal.aborted) continue;
+      }
+      await giveUp(shardId, batch, attempt, lastError);
+      return;
+    }
+  }
+
+  /** Logs a batch given up on and hands it to the on-failure destination; never throws. */
+  async function giveUp(shardId: string, failed: DynamoDBRecord[], attempts: number, lastError: string): Promise<void> {
+    const condition = attempts >= maxAttempts ? 'RetryAttemptsExhausted' : 'PollerStopped';
+    logger.error('fan-out batch given up', {
+      condition,
+      shard: shardId,
+      attempts,
+      records: failed.length,
+      firstSequenceNumber: failed[0]?.dynamodb?.SequenceNumber,
+      lastSequenceNumber: failed.at(-1)?.dynamodb?.SequenceNumber,
+    });
+    try {
+      await opts.onFailedBatch?.({ condition, streamArn: streamArn!, shardId, attempts, lastError, records: failed });
+    } catch (err) {
+      logger.error('recording a failed fan-out batch failed', { shard: shardId, error: (err as Error).message });
     }
   }
 
@@ -103,7 +145,7 @@ export async function startStreamPoller(opts: StreamPollerOptions): Promise<Stre
         const page = await reader.records(iterator, batchSize);
         failures = 0;
         if (page.records.length > 0) {
-          await deliver(page.records);
+          await deliver(shard.shardId, page.records);
           lastSequence = page.records[page.records.length - 1]!.dynamodb?.SequenceNumber ?? lastSequence;
         }
         if (!page.next) break; // closed and fully read

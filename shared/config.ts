@@ -51,6 +51,9 @@ const schema = z.object({
   GATEHOUSE_WEBSOCKET_MANAGEMENT_URL: z.string().optional(),
   GATEHOUSE_CORS_ORIGINS: z.string().default(''),
   GATEHOUSE_MAX_BODY_BYTES: int(1024, 10 * 1024 * 1024).default(1_048_576),
+  // The local runtime's stage throttling, as the HTTP API's in AWS (infra/http-api.ts).
+  GATEHOUSE_THROTTLE_RATE: int(0, 1_000_000).default(100),
+  GATEHOUSE_THROTTLE_BURST: int(0, 1_000_000).default(200),
 });
 
 export type Config = Readonly<{
@@ -90,6 +93,10 @@ export type Config = Readonly<{
   websocketManagementUrl: string | undefined;
   corsOrigins: readonly string[];
   maxBodyBytes: number;
+  /** Local runtime: requests per second let through on average; 0 turns throttling off. */
+  throttleRate: number;
+  /** Local runtime: requests let through at once (the token bucket's size); 0 turns throttling off. */
+  throttleBurst: number;
 }>;
 
 /** The package version, injected by esbuild at bundle time and read from package.json otherwise. */
@@ -146,6 +153,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     websocketManagementUrl: e.GATEHOUSE_WEBSOCKET_MANAGEMENT_URL,
     corsOrigins: e.GATEHOUSE_CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),
     maxBodyBytes: e.GATEHOUSE_MAX_BODY_BYTES,
+    throttleRate: e.GATEHOUSE_THROTTLE_RATE,
+    throttleBurst: e.GATEHOUSE_THROTTLE_BURST,
   });
 }
 

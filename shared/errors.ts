@@ -59,6 +59,11 @@ export const serviceUnavailable = (retryAfterSeconds = 1): ApiError =>
   new ApiError(503, 'ServiceUnavailable', 'The service is busy; retry shortly.', {
     'Retry-After': String(retryAfterSeconds),
   });
+/** The stage's request rate is exceeded (API Gateway's throttling, played by the local runtime). */
+export const tooManyRequests = (retryAfterSeconds = 1): ApiError =>
+  new ApiError(429, 'TooManyRequests', 'Too many requests; retry after the number of seconds in Retry-After.', {
+    'Retry-After': String(retryAfterSeconds),
+  });
 export const internalError = (): ApiError =>
   new ApiError(500, 'InternalError', 'An unexpected error occurred.');
 

@@ -11,8 +11,9 @@ import {
 } from '@aws-sdk/client-apigatewaymanagementapi';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createDb, type Db } from '#shared/db/client.ts';
-import { putLiveEvent, type EventWrite } from '#shared/db/events-repo.ts';
+import { putLiveEvent } from '#shared/db/events-repo.ts';
 import { renderEvent } from '#shared/events/render.ts';
+import { liveEvent } from '../support/live-events.ts';
 import { HandshakeRefused, openLiveClient, type LiveClient } from '../support/runtime.ts';
 
 const url = inject('url');
@@ -44,26 +45,6 @@ async function nextFor(c: LiveClient, eventKey?: string, timeoutMs = 10_000): Pr
 /** The events of `eventKey` that arrive within `ms`. */
 async function moreOf(c: LiveClient, eventKey: string, ms = 300): Promise<any[]> {
   return (await c.drain(ms)).filter((m) => m?.type !== 'event' || m.event?.Key === eventKey);
-}
-
-/** A live-only event (as a NonLogging event type's) in `instanceKey`, relating to `linked`. */
-function liveEvent(instanceKey: string, linked: readonly string[] = []): EventWrite {
-  const key = randomBytes(12).toString('hex');
-  const now = new Date().toISOString();
-  const doc = {
-    $type: 'EventMessageData',
-    Key: key,
-    InFolderKey: instanceKey,
-    MessageShort: `test ${key}`,
-    ObjectLinks: linked.map((k) => ({ $type: 'ObjectLinkItem', LinkedObjectKey: k, Relation: 'Reader' })),
-  };
-  return {
-    event: { key, collection: 'events', type: 'EventMessageData', folder: instanceKey, path: [instanceKey], instances: [instanceKey], version: 1, doc },
-    occurredOn: now,
-    relatedKeys: [...linked],
-    summary: { EventKey: key, EventTypeKey: '', AppKey: '', OccurredOn: now, PublishedOn: now, Priority: 0, MessageShort: doc.MessageShort },
-    expiresAt: Math.floor(Date.now() / 1000) + 3600,
-  };
 }
 
 /** Publishes a live-only event of the seeded instance straight into the table. */

@@ -11,7 +11,7 @@ import { createHandler as createFanoutHandler } from '#functions/fanout/handler.
 import { createHandler as createWebSocketHandler, type WebSocketEvent } from '#functions/websocket/handler.ts';
 import { issueAccessToken } from '#shared/auth/access-tokens.ts';
 import { createInstance, createUser } from '#shared/auth/directory.ts';
-import { putLiveEvent, type EventWrite } from '#shared/db/events-repo.ts';
+import { putLiveEvent } from '#shared/db/events-repo.ts';
 import { renderEvent } from '#shared/events/render.ts';
 import { getConnection, subscriptionsOf } from '#shared/db/live-repo.ts';
 import { getItem, type StoredObject } from '#shared/db/objects-repo.ts';
@@ -23,6 +23,7 @@ import type { ConnectionNotifier, PostOutcome } from '#shared/live/notifier.ts';
 import type { ServerMessage } from '#shared/live/protocol.ts';
 import { startStreamPoller } from '#local/stream-poller.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';
+import { liveEvent } from '../support/live-events.ts';
 
 /** Stands in for the Management API: keeps what each connection was sent. */
 class RecordingConnections implements ConnectionNotifier {
@@ -122,26 +123,6 @@ function eventItem(instances: readonly string[], linked: readonly string[] = [],
   return {
     doc: delivered(key, folder, instances, stored),
     item: { PK: pk ?? `O#${key}`, SK: 'A', Key: key, Coll: 'events', Type: 'EventMessageData', Folder: folder, Instances: [...instances], Doc: JSON.stringify(stored) },
-  };
-}
-
-/** A live-only event (as a NonLogging event type's) in `instanceKey`, relating to `linked`. */
-function liveEvent(instanceKey: string, linked: readonly string[] = []): EventWrite {
-  const key = randomBytes(12).toString('hex');
-  const now = new Date().toISOString();
-  const doc = {
-    $type: 'EventMessageData',
-    Key: key,
-    InFolderKey: instanceKey,
-    MessageShort: `test ${key}`,
-    ObjectLinks: linked.map((k) => ({ $type: 'ObjectLinkItem', LinkedObjectKey: k, Relation: 'Reader' })),
-  };
-  return {
-    event: { key, collection: 'events', type: 'EventMessageData', folder: instanceKey, path: [instanceKey], instances: [instanceKey], version: 1, doc },
-    occurredOn: now,
-    relatedKeys: [...linked],
-    summary: { EventKey: key, EventTypeKey: '', AppKey: '', OccurredOn: now, PublishedOn: now, Priority: 0, MessageShort: doc.MessageShort },
-    expiresAt: Math.floor(Date.now() / 1000) + 3600,
   };
 }
 

@@ -49,6 +49,11 @@ export default async function setup(project: TestProject) {
       GATEHOUSE_ADMIN_USER: admin.userName,
       GATEHOUSE_ADMIN_PASSWORD: admin.password,
       GATEHOUSE_CLIENT_SECRET: admin.clientSecret,
+      // The e2e files run in parallel against this one runtime: the stage throttling stays on (so
+      // every request goes through it) but far above what they send. reliability/throttle.test.ts
+      // tests the 429s.
+      GATEHOUSE_THROTTLE_RATE: '2000',
+      GATEHOUSE_THROTTLE_BURST: '4000',
     },
   });
   project.provide('url', runtime.url);

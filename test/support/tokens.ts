@@ -4,7 +4,7 @@
  * with the test key store, as the token function would issue them.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { SignJWT } from 'jose';
+import { generateKeyPair, SignJWT, UnsecuredJWT } from 'jose';
 import type { Config } from '#shared/config.ts';
 import { fileKeyStore, JWT_ALG, type KeyStore } from '#shared/auth/keys.ts';
 import { createObject, type StoredObject } from '#shared/db/objects-repo.ts';
@@ -78,6 +78,37 @@ export async function mintToken(
     .setExpirationTime(iat + (opts.ttlSeconds ?? 3600))
     .setJti(randomUUID())
     .sign(key);
+}
+
+/**
+ * Tokens that must be refused, each made from a good token of `user` in `instance`: expired, a
+ * flipped signature character, a payload rewritten to claim Administrator of `escalateTo`, signed
+ * by another key under the real `kid`, and `alg: none`.
+ */
+export async function invalidTokens(
+  config: Pick<Config, 'issuer' | 'audience'>,
+  keys: KeyStore,
+  user: StoredObject,
+  instance: StoredObject,
+  escalateTo: StoredObject,
+): Promise<ReadonlyArray<{ readonly name: string; readonly token: string }>> {
+  const expired = await mintToken(config, keys, user, instance, { now: new Date(Date.now() - 7200_000), ttlSeconds: 3600 });
+  const good = await mintToken(config, keys, user, instance);
+  const [h, p, s] = good.split('.') as [string, string, string];
+  const claims = JSON.parse(Buffer.from(p, 'base64url').toString()) as Record<string, unknown>;
+  const tampered = `${h}.${p}.${s.slice(0, 10)}${s[10] === 'A' ? 'B' : 'A'}${s.slice(11)}`;
+  const payloadTampered = `${h}.${Buffer.from(JSON.stringify({ ...claims, role: 'Administrator', ins: escalateTo.key })).toString('base64url')}.${s}`;
+  const other = await generateKeyPair('ES256');
+  const { kid } = JSON.parse(Buffer.from(h, 'base64url').toString()) as { kid: string };
+  const otherKey = await new SignJWT(claims).setProtectedHeader({ alg: 'ES256', kid, typ: 'JWT' }).sign(other.privateKey);
+  const none = new UnsecuredJWT(claims).encode();
+  return [
+    { name: 'expired token', token: expired },
+    { name: 'tampered signature', token: tampered },
+    { name: 'tampered payload', token: payloadTampered },
+    { name: 'signed by another key', token: otherKey },
+    { name: 'alg none', token: none },
+  ];
 }
 
 export interface Tenant {

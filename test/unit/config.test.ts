@@ -11,11 +11,17 @@ describe('loadConfig', () => {
     expect(c.lockoutMinutes).toBe(15);
     expect(c.eventRetentionDays).toBe(365);
     expect(c.maxBodyBytes).toBe(1_048_576);
+    expect([c.throttleRate, c.throttleBurst]).toEqual([100, 200]);
     expect(c.rootInstance).toBe('Gatehouse');
     expect(c.adminUser).toBe('admin');
     expect(c.clientSecret).toBe('consoleSecret');
     expect(c.corsOrigins).toEqual([]);
     expect(c.version).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
+  });
+
+  it('reads the local stage throttling, 0 turning it off', () => {
+    const c = loadConfig({ GATEHOUSE_THROTTLE_RATE: '0', GATEHOUSE_THROTTLE_BURST: '50' });
+    expect([c.throttleRate, c.throttleBurst]).toEqual([0, 50]);
   });
 
   it('puts the build number in the fourth part of the version', () => {
@@ -33,5 +39,7 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ GATEHOUSE_ACCESS_TOKEN_TTL: 'soon' })).toThrow(/GATEHOUSE_ACCESS_TOKEN_TTL/);
     expect(() => loadConfig({ GATEHOUSE_MODEL_NAMESPACE: 'bad ns' })).toThrow(/GATEHOUSE_MODEL_NAMESPACE/);
     expect(() => loadConfig({ GATEHOUSE_CLIENTS: 'nocolon' })).toThrow(/GATEHOUSE_CLIENTS/);
+    expect(() => loadConfig({ GATEHOUSE_THROTTLE_RATE: '-1' })).toThrow(/GATEHOUSE_THROTTLE_RATE/);
+    expect(() => loadConfig({ GATEHOUSE_THROTTLE_BURST: 'lots' })).toThrow(/GATEHOUSE_THROTTLE_BURST/);
   });
 });
