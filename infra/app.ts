@@ -27,6 +27,7 @@ export function buildApp(app: App): GatehouseStack[] {
       websocketAccessLogs: ctx.websocketAccessLogs,
       licenseAuthorityKey: ctx.licenseAuthorityKey,
       bundleAwsSdk: ctx.bundleAwsSdk,
+      eventRetentionDays: ctx.eventRetentionDays,
     });
     Tags.of(stack).add('gatehouse:region', code);
     return stack;

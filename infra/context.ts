@@ -11,6 +11,7 @@
  * | `gatehouse:customDomains` | `{}` (execute-api URLs only) | per region code: `{ certificateArn, httpDomainName?, websocketDomainName? }` |
  * | `gatehouse:websocketAccessLogs` | `false` | WebSocket stage access logs (needs the account's API Gateway CloudWatch role) |
  * | `gatehouse:licenseAuthorityKey` | (none) | the licence authority's PUBLIC JWK (an object or its JSON text); without it every login answers `instance_license_tampered` |
+ * | `gatehouse:eventRetentionDays` | `365` | days events are kept before DynamoDB's TTL deletes them (1–36500) |
  * | `gatehouse:bundleAwsSdk` | `true` | bundle `@aws-sdk/*` into every function (the versions the lockfile pins, faster cold starts); `false` uses the SDK the Lambda runtime ships (smaller bundles; see infra/bundling.ts) |
  *
  * A custom domain needs an ACM certificate in the stack's own region that covers the names; the
@@ -44,6 +45,7 @@ export const CONTEXT_KEYS = Object.freeze({
   websocketAccessLogs: 'gatehouse:websocketAccessLogs',
   licenseAuthorityKey: 'gatehouse:licenseAuthorityKey',
   bundleAwsSdk: 'gatehouse:bundleAwsSdk',
+  eventRetentionDays: 'gatehouse:eventRetentionDays',
 });
 
 /** Custom domain names of one region's APIs. */
@@ -66,6 +68,8 @@ export interface GatehouseContext {
   readonly licenseAuthorityKey: string | undefined;
   /** Bundle the AWS SDK into every function instead of using the Lambda runtime's. */
   readonly bundleAwsSdk: boolean;
+  /** Days events are kept (their TTL). */
+  readonly eventRetentionDays: number;
 }
 
 const AWS_REGION = /^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d$/;
@@ -96,6 +100,13 @@ function booleanValue(key: string, value: unknown, fallback: boolean): boolean {
   if (value === 'true') return true;
   if (value === 'false') return false;
   return fail(key, 'expected true or false');
+}
+
+function integerValue(key: string, value: unknown, fallback: number, min: number, max: number): number {
+  if (value === undefined || value === null || value === '') return fallback;
+  const n = typeof value === 'string' && /^\d+$/.test(value.trim()) ? Number(value) : value;
+  if (typeof n !== 'number' || !Number.isInteger(n) || n < min || n > max) return fail(key, `expected a whole number from ${min} to ${max}`);
+  return n;
 }
 
 function stringList(key: string, value: unknown): string[] {
@@ -157,5 +168,7 @@ export function readGatehouseContext(node: Node): GatehouseContext {
     ),
     licenseAuthorityKey: publicJwkValue(node.tryGetContext(CONTEXT_KEYS.licenseAuthorityKey)),
     bundleAwsSdk: booleanValue(CONTEXT_KEYS.bundleAwsSdk, node.tryGetContext(CONTEXT_KEYS.bundleAwsSdk), true),
+    // The same range as GATEHOUSE_EVENT_RETENTION_DAYS (shared/config.ts), which it sets.
+    eventRetentionDays: integerValue(CONTEXT_KEYS.eventRetentionDays, node.tryGetContext(CONTEXT_KEYS.eventRetentionDays), 365, 1, 36500),
   });
 }

@@ -54,6 +54,12 @@ export interface GatehouseStackProps extends StackProps {
    */
   readonly licenseAuthorityKey?: string;
   /**
+   * Days events are kept before DynamoDB's TTL deletes them (`GATEHOUSE_EVENT_RETENTION_DAYS` of
+   * the functions that write events: events, and fanout for the audit trail).
+   * @default 365
+   */
+  readonly eventRetentionDays?: number;
+  /**
    * How long function and access logs are kept.
    * @default RetentionDays.ONE_MONTH
    */
@@ -142,6 +148,7 @@ export class GatehouseStack extends Stack {
       domain: domains.websocket,
     });
 
+    const eventRetentionDays = props.eventRetentionDays ?? 365;
     const baseEnvironment: Record<string, string> = {
       GATEHOUSE_TABLE_NAME: this.table.tableName,
       GATEHOUSE_REGION: this.region,
@@ -170,6 +177,7 @@ export class GatehouseStack extends Stack {
                 ...(props.licenseAuthorityKey ? { GATEHOUSE_LICENSE_AUTHORITY_KEY: props.licenseAuthorityKey } : {}),
               }
             : {}),
+          ...(family === 'events' ? { GATEHOUSE_EVENT_RETENTION_DAYS: String(eventRetentionDays) } : {}),
         },
         noDeadLetterQueueReason: HTTP_INVOKED,
       });
@@ -184,6 +192,7 @@ export class GatehouseStack extends Stack {
         GATEHOUSE_REGION: this.region,
         GATEHOUSE_EVENT_PUBLISHER_URL: this.webSocketApi.url,
         GATEHOUSE_WEBSOCKET_MANAGEMENT_URL: this.webSocketApi.callbackUrl,
+        GATEHOUSE_EVENT_RETENTION_DAYS: String(eventRetentionDays),
       },
       noDeadLetterQueueReason:
         'Invoked by the DynamoDB stream event source mapping, whose failed batches go to its on-failure SQS ' +

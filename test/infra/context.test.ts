@@ -1,4 +1,4 @@
-import { App } from 'aws-cdk-lib';
+import { App, type CfnElement } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_REGIONS, readGatehouseContext } from '../../infra/context.ts';
 import { buildTemplates, cdkJsonContext, resourcesOf } from './app-fixture.ts';
@@ -15,6 +15,7 @@ describe('Gatehouse CDK context', () => {
       websocketAccessLogs: false,
       licenseAuthorityKey: undefined,
       bundleAwsSdk: true,
+      eventRetentionDays: 365,
     });
   });
 
@@ -41,6 +42,7 @@ describe('Gatehouse CDK context', () => {
       'gatehouse:corsOrigins': 'https://a.example.com,https://b.example.com',
       'gatehouse:websocketAccessLogs': 'true',
       'gatehouse:bundleAwsSdk': 'false',
+      'gatehouse:eventRetentionDays': '90',
     });
     expect(ctx).toMatchObject({
       regions: { EU: 'eu-west-1' },
@@ -48,6 +50,7 @@ describe('Gatehouse CDK context', () => {
       corsOrigins: ['https://a.example.com', 'https://b.example.com'],
       websocketAccessLogs: true,
       bundleAwsSdk: false,
+      eventRetentionDays: 90,
     });
   });
 
@@ -59,6 +62,23 @@ describe('Gatehouse CDK context', () => {
 
   it('rejects a deletion protection value that is not a boolean', () => {
     expect(() => read({ 'gatehouse:deletionProtection': 'off' })).toThrow(/gatehouse:deletionProtection/);
+  });
+
+  it('rejects an event retention that is not a whole number of days from 1 to 36500', () => {
+    for (const bad of ['0', '36501', '1.5', 'a year', -3]) expect(() => read({ 'gatehouse:eventRetentionDays': bad })).toThrow(/gatehouse:eventRetentionDays/);
+  });
+
+  it('gives the event retention to the functions that write events, and to no other', () => {
+    const { stacks, templates } = buildTemplates({ 'gatehouse:regions': { EU: 'eu-west-1' }, 'gatehouse:eventRetentionDays': 30 });
+    const stack = stacks[0]!;
+    const functions = resourcesOf(templates.get(stack.stackName)!, 'AWS::Lambda::Function');
+    const days = new Map<string, unknown>();
+    for (const [family, fn] of stack.functions) {
+      const id = stack.getLogicalId(fn.function.node.defaultChild as CfnElement);
+      const vars = (functions[id]!.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};
+      if ('GATEHOUSE_EVENT_RETENTION_DAYS' in vars) days.set(family, vars.GATEHOUSE_EVENT_RETENTION_DAYS);
+    }
+    expect(Object.fromEntries(days)).toEqual({ events: '30', fanout: '30' });
   });
 
   it('rejects a bundleAwsSdk value that is not a boolean', () => {

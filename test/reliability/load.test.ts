@@ -11,7 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { newDataDir, openLiveClient, spawnRuntime, type LiveClient, type SpawnedRuntime } from '../support/runtime.ts';
+import { newRuntimeAdmin, openLiveClient, spawnSeededRuntime, type LiveClient, type SpawnedRuntime } from '../support/runtime.ts';
 
 /** Parallel clients: with the runtime, DynamoDB Local and this process on two cores, more only queue. */
 const CLIENTS = 6;
@@ -29,12 +29,7 @@ function seconds(raw: string | undefined, fallback: number): number {
   if (!Number.isFinite(n) || n <= 0) throw new Error(`GATEHOUSE_LOAD_SECONDS must be a positive number of seconds, not "${raw}"`);
   return n;
 }
-const admin = {
-  instanceName: `Load-${randomBytes(3).toString('hex')}`,
-  userName: 'admin',
-  password: `Adm1n!${randomBytes(9).toString('base64url')}`,
-  clientSecret: `load-${randomBytes(8).toString('hex')}`,
-};
+const admin = newRuntimeAdmin('Load');
 
 let runtime: SpawnedRuntime;
 let dataDir: string;
@@ -82,20 +77,10 @@ const login = async () => {
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
 beforeAll(async () => {
-  dataDir = await newDataDir();
-  runtime = await spawnRuntime({
-    dataDir,
-    env: {
-      GATEHOUSE_DYNAMODB_ENDPOINT: inject('dynamoEndpoint'),
-      GATEHOUSE_TABLE_NAME: `load-${randomBytes(6).toString('hex')}`,
-      GATEHOUSE_INSTANCE: admin.instanceName,
-      GATEHOUSE_ADMIN_USER: admin.userName,
-      GATEHOUSE_ADMIN_PASSWORD: admin.password,
-      GATEHOUSE_CLIENT_SECRET: admin.clientSecret,
-      // This measures the service, not API Gateway's stage throttling (reliability/throttle.test.ts).
-      GATEHOUSE_THROTTLE_RATE: '0',
-    },
-  });
+  ({ runtime, dataDir } = await spawnSeededRuntime(inject('dynamoEndpoint'), admin, {
+    // This measures the service, not API Gateway's stage throttling (reliability/throttle.test.ts).
+    GATEHOUSE_THROTTLE_RATE: '0',
+  }));
 }, 90_000);
 
 afterAll(async () => {

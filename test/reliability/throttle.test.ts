@@ -10,16 +10,11 @@ import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { stageThrottle, TokenBucket } from '#local/throttle.ts';
-import { newDataDir, spawnRuntime, type SpawnedRuntime } from '../support/runtime.ts';
+import { newRuntimeAdmin, spawnSeededRuntime, type SpawnedRuntime } from '../support/runtime.ts';
 
 const RATE = 5;
 const BURST = 10;
-const admin = {
-  instanceName: `Throttle-${randomBytes(3).toString('hex')}`,
-  userName: 'admin',
-  password: `Adm1n!${randomBytes(9).toString('base64url')}`,
-  clientSecret: `throttle-${randomBytes(8).toString('hex')}`,
-};
+const admin = newRuntimeAdmin('Throttle');
 
 let runtime: SpawnedRuntime;
 let dataDir: string;
@@ -97,20 +92,10 @@ describe('token bucket', () => {
 
 describe('stage throttling on the local runtime', () => {
   beforeAll(async () => {
-    dataDir = await newDataDir();
-    runtime = await spawnRuntime({
-      dataDir,
-      env: {
-        GATEHOUSE_DYNAMODB_ENDPOINT: inject('dynamoEndpoint'),
-        GATEHOUSE_TABLE_NAME: `throttle-${randomBytes(6).toString('hex')}`,
-        GATEHOUSE_INSTANCE: admin.instanceName,
-        GATEHOUSE_ADMIN_USER: admin.userName,
-        GATEHOUSE_ADMIN_PASSWORD: admin.password,
-        GATEHOUSE_CLIENT_SECRET: admin.clientSecret,
-        GATEHOUSE_THROTTLE_RATE: String(RATE),
-        GATEHOUSE_THROTTLE_BURST: String(BURST),
-      },
-    });
+    ({ runtime, dataDir } = await spawnSeededRuntime(inject('dynamoEndpoint'), admin, {
+      GATEHOUSE_THROTTLE_RATE: String(RATE),
+      GATEHOUSE_THROTTLE_BURST: String(BURST),
+    }));
   }, 90_000);
 
   afterAll(async () => {

@@ -4,6 +4,7 @@
  * checks that the DynamoDB Local Java process is gone too).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -46,6 +47,49 @@ export interface SpawnOptions {
 export { freePort };
 
 export const newDataDir = (): Promise<string> => mkdtemp(join(tmpdir(), 'gatehouse-e2e-'));
+
+/** The administrator a spawned runtime seeds on first start, with a fresh password and client secret. */
+export interface RuntimeAdmin {
+  readonly instanceName: string;
+  readonly userName: string;
+  readonly password: string;
+  readonly clientSecret: string;
+}
+
+/** A new administrator of an instance named `<prefix>-<random>`. */
+export function newRuntimeAdmin(prefix: string): RuntimeAdmin {
+  return {
+    instanceName: `${prefix}-${randomBytes(3).toString('hex')}`,
+    userName: 'admin',
+    password: `Adm1n!${randomBytes(9).toString('base64url')}`,
+    clientSecret: `${prefix.toLowerCase()}-${randomBytes(8).toString('hex')}`,
+  };
+}
+
+/**
+ * Spawns a runtime in a new data directory on a new table of the DynamoDB Local at `endpoint`,
+ * seeding `admin` on first start, with the further settings `env`.
+ */
+export async function spawnSeededRuntime(
+  endpoint: string,
+  admin: RuntimeAdmin,
+  env: Record<string, string> = {},
+): Promise<{ runtime: SpawnedRuntime; dataDir: string }> {
+  const dataDir = await newDataDir();
+  const runtime = await spawnRuntime({
+    dataDir,
+    env: {
+      GATEHOUSE_DYNAMODB_ENDPOINT: endpoint,
+      GATEHOUSE_TABLE_NAME: `${admin.instanceName.toLowerCase()}-${randomBytes(4).toString('hex')}`,
+      GATEHOUSE_INSTANCE: admin.instanceName,
+      GATEHOUSE_ADMIN_USER: admin.userName,
+      GATEHOUSE_ADMIN_PASSWORD: admin.password,
+      GATEHOUSE_CLIENT_SECRET: admin.clientSecret,
+      ...env,
+    },
+  });
+  return { runtime, dataDir };
+}
 
 /** True while a process with this id exists. */
 export function isAlive(pid: number): boolean {

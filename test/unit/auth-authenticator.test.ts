@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { SignJWT, UnsecuredJWT, base64url, importJWK, type CryptoKey } from 'jose';
 import { describe, expect, it } from 'vitest';
+import { rejection } from '../support/oauth.ts';
 import { issueAccessToken, newRefreshToken, refreshTokenHash } from '#shared/auth/access-tokens.ts';
 import { createAuthenticator, principalFromClaims } from '#shared/auth/authenticator.ts';
 import { fileKeyStore, generateSigningJwk, publicJwk } from '#shared/auth/keys.ts';
@@ -13,16 +14,6 @@ import type { Principal } from '#shared/http/types.ts';
 const config = loadConfig({ GATEHOUSE_ISSUER: 'gh-test', GATEHOUSE_AUDIENCE: 'gh-api' });
 const keys = fileKeyStore(mkdtempSync(join(tmpdir(), 'gh-keys-')));
 const subject = { userKey: 'a'.repeat(24), userName: 'alice', instanceKey: 'b'.repeat(24), instanceName: 'Acme', role: 'Operator' as const };
-
-async function rejection(p: Promise<unknown>): Promise<{ status: number; code: string; description: string }> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof OAuthError) return { status: err.status, code: err.code, description: err.message };
-    throw err;
-  }
-  throw new Error('expected a rejection');
-}
 
 describe('access tokens', () => {
   const auth = createAuthenticator({ config, keys });

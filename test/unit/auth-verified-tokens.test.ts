@@ -7,6 +7,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { rejection } from '../support/oauth.ts';
 
 const verifications = vi.hoisted(() => ({ count: 0 }));
 vi.mock('jose', async (importOriginal) => {
@@ -24,21 +25,10 @@ const { issueAccessToken } = await import('#shared/auth/access-tokens.ts');
 const { createAuthenticator } = await import('#shared/auth/authenticator.ts');
 const { fileKeyStore } = await import('#shared/auth/keys.ts');
 const { loadConfig } = await import('#shared/config.ts');
-const { OAuthError } = await import('#shared/errors.ts');
 
 const config = loadConfig({ GATEHOUSE_ISSUER: 'gh-test', GATEHOUSE_AUDIENCE: 'gh-api' });
 const keys = fileKeyStore(mkdtempSync(join(tmpdir(), 'gh-keys-')));
 const subject = { userKey: 'a'.repeat(24), userName: 'alice', instanceKey: 'b'.repeat(24), instanceName: 'Acme', role: 'Operator' as const };
-
-async function rejection(p: Promise<unknown>): Promise<{ status: number; code: string; description: string }> {
-  try {
-    await p;
-  } catch (err) {
-    if (err instanceof OAuthError) return { status: err.status, code: err.code, description: err.message };
-    throw err;
-  }
-  throw new Error('expected a rejection');
-}
 
 afterEach(() => {
   vi.useRealTimers();
