@@ -416,14 +416,6 @@ export async function getRefreshToken(db: Db, hash: string): Promise<RefreshReco
   };
 }
 
-export async function getRefreshFamily(db: Db, family: string): Promise<RefreshFamily | undefined> {
-  const out = await send<{ Item?: Record<string, unknown> }>(
-    db,
-    new GetCommand({ TableName: db.tableName, Key: familyKey(family), ConsistentRead: true }),
-  );
-  return out.Item ? refreshFamilyOf(family, out.Item) : undefined;
-}
-
 function refreshFamilyOf(family: string, i: Record<string, unknown>): RefreshFamily {
   return {
     family,

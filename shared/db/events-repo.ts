@@ -212,31 +212,47 @@ export async function queryFolderEvents(
   start?: Record<string, unknown>,
   nowEpoch = Math.floor(Date.now() / 1000),
 ): Promise<EventPage> {
-  const values: Record<string, unknown> = { ':pk': eventFolderPk(folder), ':now': nowEpoch };
-  const cond = 'GSI1PK = :pk' + rangeCondition('GSI1SK', range, values);
+  const page = await queryNewest(db, { index: 'GSI1', pkAttr: 'GSI1PK', pk: eventFolderPk(folder), skAttr: 'GSI1SK', range, limit, start, nowEpoch });
+  return { ...page, items: page.items.map(fromItem), sortKeys: page.items.map((i) => i.GSI1SK as string) };
+}
+
+/**
+ * One Query of a partition (of the table or an index), newest first, sort key in [from, to),
+ * at most `limit` items, expired ones left out (TTL deletion is lazy: an expired event is never
+ * served). `scanned` counts what DynamoDB read before that filter: the cost of the page.
+ */
+async function queryNewest(
+  db: Db,
+  q: {
+    readonly index?: string;
+    readonly pkAttr: string;
+    readonly pk: string;
+    readonly skAttr: string;
+    readonly range: SortRange;
+    readonly limit: number;
+    readonly start?: Record<string, unknown> | undefined;
+    readonly nowEpoch: number;
+  },
+): Promise<{ items: Record<string, unknown>[]; next: Record<string, unknown> | undefined; scanned: number }> {
+  const values: Record<string, unknown> = { ':pk': q.pk, ':now': q.nowEpoch };
   const out = await send<{ Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown>; ScannedCount?: number }>(
     db,
     new QueryCommand({
       TableName: db.tableName,
-      IndexName: 'GSI1',
-      KeyConditionExpression: cond,
-      // TTL deletion is lazy: an expired event is never served.
+      ...(q.index ? { IndexName: q.index } : {}),
+      KeyConditionExpression: `${q.pkAttr} = :pk` + rangeCondition(q.skAttr, q.range, values),
       FilterExpression: 'attribute_not_exists(#ttl) OR #ttl > :now',
       ExpressionAttributeNames: { '#ttl': 'ttl' },
       ExpressionAttributeValues: values,
       ScanIndexForward: false,
-      Limit: limit,
-      ...(start ? { ExclusiveStartKey: start } : {}),
+      Limit: q.limit,
+      ...(q.start ? { ExclusiveStartKey: q.start } : {}),
     }),
   );
   // BETWEEN includes `to` itself; a range excludes its end.
-  const kept = (out.Items ?? []).filter((i) => !range.to || (i.GSI1SK as string) < range.to);
-  return {
-    items: kept.map(fromItem),
-    sortKeys: kept.map((i) => i.GSI1SK as string),
-    next: out.LastEvaluatedKey,
-    scanned: out.ScannedCount ?? out.Items?.length ?? 0,
-  };
+  const to = q.range.to;
+  const items = (out.Items ?? []).filter((i) => !to || (i[q.skAttr] as string) < to);
+  return { items, next: out.LastEvaluatedKey, scanned: out.ScannedCount ?? out.Items?.length ?? 0 };
 }
 
 /** A pointer item: an event related to an object. */
@@ -264,22 +280,8 @@ export async function queryPointers(
   start?: Record<string, unknown>,
   nowEpoch = Math.floor(Date.now() / 1000),
 ): Promise<PointerPage> {
-  const values: Record<string, unknown> = { ':pk': eventPointerPk(objectKey), ':now': nowEpoch };
-  const out = await send<{ Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown>; ScannedCount?: number }>(
-    db,
-    new QueryCommand({
-      TableName: db.tableName,
-      KeyConditionExpression: 'PK = :pk' + rangeCondition('SK', range, values),
-      FilterExpression: 'attribute_not_exists(#ttl) OR #ttl > :now',
-      ExpressionAttributeNames: { '#ttl': 'ttl' },
-      ExpressionAttributeValues: values,
-      ScanIndexForward: false,
-      Limit: limit,
-      ...(start ? { ExclusiveStartKey: start } : {}),
-    }),
-  );
-  const kept = (out.Items ?? []).filter((i) => !range.to || (i.SK as string) < range.to);
-  return { items: kept as unknown as EventPointer[], next: out.LastEvaluatedKey, scanned: out.ScannedCount ?? out.Items?.length ?? 0 };
+  const page = await queryNewest(db, { pkAttr: 'PK', pk: eventPointerPk(objectKey), skAttr: 'SK', range, limit, start, nowEpoch });
+  return { ...page, items: page.items as unknown as EventPointer[] };
 }
 
 /** The newest event pointer of an object at or after `since` (ISO), or undefined. One Query. */
@@ -289,20 +291,8 @@ export async function lastEventOf(
   since: string | undefined,
   nowEpoch = Math.floor(Date.now() / 1000),
 ): Promise<EventPointer | undefined> {
-  const out = await send<{ Items?: Record<string, unknown>[] }>(
-    db,
-    new QueryCommand({
-      TableName: db.tableName,
-      KeyConditionExpression: since ? 'PK = :pk AND SK >= :since' : 'PK = :pk',
-      FilterExpression: 'attribute_not_exists(#ttl) OR #ttl > :now',
-      ExpressionAttributeNames: { '#ttl': 'ttl' },
-      ExpressionAttributeValues: { ':pk': eventPointerPk(objectKey), ':now': nowEpoch, ...(since ? { ':since': since } : {}) },
-      ScanIndexForward: false,
-      Limit: 1,
-    }),
-  );
-  const i = out.Items?.[0];
-  return i as EventPointer | undefined;
+  const page = await queryNewest(db, { pkAttr: 'PK', pk: eventPointerPk(objectKey), skAttr: 'SK', range: since ? { from: since } : {}, limit: 1, nowEpoch });
+  return page.items[0] as unknown as EventPointer | undefined;
 }
 
 // ---------------------------------------------------------------------------------------------

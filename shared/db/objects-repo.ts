@@ -14,7 +14,6 @@
  */
 import {
   BatchGetCommand,
-  DeleteCommand,
   GetCommand,
   PutCommand,
   QueryCommand,
@@ -421,11 +420,6 @@ export async function getItem(db: Db, pk: string, sk: string, consistent = false
 /** Writes any item unconditionally (status items). */
 export async function putItem(db: Db, item: Record<string, unknown>): Promise<void> {
   await send(db, new PutCommand({ TableName: db.tableName, Item: item }));
-}
-
-/** Deletes any item by key. */
-export async function deleteItem(db: Db, pk: string, sk: string): Promise<void> {
-  await send(db, new DeleteCommand({ TableName: db.tableName, Key: { PK: pk, SK: sk } }));
 }
 
 // ---------------------------------------------------------------------------------------------

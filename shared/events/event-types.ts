@@ -42,7 +42,7 @@ import {
 } from '../db/objects-repo.ts';
 import { ApiError, ConditionFailed, conflict, notFound, validationFailed } from '../errors.ts';
 import { monikerClaim } from '../model/claims.ts';
-import { renderElements } from '../model/render.ts';
+import { documentLink } from '../model/render.ts';
 import { newKey, placeIn } from '../model/placement.ts';
 import { missIn, requireRole } from '../objects/access.ts';
 import type { Ctx } from '../objects/context.ts';
@@ -273,17 +273,6 @@ export async function eventTypeLink(ctx: Ctx, folderKey: string, appKey: string,
   }
   if (!TYPE_LINKS.includes(link)) throw notFound(`Event types have no "${link}".`);
   const o = await locateEventType(ctx, folderKey, appKey, key);
-  switch (link) {
-    case 'meta':
-      return renderElements('Metadata', o.doc.Metadata, ctx.ns);
-    case 'monikers':
-      return renderElements('Monikers', o.doc.Monikers, ctx.ns);
-    case 'commonname':
-      return typeof o.doc.CommonName === 'string' ? o.doc.CommonName : '';
-    case 'notes':
-      return renderElements('Notes', o.doc.Notes, ctx.ns);
-    default:
-      // images, connections, references: event types have no relations.
-      return [];
-  }
+  // images, connections, references: event types have no relations.
+  return documentLink(o.doc, link, ctx.ns) ?? [];
 }

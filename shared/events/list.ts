@@ -88,32 +88,21 @@ async function take(streams: readonly Stream[], budget: Budget): Promise<Entry |
   return best ? best.buf[best.pos++] : undefined;
 }
 
+/** A stream not read yet, reading its pages with `read`. */
+const newStream = (limit: number, read: Stream['read']): Stream => ({ buf: [], pos: 0, started: false, next: undefined, limit, read });
+
 function folderStream(ctx: Ctx, folder: string, range: SortRange, limit: number, nowEpoch: number): Stream {
-  return {
-    buf: [],
-    pos: 0,
-    started: false,
-    next: undefined,
-    limit,
-    async read(n, start) {
-      const page = await queryFolderEvents(ctx.db, folder, range, n, start, nowEpoch);
-      return { entries: page.items.map((event, i) => ({ sk: page.sortKeys[i]!, key: event.key, event })), next: page.next, scanned: page.scanned };
-    },
-  };
+  return newStream(limit, async (n, start) => {
+    const page = await queryFolderEvents(ctx.db, folder, range, n, start, nowEpoch);
+    return { entries: page.items.map((event, i) => ({ sk: page.sortKeys[i]!, key: event.key, event })), next: page.next, scanned: page.scanned };
+  });
 }
 
 function pointerStream(ctx: Ctx, objectKey: string, range: SortRange, limit: number, nowEpoch: number): Stream {
-  return {
-    buf: [],
-    pos: 0,
-    started: false,
-    next: undefined,
-    limit,
-    async read(n, start) {
-      const page = await queryPointers(ctx.db, objectKey, range, n, start, nowEpoch);
-      return { entries: page.items.map((pointer) => ({ sk: pointer.SK, key: pointer.EventKey, pointer })), next: page.next, scanned: page.scanned };
-    },
-  };
+  return newStream(limit, async (n, start) => {
+    const page = await queryPointers(ctx.db, objectKey, range, n, start, nowEpoch);
+    return { entries: page.items.map((pointer) => ({ sk: pointer.SK, key: pointer.EventKey, pointer })), next: page.next, scanned: page.scanned };
+  });
 }
 
 /** Every folder key whose timeline a listing reads, the listed folder first. */

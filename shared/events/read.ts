@@ -13,7 +13,7 @@ import { getEvent, lastEventOf, updateEventDoc } from '../db/events-repo.ts';
 import { isObjectKey } from '../db/keys.ts';
 import { getObjects, ownInstance, type StoredObject } from '../db/objects-repo.ts';
 import { ApiError, ConditionFailed, conflict, notFound, validationFailed } from '../errors.ts';
-import { renderElements } from '../model/render.ts';
+import { documentLink } from '../model/render.ts';
 import { typeNameOf } from '../model/types.ts';
 import { authorName, missIn, requireFolderInScope, requireRole } from '../objects/access.ts';
 import type { Ctx } from '../objects/context.ts';
@@ -56,26 +56,13 @@ export async function eventLink(ctx: Ctx, folderKey: string, key: string, link: 
   const known = ['connections', 'meta', 'monikers', 'commonname', 'images', 'notes', 'references'];
   if (!known.includes(link)) throw notFound(`Events have no "${link}".`);
   const ev = await locateEvent(ctx, folderKey, key);
-  switch (link) {
-    case 'connections': {
-      const links = Array.isArray(ev.doc.ObjectLinks) ? (ev.doc.ObjectLinks as Array<{ LinkedObjectKey?: unknown }>) : [];
-      const keys = links.map((l) => (typeof l.LinkedObjectKey === 'string' ? l.LinkedObjectKey.toLowerCase() : '')).filter(isObjectKey);
-      if (keys.length === 0) return [];
-      const found = await getObjects(ctx.db, [...new Set(keys)]);
-      return found.filter((o) => inScope(ctx, o)).map((o) => renderAny(o, ctx.ns));
-    }
-    case 'meta':
-      return renderElements('Metadata', ev.doc.Metadata, ctx.ns);
-    case 'monikers':
-      return renderElements('Monikers', ev.doc.Monikers, ctx.ns);
-    case 'commonname':
-      return typeof ev.doc.CommonName === 'string' ? ev.doc.CommonName : '';
-    case 'notes':
-      return renderElements('Notes', ev.doc.Notes, ctx.ns);
-    default:
-      // images, references: nothing refers to an event.
-      return [];
-  }
+  // images, references: nothing refers to an event.
+  if (link !== 'connections') return documentLink(ev.doc, link, ctx.ns) ?? [];
+  const links = Array.isArray(ev.doc.ObjectLinks) ? (ev.doc.ObjectLinks as Array<{ LinkedObjectKey?: unknown }>) : [];
+  const keys = links.map((l) => (typeof l.LinkedObjectKey === 'string' ? l.LinkedObjectKey.toLowerCase() : '')).filter(isObjectKey);
+  if (keys.length === 0) return [];
+  const found = await getObjects(ctx.db, [...new Set(keys)]);
+  return found.filter((o) => inScope(ctx, o)).map((o) => renderAny(o, ctx.ns));
 }
 
 /** The keys of a lastevent body: a JSON array of object keys (others are ignored). */

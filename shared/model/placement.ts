@@ -43,11 +43,6 @@ export function placeInstance(key: string, parent: StoredObject | undefined): Pl
   return { ...p, instances: [...p.instances, key] };
 }
 
-/** The folder keys that contain a folder-like object, itself included (root first). */
-export function chainOf(folderLike: StoredObject): string[] {
-  return [...folderLike.path, folderLike.key];
-}
-
 /** True when `instanceKey` is `target` itself or one of the folders above it. */
 export function isWithin(instanceKey: string, target: Pick<StoredObject, 'key' | 'path'>): boolean {
   return target.key === instanceKey || target.path.includes(instanceKey);

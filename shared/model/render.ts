@@ -140,6 +140,25 @@ export function renderElements(field: string, value: unknown, ns: string): unkno
   return list.map((x) => (typeName ? renderElement(typeName, x, ns) : renderValue(x, ns)));
 }
 
+/**
+ * The standard links served from an object's own document (`meta`, `monikers`, `commonname`,
+ * `notes`), the same for objects, events and event types; undefined for any other link.
+ */
+export function documentLink(doc: Readonly<Record<string, unknown>>, link: string, ns: string): unknown {
+  switch (link) {
+    case 'meta':
+      return renderElements('Metadata', doc.Metadata, ns);
+    case 'monikers':
+      return renderElements('Monikers', doc.Monikers, ns);
+    case 'commonname':
+      return typeof doc.CommonName === 'string' ? doc.CommonName : '';
+    case 'notes':
+      return renderElements('Notes', doc.Notes, ns);
+    default:
+      return undefined;
+  }
+}
+
 /** Renders a stored object as the API returns it. */
 export function renderObject(o: StoredObject, ns: string): Record<string, unknown> {
   const out: Record<string, unknown> = { $type: typeTag(ns, o.type || typeNameOf(o.doc.$type) || 'BaseInfo') };

@@ -21,7 +21,7 @@
  *
  * Every call is one GetItem (the object, with its scope) plus the work of the link.
  */
-import { renderElements } from '../model/render.ts';
+import { documentLink, renderElements } from '../model/render.ts';
 import { notFound } from '../errors.ts';
 import { locate, type Locator } from './access.ts';
 import { requireAnyWrite, requireWrite } from './collection.ts';
@@ -75,15 +75,9 @@ async function resolve(ctx: Ctx, loc: Locator, link: string, method: Method): Pr
 /** GET `<Href>/<link>`. */
 export async function readLink(ctx: Ctx, loc: Locator, link: string): Promise<unknown> {
   const o = await resolve(ctx, loc, link, 'GET');
+  const fromDoc = documentLink(o.doc, link, ctx.ns);
+  if (fromDoc !== undefined) return fromDoc;
   switch (link) {
-    case 'meta':
-      return renderElements('Metadata', o.doc.Metadata, ctx.ns);
-    case 'monikers':
-      return renderElements('Monikers', o.doc.Monikers, ctx.ns);
-    case 'commonname':
-      return typeof o.doc.CommonName === 'string' ? o.doc.CommonName : '';
-    case 'notes':
-      return renderElements('Notes', o.doc.Notes, ctx.ns);
     // No images are stored yet. Connections and references come from the relationships hooks;
     // without them each is an empty array.
     case 'images':

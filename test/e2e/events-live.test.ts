@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { request } from 'node:http';
 import { serialize } from 'bson';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { openLiveClient, type LiveClient } from '../support/runtime.ts';
+import { adminToken, openLiveClient, type LiveClient } from '../support/runtime.ts';
 
 const url = inject('url');
 const wsUrl = inject('wsUrl');
@@ -60,20 +60,7 @@ async function ok(method: string, path: string, body: unknown, status: number): 
 const unique = (p: string) => `${p}-${randomBytes(4).toString('hex')}`;
 
 beforeAll(async () => {
-  const res = await fetch(`${url}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'password',
-      client_id: admin.clientId,
-      client_secret: admin.clientSecret,
-      instance: admin.instanceName,
-      username: admin.userName,
-      password: admin.password,
-    }),
-  });
-  expect(res.status).toBe(200);
-  token = ((await res.json()) as { access_token: string }).access_token;
+  token = await adminToken(url, admin);
 });
 
 afterAll(async () => {

@@ -14,7 +14,7 @@ import { createDb, type Db } from '#shared/db/client.ts';
 import { putLiveEvent } from '#shared/db/events-repo.ts';
 import { renderEvent } from '#shared/events/render.ts';
 import { liveEvent } from '../support/live-events.ts';
-import { HandshakeRefused, openLiveClient, type LiveClient } from '../support/runtime.ts';
+import { adminToken, HandshakeRefused, openLiveClient, type LiveClient } from '../support/runtime.ts';
 
 const url = inject('url');
 const wsUrl = inject('wsUrl');
@@ -56,20 +56,7 @@ async function publish(linked: string[] = []): Promise<Record<string, unknown>> 
 }
 
 beforeAll(async () => {
-  const res = await fetch(`${url}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      grant_type: 'password',
-      client_id: admin.clientId,
-      client_secret: admin.clientSecret,
-      instance: admin.instanceName,
-      username: admin.userName,
-      password: admin.password,
-    }),
-  });
-  expect(res.status).toBe(200);
-  token = ((await res.json()) as { access_token: string }).access_token;
+  token = await adminToken(url, admin);
   db = createDb({ tableName: 'gatehouse', dynamodbEndpoint: inject('runtimeDynamoEndpoint'), region: 'us-east-1' });
 });
 

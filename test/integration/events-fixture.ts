@@ -4,7 +4,7 @@
  */
 import { serialize, type Document } from 'bson';
 import { expect } from 'vitest';
-import { createTestDb, type TestDb } from '../support/db.ts';
+import { commandsOf, createTestDb, type TestDb } from '../support/db.ts';
 import { setupApi, uniqueName } from '../support/tokens.ts';
 
 export const NS = 'Gatehouse.Model';
@@ -75,11 +75,7 @@ export async function setupEvents() {
   }
 
   /** DynamoDB requests made while `fn` runs. */
-  async function measure<T>(fn: () => Promise<T>): Promise<{ result: T; commands: string[] }> {
-    const before = t.calls.length;
-    const result = await fn();
-    return { result, commands: t.calls.slice(before).map((c) => c.command) };
-  }
+  const measure = <T>(fn: () => Promise<T>) => commandsOf(t, fn);
 
   return { t, env, api, root, token, app, eventType, posting, publish, published, object, measure };
 }

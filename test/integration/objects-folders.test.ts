@@ -5,7 +5,7 @@ import { listCollection } from '#shared/db/objects-repo.ts';
 import { CREATE_PLACEMENT_MAX_AGE_MS } from '#shared/objects/access.ts';
 import { verifyPassword } from '#shared/auth/passwords.ts';
 import { COLLECTIONS } from '#shared/model/collections.ts';
-import { createTestDb, type TestDb } from '../support/db.ts';
+import { commandsOf, createTestDb, type TestDb } from '../support/db.ts';
 import { mintToken, seedTenant, setupApi, uniqueName, type Tenant } from '../support/tokens.ts';
 
 const NS = 'Gatehouse.Model';
@@ -16,12 +16,6 @@ let env: Awaited<ReturnType<typeof setupApi>>;
 let root: string;
 let admin: string;
 let op: string;
-
-async function commandsOf<T>(fn: () => Promise<T>): Promise<{ result: T; commands: string[] }> {
-  const before = t.calls.length;
-  const result = await fn();
-  return { result, commands: t.calls.slice(before).map((c) => c.command) };
-}
 
 beforeAll(async () => {
   t = await createTestDb();
@@ -75,10 +69,10 @@ describe('folders', () => {
   it('creates in a folder it read in the last minute without reading it again; once deleted, the folder takes no create (403, nothing written)', async () => {
     const f = (await env.api.post(`/api/f/${root}/folders`, { token: op, body: { $type: 'FolderInfo', CommonName: uniqueName('gone') } })).body;
     const person = () => ({ $type: 'PersonInfo', GivenName: 'Gone' });
-    const first = await commandsOf(() => env.api.post(`/api/f/${f.Key}/people`, { token: op, body: person() }));
+    const first = await commandsOf(t, () => env.api.post(`/api/f/${f.Key}/people`, { token: op, body: person() }));
     expect(first.result.status).toBe(201);
     expect(first.commands).toEqual(['GetItem', 'TransactWriteItems']);
-    const warm = await commandsOf(() => env.api.post(`/api/f/${f.Key}/people`, { token: op, body: person() }));
+    const warm = await commandsOf(t, () => env.api.post(`/api/f/${f.Key}/people`, { token: op, body: person() }));
     expect(warm.result.status).toBe(201);
     expect(warm.commands).toEqual(['TransactWriteItems']);
     for (const p of [first.result.body, warm.result.body]) expect((await env.api.del(p.Href, { token: op })).status).toBe(204);
@@ -94,11 +88,11 @@ describe('folders', () => {
     const sub = (await env.api.post(`/api/f/${f.Key}/folders`, { token: op, body: { $type: 'FolderInfo', CommonName: uniqueName('inner') } })).body;
     const body = { $type: 'PersonInfo', GivenName: 'In', InFolderKey: sub.Key };
     expect((await env.api.post(`/api/f/${f.Key}/people`, { token: op, body })).status).toBe(201);
-    expect((await commandsOf(() => env.api.post(`/api/f/${f.Key}/people`, { token: op, body }))).commands).toEqual(['TransactWriteItems']);
+    expect((await commandsOf(t, () => env.api.post(`/api/f/${f.Key}/people`, { token: op, body }))).commands).toEqual(['TransactWriteItems']);
     const later = Date.now() + CREATE_PLACEMENT_MAX_AGE_MS + 1_000;
     vi.spyOn(Date, 'now').mockReturnValue(later);
     try {
-      const aged = await commandsOf(() => env.api.post(`/api/f/${f.Key}/people`, { token: op, body }));
+      const aged = await commandsOf(t, () => env.api.post(`/api/f/${f.Key}/people`, { token: op, body }));
       expect(aged.result.status).toBe(201);
       expect(aged.commands).toEqual(['GetItem', 'GetItem', 'TransactWriteItems']);
     } finally {

@@ -6,7 +6,7 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createObject } from '#shared/db/objects-repo.ts';
 import { newKey, placeIn } from '#shared/model/placement.ts';
 import { cursorCache } from '#shared/objects/cursor-cache.ts';
-import { createTestDb, type TestDb } from '../support/db.ts';
+import { commandsOf, createTestDb, type TestDb } from '../support/db.ts';
 import { seedTenant, setupApi, type Tenant } from '../support/tokens.ts';
 
 let t: TestDb;
@@ -17,11 +17,7 @@ const TOTAL = 45;
 let keys: string[];
 
 /** The DynamoDB requests made by `fn`, by command. */
-async function measure<T>(fn: () => Promise<T>): Promise<{ result: T; commands: string[] }> {
-  const before = t.calls.length;
-  const result = await fn();
-  return { result, commands: t.calls.slice(before).map((c) => c.command) };
-}
+const measure = <T>(fn: () => Promise<T>) => commandsOf(t, fn);
 
 beforeAll(async () => {
   t = await createTestDb();

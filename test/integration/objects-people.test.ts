@@ -1,7 +1,7 @@
 /** People: polymorphic addresses, card assignments saved with the person, card uniqueness per instance. */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { placementCache } from '#shared/objects/cursor-cache.ts';
-import { createTestDb, type TestDb } from '../support/db.ts';
+import { commandsOf, createTestDb, type TestDb } from '../support/db.ts';
 import { seedTenant, setupApi, type Tenant } from '../support/tokens.ts';
 
 const NS = 'Gatehouse.Model';
@@ -39,11 +39,7 @@ const person = (cards: unknown[], extra: Record<string, unknown> = {}) => ({
   ...extra,
 });
 
-async function measure<T>(fn: () => Promise<T>): Promise<{ result: T; commands: string[] }> {
-  const before = t.calls.length;
-  const result = await fn();
-  return { result, commands: t.calls.slice(before).map((c) => c.command) };
-}
+const measure = <T>(fn: () => Promise<T>) => commandsOf(t, fn);
 
 describe('people', () => {
   it('saves polymorphic addresses selected by $type, and card assignments, with the person', async () => {

@@ -8,17 +8,18 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { getAuthState, authItemPut, lockUser } from '#shared/db/auth-repo.ts';
-import { createObject, getObject, replaceObject, type StoredObject } from '#shared/db/objects-repo.ts';
+import { getAuthState, lockUser } from '#shared/db/auth-repo.ts';
+import { getObject, replaceObject, type StoredObject } from '#shared/db/objects-repo.ts';
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { localLicenseAuthority } from '#shared/auth/licenses.ts';
 import { hashPassword } from '#shared/auth/passwords.ts';
 import { createInstance, type SecurityLevel } from '#shared/auth/directory.ts';
 import { loadConfig } from '#shared/config.ts';
 import { userNameClaim } from '#shared/model/claims.ts';
-import { newKey, placeIn } from '#shared/model/placement.ts';
+import { newKey } from '#shared/model/placement.ts';
 import { createApi } from '../support/api.ts';
-import { createTestDb, type TestDb } from '../support/db.ts';
+import { commandsOf, createTestDb, type TestDb } from '../support/db.ts';
+import { seedUser } from '../support/tokens.ts';
 
 const PASSWORD = 'Corr3ct-Horse!';
 const LEVELS: readonly SecurityLevel[] = ['Low', 'Medium', 'High'];
@@ -82,19 +83,8 @@ async function makeInstance(level: SecurityLevel, opts: { license?: 'valid' | 'n
   return o;
 }
 
-async function makeUser(instance: StoredObject, doc: Record<string, unknown> = {}, withPassword = true) {
-  const name = `user${++seq}`;
-  const u: StoredObject = {
-    key: newKey(),
-    collection: 'users',
-    type: 'UserInfo',
-    ...placeIn(instance),
-    version: 1,
-    doc: { $type: 'UserInfo', CommonName: name, Role: 'Operator', IsDisabled: false, TwoFactorEnabled: false, MustChangePassword: false, ...doc },
-  };
-  await createObject(t.db, u, [userNameClaim(instance.key, name)], withPassword ? [authItemPut(t.db, u.key, hash)] : []);
-  return u;
-}
+const makeUser = (instance: StoredObject, doc: Record<string, unknown> = {}, withPassword = true) =>
+  seedUser(t, instance, 'Operator', `user${++seq}`, { doc, passwordHash: withPassword ? hash : undefined });
 
 async function edit(o: StoredObject, changes: Record<string, unknown>): Promise<StoredObject> {
   const current = (await getObject(t.db, o.key, true))!;
@@ -112,11 +102,7 @@ async function rename(user: StoredObject, name: string): Promise<StoredObject> {
   return next;
 }
 
-async function measure<T>(fn: () => Promise<T>): Promise<{ result: T; commands: string[] }> {
-  const before = t.calls.length;
-  const result = await fn();
-  return { result, commands: t.calls.slice(before).map((c) => c.command) };
-}
+const measure = <T>(fn: () => Promise<T>) => commandsOf(t, fn);
 
 type Fields = Record<string, string>;
 

@@ -9,16 +9,15 @@ import { createInstance } from '#shared/auth/directory.ts';
 import { localLicenseAuthority } from '#shared/auth/licenses.ts';
 import { hashPassword } from '#shared/auth/passwords.ts';
 import { seedDeployment } from '#shared/auth/bootstrap.ts';
-import { authItemPut } from '#shared/db/auth-repo.ts';
-import { createObject, getObject, replaceObject, type StoredObject } from '#shared/db/objects-repo.ts';
+import { getObject, replaceObject, type StoredObject } from '#shared/db/objects-repo.ts';
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { OAuthError } from '#shared/errors.ts';
-import { userNameClaim } from '#shared/model/claims.ts';
-import { newKey, placeIn } from '#shared/model/placement.ts';
+import { newKey } from '#shared/model/placement.ts';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createApi } from '../support/api.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';
+import { seedUser } from '../support/tokens.ts';
 
 const PASSWORD = 'Corr3ct-Horse!';
 const FORM = 'application/x-www-form-urlencoded';
@@ -32,19 +31,8 @@ let api: ReturnType<typeof createApi>;
 let acme: StoredObject;
 let seq = 0;
 
-async function makeUser(instance: StoredObject, doc: Record<string, unknown> = {}) {
-  const name = `user${++seq}`;
-  const u: StoredObject = {
-    key: newKey(),
-    collection: 'users',
-    type: 'UserInfo',
-    ...placeIn(instance),
-    version: 1,
-    doc: { $type: 'UserInfo', CommonName: name, Role: 'Operator', IsDisabled: false, TwoFactorEnabled: false, MustChangePassword: false, ...doc },
-  };
-  await createObject(t.db, u, [userNameClaim(instance.key, name)], [authItemPut(t.db, u.key, hash)]);
-  return u;
-}
+const makeUser = (instance: StoredObject, doc: Record<string, unknown> = {}) =>
+  seedUser(t, instance, 'Operator', `user${++seq}`, { doc, passwordHash: hash });
 
 async function edit(o: StoredObject, changes: Record<string, unknown>): Promise<StoredObject> {
   const current = (await getObject(t.db, o.key, true))!;

@@ -21,6 +21,13 @@ export interface TestDb {
   readonly calls: CapacityRecord[];
 }
 
+/** What `fn` returned, and the DynamoDB requests (by command) made through `t` while it ran. */
+export async function commandsOf<T>(t: TestDb, fn: () => Promise<T>): Promise<{ result: T; commands: string[] }> {
+  const before = t.calls.length;
+  const result = await fn();
+  return { result, commands: t.calls.slice(before).map((c) => c.command) };
+}
+
 /** Creates a uniquely named table and a config pointing at it. */
 export async function createTestDb(env: Record<string, string> = {}): Promise<TestDb> {
   const endpoint = inject('dynamoEndpoint');

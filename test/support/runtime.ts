@@ -56,6 +56,24 @@ export interface RuntimeAdmin {
   readonly clientSecret: string;
 }
 
+/** An access token of a runtime's administrator `a` (the password grant over HTTP). */
+export async function adminToken(url: string, a: RuntimeAdmin & { readonly clientId?: string }): Promise<string> {
+  const res = await fetch(`${url}/token`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      grant_type: 'password',
+      client_id: a.clientId ?? 'consoleApp',
+      client_secret: a.clientSecret,
+      instance: a.instanceName,
+      username: a.userName,
+      password: a.password,
+    }),
+  });
+  if (res.status !== 200) throw new Error(`the administrator's login answered ${res.status}: ${await res.text()}`);
+  return ((await res.json()) as { access_token: string }).access_token;
+}
+
 /** A new administrator of an instance named `<prefix>-<random>`. */
 export function newRuntimeAdmin(prefix: string): RuntimeAdmin {
   return {

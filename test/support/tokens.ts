@@ -7,6 +7,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { generateKeyPair, SignJWT, UnsecuredJWT } from 'jose';
 import type { Config } from '#shared/config.ts';
 import { fileKeyStore, JWT_ALG, type KeyStore } from '#shared/auth/keys.ts';
+import { authItemPut } from '#shared/db/auth-repo.ts';
 import { createObject, type StoredObject } from '#shared/db/objects-repo.ts';
 import { createCoreDeps, type CoreDeps, type CoreDepsOverrides } from '#shared/deps.ts';
 import type { Role } from '#shared/http/types.ts';
@@ -40,17 +41,26 @@ export async function seedInstance(t: TestDb, name = uniqueName('Instance'), par
   return o;
 }
 
-/** Writes a user object in an instance (no password: tests mint its tokens directly). */
-export async function seedUser(t: TestDb, instance: StoredObject, role: Role, name = uniqueName(role.toLowerCase())): Promise<StoredObject> {
+/**
+ * Writes a user object in an instance, with further `doc` fields; without `passwordHash` it has
+ * no password (tests mint its tokens directly), with one it gets its AUTH item too.
+ */
+export async function seedUser(
+  t: TestDb,
+  instance: StoredObject,
+  role: Role,
+  name = uniqueName(role.toLowerCase()),
+  opts: { readonly doc?: Record<string, unknown>; readonly passwordHash?: string | undefined } = {},
+): Promise<StoredObject> {
   const o: StoredObject = {
     key: newKey(),
     collection: 'users',
     type: 'UserInfo',
     ...placeIn(instance),
     version: 1,
-    doc: { $type: 'UserInfo', CommonName: name, Role: role, IsDisabled: false, TwoFactorEnabled: false, MustChangePassword: false },
+    doc: { $type: 'UserInfo', CommonName: name, Role: role, IsDisabled: false, TwoFactorEnabled: false, MustChangePassword: false, ...opts.doc },
   };
-  await createObject(t.db, o, [userNameClaim(instance.key, name)]);
+  await createObject(t.db, o, [userNameClaim(instance.key, name)], opts.passwordHash ? [authItemPut(t.db, o.key, opts.passwordHash)] : []);
   return o;
 }
 
