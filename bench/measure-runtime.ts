@@ -445,6 +445,7 @@ export async function measureHttp(input: HttpInput): Promise<Http> {
       placement: placeIn(instance),
       appKey: 'bench',
       eventTypeKey: e?.eventTypeKey ?? newKey(),
+      eventTypeMoniker: { Namespace: 'Bench', Nickname: 'Swipe' },
       occurredOn: now,
       publishedOn: now,
       priority: 1,

@@ -107,6 +107,8 @@ async function main(): Promise<void> {
       // An explicit setting wins (a proxy in front); otherwise the runtime's own address.
       eventPublisherUrl: process.env.GATEHOUSE_EVENT_PUBLISHER_URL || undefined,
       throttle: { rateLimit: base.throttleRate, burstLimit: base.throttleBurst },
+      // Served only once the administrator below can log in.
+      gated: true,
     });
   } catch (err) {
     if (err instanceof PortInUseError || err instanceof JavaRequiredError) die(err.message);
@@ -129,6 +131,7 @@ async function main(): Promise<void> {
     process.exit(1);
   }
 
+  runtime.open();
   banner(runtime, cfg, seeded);
   say(
     `GATEHOUSE_READY ${JSON.stringify({

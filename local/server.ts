@@ -17,7 +17,7 @@ import type { Duplex } from 'node:stream';
 import { config, loadConfig, resetConfigForTests } from '#shared/config.ts';
 import { createDb, ensureTable } from '#shared/db/client.ts';
 import { createStreamReader } from '#shared/db/stream-reader.ts';
-import { tooManyRequests } from '#shared/errors.ts';
+import { serviceUnavailable, tooManyRequests, type ApiError } from '#shared/errors.ts';
 import { Router } from '#shared/http/router.ts';
 import { createLogger } from '#shared/logger.ts';
 import { DEAD_LETTER_FILE, fileDeadLetters } from './dead-letters.ts';
@@ -51,6 +51,13 @@ export interface RuntimeOptions {
    * @default - no throttling (an embedding, such as the benchmarks, measures the handlers)
    */
   readonly throttle?: ThrottleSettings;
+  /**
+   * Keep answering 503 `ServiceUnavailable` (`Retry-After: 1`) after start-up until
+   * {@link Runtime.open} is called: `local/main.ts` opens once the first instance and its
+   * administrator are seeded, so a client that sees sysinfo answer 200 can log in.
+   * @default false (open as soon as the table and the stream poller are up)
+   */
+  readonly gated?: boolean;
 }
 
 export interface Runtime {
@@ -63,6 +70,8 @@ export interface Runtime {
   readonly dynamodbEndpoint: string;
   /** The DynamoDB Local Java process, when the runtime started one. */
   readonly javaPid: number | undefined;
+  /** Starts serving requests (a `gated` runtime answers 503 until then). */
+  open(): void;
   /** Closes WebSockets, stops the stream poller, the HTTP server and DynamoDB Local. */
   stop(): Promise<void>;
 }
@@ -86,24 +95,20 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const router = new Router();
   const throttle = stageThrottle(opts.throttle);
 
-  let markReady!: () => void;
-  let markFailed!: (err: unknown) => void;
-  const ready = new Promise<void>((res, rej) => {
-    markReady = res;
-    markFailed = rej;
-  });
-  ready.catch(() => {});
+  // Nothing is served until the runtime is up (and, when gated, opened): requests answer 503 with
+  // Retry-After, the way a load balancer answers while its targets are not healthy yet.
+  let serving = false;
   let maxBody = HARD_BODY_CAP;
+  const notServing = (): ApiError => serviceUnavailable(1);
 
   const server = createServer({ requestTimeout: 60_000 });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
     void handleRequest(req, res);
   });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    ready.then(
-      () => gateway.handleUpgrade(req, socket, head),
-      () => socket.destroy(),
-    );
+    if (serving) return gateway.handleUpgrade(req, socket, head);
+    if (socket.writable) socket.end('HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n\r\n');
+    else socket.destroy();
   });
   server.on('clientError', (_err, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
@@ -120,11 +125,10 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
         const e = tooManyRequests(retryAfter);
         return writeJsonError(res, e.status, e.code, e.message, { ...e.headers });
       }
-      try {
-        await ready;
-      } catch {
+      if (!serving) {
         req.resume();
-        return writeJsonError(res, 503, 'ServiceUnavailable', 'The local runtime is not running.');
+        const e = notServing();
+        return writeJsonError(res, e.status, e.code, 'Gatehouse is starting; retry in a second.', { ...e.headers });
       }
       const body = await readBody(req, maxBody);
       if (body === 'too-large') {
@@ -201,13 +205,15 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       onFailedBatch: fileDeadLetters(join(dataDir, DEAD_LETTER_FILE), logger),
     });
   } catch (err) {
-    markFailed(err);
     await stop();
     throw err;
   }
-  markReady();
+  const open = (): void => {
+    if (!stopping) serving = true;
+  };
+  if (!opts.gated) open();
 
-  return { url, wsUrl, port, dataDir, dynamodbEndpoint: dynamo.endpoint, javaPid: dynamo.pid, stop };
+  return { url, wsUrl, port, dataDir, dynamodbEndpoint: dynamo.endpoint, javaPid: dynamo.pid, open, stop };
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {

@@ -17,6 +17,7 @@
  * Event items carry no GSI2/GSI3 keys: nothing lists events by instance partition or by name, and
  * each index key would cost a write per event.
  */
+import { stringifyJson } from '../json.ts';
 import { PutCommand, QueryCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { AttributeValue as SdkAttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
@@ -156,7 +157,7 @@ export async function updateEventDoc(db: Db, event: StoredObject, doc: Record<st
         UpdateExpression: 'SET #doc = :doc, #v = :next',
         ConditionExpression: 'attribute_exists(PK) AND #v = :v',
         ExpressionAttributeNames: { '#doc': 'Doc', '#v': 'Version' },
-        ExpressionAttributeValues: { ':doc': JSON.stringify(doc), ':v': event.version, ':next': event.version + 1 },
+        ExpressionAttributeValues: { ':doc': stringifyJson(doc), ':v': event.version, ':next': event.version + 1 },
       }),
     );
   } catch (err) {

@@ -12,6 +12,7 @@
  * `SUB#<instanceKey>`; a disconnect deletes the connection's subscriptions from the `Subs` map on
  * the connection item (no Scan, no index).
  */
+import { parseJson } from '../json.ts';
 import type { AttributeValue as DdbAttributeValue } from '@aws-sdk/client-dynamodb';
 import {
   BatchWriteCommand,
@@ -281,7 +282,7 @@ export function eventFromStreamRecord(record: DynamoDBRecord): StreamedEvent | u
   if (typeof item.Doc !== 'string') return undefined;
   let doc: unknown;
   try {
-    doc = JSON.parse(item.Doc);
+    doc = parseJson(item.Doc);
   } catch {
     return undefined;
   }

@@ -12,6 +12,7 @@
  * Unique values (card numbers, names, monikers) are claim items written in the same transaction
  * as the object, so a race resolves to exactly one winner.
  */
+import { parseJson, stringifyJson } from '../json.ts';
 import {
   BatchGetCommand,
   GetCommand,
@@ -90,7 +91,7 @@ export function toItem(o: StoredObject): Record<string, unknown> {
     Instances: [...o.instances],
     Version: o.version,
     Name: name,
-    Doc: JSON.stringify(o.doc),
+    Doc: stringifyJson(o.doc),
   };
 }
 
@@ -103,7 +104,7 @@ export function fromItem(item: Record<string, unknown>): StoredObject {
     path: (item.Path as string[]) ?? [],
     instances: (item.Instances as string[]) ?? [],
     version: Number(item.Version ?? 1),
-    doc: JSON.parse(item.Doc as string) as Record<string, unknown>,
+    doc: parseJson(item.Doc as string) as Record<string, unknown>,
   };
 }
 
@@ -294,7 +295,7 @@ export async function updateDoc(db: Db, o: StoredObject, doc: Record<string, unk
         UpdateExpression: 'SET #doc = :doc',
         ConditionExpression: 'attribute_exists(PK) AND #v = :v AND #doc = :old',
         ExpressionAttributeNames: { '#doc': 'Doc', '#v': 'Version' },
-        ExpressionAttributeValues: { ':doc': JSON.stringify(doc), ':v': o.version, ':old': JSON.stringify(o.doc) },
+        ExpressionAttributeValues: { ':doc': stringifyJson(doc), ':v': o.version, ':old': stringifyJson(o.doc) },
       }),
     );
   } catch (err) {
@@ -448,7 +449,7 @@ export async function replaceObjectWith(
         Item: toItem(next),
         ConditionExpression: 'attribute_exists(PK) AND #v = :v AND #doc = :old',
         ExpressionAttributeNames: { '#v': 'Version', '#doc': 'Doc' },
-        ExpressionAttributeValues: { ':v': previous.version, ':old': JSON.stringify(previous.doc) },
+        ExpressionAttributeValues: { ':v': previous.version, ':old': stringifyJson(previous.doc) },
       },
     },
     ...addClaims.map((c) => putClaim(db, c, next.key)),
@@ -478,12 +479,12 @@ export function isTransactionConflict(err: unknown): boolean {
 /** The latest status document stored for an object (inputs), or undefined. */
 export async function getObjectStatus(db: Db, key: string): Promise<Record<string, unknown> | undefined> {
   const item = await getItem(db, objectPk(key), STATUS_SK, true);
-  return typeof item?.Doc === 'string' ? (JSON.parse(item.Doc) as Record<string, unknown>) : undefined;
+  return typeof item?.Doc === 'string' ? (parseJson(item.Doc) as Record<string, unknown>) : undefined;
 }
 
 /** Stores the latest status document of an object (one PutItem, last writer wins). */
 export async function putObjectStatus(db: Db, key: string, doc: Record<string, unknown>, updatedOn: string): Promise<void> {
-  await putItem(db, { PK: objectPk(key), SK: STATUS_SK, Key: key, Doc: JSON.stringify(doc), UpdatedOn: updatedOn });
+  await putItem(db, { PK: objectPk(key), SK: STATUS_SK, Key: key, Doc: stringifyJson(doc), UpdatedOn: updatedOn });
 }
 
 /** A transaction item deleting an object's status item (with the object). */

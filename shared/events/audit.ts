@@ -136,6 +136,7 @@ export function auditEvent(change: ObjectChange, publishedOn: Date, retentionDay
     placement,
     appKey: SYSTEM_APP_KEY,
     eventTypeKey: t.Key,
+    eventTypeMoniker: { Namespace: SYSTEM_NAMESPACE, Nickname: t.Nickname },
     occurredOn: new Date(change.at),
     publishedOn,
     priority: t.Priority,

@@ -9,7 +9,7 @@ import { monikerClaim } from '../model/claims.ts';
 import { READ_ONLY_FIELDS, WRITE_ONLY_FIELDS } from '../model/render.ts';
 import { LIMITS, baseInfoShape, optionalBoolean, optionalString } from '../model/schemas/index.ts';
 import { typeNameOf } from '../model/types.ts';
-import { invalidField, missingType, wrongType } from '../objects/errors.ts';
+import { invalidField, wrongType } from '../objects/errors.ts';
 import { checkLimits, isPlainObject, normalizeTypes, type Doc } from '../objects/validate.ts';
 
 export const EVENT_TYPE_NAME = 'EventTypeInfo';
@@ -50,11 +50,13 @@ function formatPath(path: ReadonlyArray<PropertyKey>): string {
 
 /** Validates an EventTypeInfo body. */
 export function parseEventTypeBody(body: unknown): EventTypeInput {
-  if (!isPlainObject(body)) throw invalidField('', 'expected an EventTypeInfo object with a "$type"');
-  if (body.$type === undefined || body.$type === null) throw missingType();
-  if (typeNameOf(body.$type) !== EVENT_TYPE_NAME) throw wrongType(String(body.$type), [EVENT_TYPE_NAME]);
+  if (!isPlainObject(body)) throw invalidField('', 'expected an EventTypeInfo object');
+  // Without `$type` the body is the type the endpoint declares, as the original service reads it.
+  if (body.$type !== undefined && body.$type !== null && typeNameOf(body.$type) !== EVENT_TYPE_NAME) {
+    throw wrongType(String(body.$type), [EVENT_TYPE_NAME]);
+  }
   checkLimits(body);
-  const normalized = normalizeTypes(body) as Doc;
+  const normalized = normalizeTypes({ ...body, $type: body.$type ?? EVENT_TYPE_NAME }) as Doc;
   for (const [field, typeName] of Object.entries(ELEMENTS)) {
     const list = normalized[field];
     if (Array.isArray(list)) normalized[field] = list.map((x) => (isPlainObject(x) && x.$type === undefined ? { $type: typeName, ...x } : x));

@@ -4,6 +4,7 @@
  */
 import { deserialize, type Document } from 'bson';
 import { ApiError, badRequest } from '../errors.ts';
+import { narrowInteger } from '../json.ts';
 import { typeNameOf } from '../model/types.ts';
 
 export interface RelatedObject {
@@ -55,10 +56,24 @@ export function decodeEventData(b64: unknown): Document {
   const bytes = Buffer.from(b64, 'base64');
   if (bytes.length > MAX_BSON_BYTES) throw new ApiError(400, 'InvalidEventData', 'EventDataBsonBase64 is too large.');
   try {
-    return deserialize(bytes, { promoteValues: true, validation: { utf8: false } });
+    // 64-bit integers as bigint, so a card number above 2^53 keeps every digit; the ones that fit
+    // a double exactly become numbers again.
+    return narrowIntegers(deserialize(bytes, { promoteValues: true, useBigInt64: true, validation: { utf8: false } })) as Document;
   } catch {
     throw new ApiError(400, 'InvalidEventData', 'EventDataBsonBase64 does not hold a BSON document.');
   }
+}
+
+/** Every safe `bigint` in decoded BSON as a number; containers walked, other values kept. */
+function narrowIntegers(v: unknown): unknown {
+  if (typeof v === 'bigint') return narrowInteger(v);
+  if (Array.isArray(v)) return v.map(narrowIntegers);
+  if (v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) out[k] = narrowIntegers(x);
+    return out;
+  }
+  return v;
 }
 
 const SPEC_FIELDS = new Set(['$type', 'OccurredOn', 'AppKey', 'EventTypeMoniker', 'RelatedObjects', 'EventDataBsonBase64']);
@@ -69,8 +84,10 @@ export function parsePosting(body: unknown): Posting {
     throw badRequest('ValidationFailed', 'The body must be an EventMessagePosting object.');
   }
   const b = body as Record<string, unknown>;
-  if (b.$type === undefined) throw badRequest('MissingType', 'The body needs a $type (EventMessagePosting).');
-  if (typeNameOf(b.$type) !== 'EventMessagePosting') throw badRequest('WrongType', 'The body must be an EventMessagePosting.');
+  // Without `$type` the body is the EventMessagePosting the endpoint declares.
+  if (b.$type !== undefined && b.$type !== null && typeNameOf(b.$type) !== 'EventMessagePosting') {
+    throw badRequest('WrongType', 'The body must be an EventMessagePosting.');
+  }
   const occurredOn = parseInstant(b.OccurredOn, 'OccurredOn');
   if (typeof b.AppKey !== 'string' || b.AppKey.trim() === '' || b.AppKey.length > 200) {
     throw badRequest('ValidationFailed', 'AppKey must name the app (its Key or a moniker Nickname).');

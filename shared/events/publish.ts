@@ -16,6 +16,7 @@ import { newKey, placeIn, type Placement } from '../model/placement.ts';
 import { requireRole } from '../objects/access.ts';
 import type { Ctx } from '../objects/context.ts';
 import { checkLimits, isPlainObject, normalizeTypes } from '../objects/validate.ts';
+import { monikersOf } from './event-type-body.ts';
 import { fillTemplate, parsePosting, type Posting } from './posting.ts';
 import { EVENT_DATA_TYPE, eventHref, storedLinks } from './render.ts';
 import { objectLinks, resolveApp, resolveEventType, sinkFolder } from './resolve.ts';
@@ -26,6 +27,8 @@ export interface NewEvent {
   readonly placement: Placement;
   readonly appKey: string;
   readonly eventTypeKey: string;
+  /** The event type's moniker, as the posting named it (Namespace filled from the type). */
+  readonly eventTypeMoniker: { readonly Namespace: string; readonly Nickname: string };
   readonly occurredOn: Date;
   readonly publishedOn: Date;
   readonly priority: number;
@@ -54,6 +57,7 @@ export function eventWrite(e: NewEvent): EventWrite {
     ClientDeviceId: e.clientDeviceId ?? null,
     EventDataBsonBase64: e.eventDataBsonBase64,
     EventTypeKey: e.eventTypeKey,
+    EventTypeMoniker: { $type: 'MonikerItem', Namespace: e.eventTypeMoniker.Namespace, Nickname: e.eventTypeMoniker.Nickname },
     Href: eventHref(e.placement.folder, e.key),
     InFolderKey: e.placement.folder,
     Key: e.key,
@@ -113,6 +117,12 @@ function optionalFields(p: Posting): Pick<NewEvent, 'clientDeviceId' | 'metadata
   };
 }
 
+/** The type's own moniker the posting named (a posting may send the Nickname alone). */
+function monikerOf(typeDoc: Record<string, unknown>, sent: Posting['eventTypeMoniker']): { Namespace: string; Nickname: string } {
+  const own = monikersOf(typeDoc).find((m) => m.Nickname === sent.Nickname && (sent.Namespace === '' || m.Namespace === sent.Namespace));
+  return own ?? sent;
+}
+
 export interface Published {
   readonly event: StoredObject;
   /** True for a NonLogging event type: delivered live, not stored. */
@@ -134,6 +144,7 @@ export async function publish(ctx: Ctx, retentionDays: number, folderKey: string
     placement: placeIn(sink),
     appKey: app.key,
     eventTypeKey: type.key,
+    eventTypeMoniker: monikerOf(t, posting.eventTypeMoniker),
     occurredOn: posting.occurredOn,
     publishedOn: ctx.now,
     priority: typeof t.Priority === 'number' ? t.Priority : 0,

@@ -5,7 +5,6 @@
  */
 import type { EventPointer } from '../db/events-repo.ts';
 import type { StoredObject } from '../db/objects-repo.ts';
-import { PERIPHERAL_COLLECTIONS } from '../model/collections.ts';
 import { STANDARD_LINKS, linksOf, objectHref, renderObject, renderValue } from '../model/render.ts';
 import { typeTag } from '../model/types.ts';
 
@@ -28,12 +27,11 @@ export function eventTypeHref(o: Pick<StoredObject, 'key' | 'folder' | 'path'>):
 }
 
 /**
- * The Href an event's ObjectLinkItem gives a stored object: readers, inputs and outputs by their
- * peripheral Href (`/api/f/<folder>/peripherals/<key>`, as clients of the original service expect
- * in events), event types under their app, anything else its own Href.
+ * The Href an event's ObjectLinkItem gives a stored object: the object's own Href, the one its
+ * GET answers (a reader posted as `/api/f/<folder>/peripherals/<key>` is stored as
+ * `/api/f/<folder>/readers/<key>`, so clients can match the two); event types under their app.
  */
 export function canonicalHref(o: Pick<StoredObject, 'key' | 'collection' | 'folder' | 'path'>): string {
-  if (PERIPHERAL_COLLECTIONS.includes(o.collection)) return `/api/f/${o.folder}/peripherals/${o.key}`;
   return o.collection === 'eventtypes' ? eventTypeHref(o) : objectHref(o);
 }
 
@@ -42,7 +40,11 @@ export function storedLinks(): Record<string, unknown>[] {
   return STANDARD_LINKS.map((l) => ({ $type: 'Link', Relation: l.relation, Anchor: { $type: 'Anchor', Href: l.href, Text: l.text } }));
 }
 
-/** An event as the API returns it: the stored EventMessageData with namespaced `$type`s. */
+/**
+ * An event as the API returns it: the stored EventMessageData with namespaced `$type`s, and the
+ * posting's names integrations read back: `EventTypeMoniker` (null on events stored before it was
+ * kept) and `RelatedObjects` (the same items as `ObjectLinks`; derived, not stored twice).
+ */
 export function renderEvent(o: StoredObject, ns: string): Record<string, unknown> {
   const out = renderValue(o.doc, ns) as Record<string, unknown>;
   out.$type = typeTag(ns, EVENT_DATA_TYPE);
@@ -50,6 +52,8 @@ export function renderEvent(o: StoredObject, ns: string): Record<string, unknown
   out.Href = eventHref(o.folder, o.key);
   out.InFolderKey = o.folder;
   out.Links = linksOf(o, ns);
+  out.EventTypeMoniker ??= null;
+  out.RelatedObjects = Array.isArray(out.ObjectLinks) ? out.ObjectLinks.map((l) => ({ ...(l as Record<string, unknown>) })) : [];
   return out;
 }
 

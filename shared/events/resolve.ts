@@ -168,14 +168,22 @@ async function uniqueByNickname(ctx: Ctx, appKey: string, nickname: string): Pro
   return matches.length === 1 ? matches[0] : undefined;
 }
 
+/** The object key that ends an object Href (`/api/f/<folder>/<any collection>/<key>`), or ''. */
+function keyInHref(href: unknown): string {
+  if (typeof href !== 'string') return '';
+  const m = /^\/api\/f\/[0-9a-fA-F]{24}\/[A-Za-z]+\/([0-9a-fA-F]{24})\/?$/.exec(href.trim());
+  return m ? m[1]!.toLowerCase() : '';
+}
+
 /**
  * The ObjectLinks of an event from its posted RelatedObjects: Relation, LinkedObjectKey and
- * CommonName as sent; Href canonical when the object is known and within the sink's instance
- * (a posted `/peripherals/<key>` Href included), else as sent. One BatchGetItem of the keys whose
- * placement is not cached.
+ * CommonName as sent (a missing LinkedObjectKey taken from the Href); Href canonical (the
+ * object's own) when the object is known and within the sink's instance, whatever collection
+ * path was posted (`/peripherals/<key>` included), else as sent. One BatchGetItem of the keys
+ * whose placement is not cached.
  */
 export async function objectLinks(ctx: Ctx, sink: StoredObject, related: readonly RelatedObject[]): Promise<Record<string, unknown>[]> {
-  const keyOf = (r: RelatedObject) => (typeof r.LinkedObjectKey === 'string' ? r.LinkedObjectKey.toLowerCase() : '');
+  const keyOf = (r: RelatedObject) => (typeof r.LinkedObjectKey === 'string' ? r.LinkedObjectKey.toLowerCase() : keyInHref(r.Href));
   const wanted = [...new Set(related.map(keyOf).filter(isObjectKey))];
   const unknown = wanted.filter((k) => placements.get(id(ctx, k)) === undefined);
   if (unknown.length > 0) {
@@ -195,7 +203,7 @@ export async function objectLinks(ctx: Ctx, sink: StoredObject, related: readonl
     return {
       $type: 'ObjectLinkItem',
       Href: href,
-      LinkedObjectKey: r.LinkedObjectKey ?? null,
+      LinkedObjectKey: r.LinkedObjectKey ?? (isObjectKey(k) ? k : null),
       CommonName: r.CommonName ?? null,
       Relation: r.Relation ?? null,
       MetaDataBson: r.MetaDataBson ?? null,

@@ -11,6 +11,7 @@ import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { ApiError, ConditionFailed, StoreUnavailable, internalError, serviceUnavailable, badRequest, notFound } from '../errors.ts';
 import type { Family } from '../model/collections.ts';
+import { parseJson, stringifyJson } from '../json.ts';
 import { Router } from './router.ts';
 import type { ApiRequest, ApiResponse, BaseDeps, Operation } from './types.ts';
 
@@ -85,7 +86,7 @@ export function serialize(res: ApiResponse, corsHeaders: Record<string, string> 
   return {
     statusCode: res.status,
     headers: { ...JSON_HEADERS, ...headers },
-    body: JSON.stringify(res.body),
+    body: stringifyJson(res.body),
   };
 }
 
@@ -185,7 +186,7 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
       // GET bodies are kept: two calls of the spec carry their input in a GET body.
       if (text.trim().length === 0) return;
       try {
-        s.req = { ...req, body: JSON.parse(text) as unknown, rawBody: text };
+        s.req = { ...req, body: parseJson(text), rawBody: text };
       } catch (err) {
         throw badRequest('InvalidJson', `The request body is not valid JSON: ${(err as Error).message}`);
       }

@@ -3,6 +3,7 @@
  * (`POST /@connections/{connectionId}`). Locally the endpoint is the runtime's own HTTP server,
  * which serves the same path, so this code does not change between the laptop and AWS.
  */
+import { stringifyJson } from '../json.ts';
 import {
   ApiGatewayManagementApiClient,
   PostToConnectionCommand,
@@ -31,7 +32,7 @@ export function createManagementNotifier(opts: { endpoint: string; region: strin
     async post(connectionId, message) {
       try {
         await client.send(
-          new PostToConnectionCommand({ ConnectionId: connectionId, Data: Buffer.from(JSON.stringify(message)) }),
+          new PostToConnectionCommand({ ConnectionId: connectionId, Data: Buffer.from(stringifyJson(message)) }),
         );
         return 'sent';
       } catch (err) {

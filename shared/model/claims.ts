@@ -12,7 +12,7 @@ export const instanceNameClaim = (name: string): Claim => ({ scope: 'global', ki
 export const userNameClaim = (instanceKey: string, name: string): Claim => ({ scope: instanceKey, kind: 'user', value: name });
 
 /** A card is its encoded number together with its facility code (when given), within an instance. */
-export const cardClaim = (instanceKey: string, encodedCardNumber: string | number, facilityCode?: string | number | null): Claim => ({
+export const cardClaim = (instanceKey: string, encodedCardNumber: string | number | bigint, facilityCode?: string | number | bigint | null): Claim => ({
   scope: instanceKey,
   kind: 'card',
   value: `${facilityCode ?? ''}:${encodedCardNumber}`,

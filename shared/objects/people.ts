@@ -13,7 +13,8 @@ import type { Override } from './behaviour.ts';
 import { cardIsAlreadyAssigned } from './errors.ts';
 import { isPlainObject } from './validate.ts';
 
-const present = (v: unknown): v is string | number => (typeof v === 'string' && v !== '') || typeof v === 'number';
+/** A card number or facility code that was sent: a 64-bit card number above 2^53 is a `bigint`. */
+const present = (v: unknown): v is string | number | bigint => (typeof v === 'string' && v !== '') || typeof v === 'number' || typeof v === 'bigint';
 
 /** The card claims of a person (each card once, even if listed twice). */
 export function cardClaims(o: StoredObject): Claim[] {

@@ -2,11 +2,13 @@
  * Turns a request body into a document the repository can store, or a 400 that names the
  * problem:
  *
- * 1. the body is a JSON object with a `$type` (else `MissingType`) naming a type the collection
- *    holds, whatever its namespace (else `WrongType`);
+ * 1. the body is a JSON object whose `$type` names a type the collection holds, whatever its
+ *    namespace (else `WrongType`); a body without `$type` is the collection's own type, as the
+ *    original service reads it (integrations POST people without one);
  * 2. limits: nesting depth, string and array sizes, keys per object (`ValidationFailed` naming the
  *    field), so an oversized body never reaches DynamoDB as a 500;
- * 3. every `$type` is normalised to its bare type name, typed array elements get theirs;
+ * 3. every `$type` is normalised to its bare type name, typed array elements get theirs, and a
+ *    polymorphic element without one (an address) gets the one type its fields fit;
  * 4. the type's zod schema validates the fields (`ValidationFailed` naming the first bad field).
  *
  * The stored document is the client's own JSON after normalisation, not the schema's output: key
@@ -16,8 +18,9 @@
 import * as z from 'zod';
 import { COLLECTIONS, type CollectionDef } from '../model/collections.ts';
 import { READ_ONLY_FIELDS, WRITE_ONLY_FIELDS } from '../model/render.ts';
-import { ELEMENT_TYPES, LIMITS, schemaFor } from '../model/schemas/index.ts';
+import { ELEMENT_TYPES, LIMITS, POLYMORPHIC_ELEMENTS, schemaFor } from '../model/schemas/index.ts';
 import { typeNameOf } from '../model/types.ts';
+import { stringifyJson } from '../json.ts';
 import { invalidField, missingType, wrongType } from './errors.ts';
 
 export type Doc = Record<string, unknown>;
@@ -85,7 +88,22 @@ function typeElements(doc: Doc): Doc {
     if (!Array.isArray(list)) continue;
     out[field] = list.map((x) => (isPlainObject(x) && x.$type === undefined ? { $type: typeName, ...x } : x));
   }
+  for (const [field, types] of Object.entries(POLYMORPHIC_ELEMENTS)) {
+    const list = out[field];
+    if (!Array.isArray(list)) continue;
+    out[field] = list.map((x, i) => (isPlainObject(x) && (x.$type === undefined || x.$type === null) ? { $type: inferType(types, x, `${field}[${i}]`), ...x } : x));
+  }
   return out;
+}
+
+/**
+ * The concrete type of a polymorphic element sent without `$type`: the one type whose own fields
+ * it carries (`MailTo`: an email address). None or several: MissingType naming the element.
+ */
+function inferType(types: Readonly<Record<string, readonly string[]>>, x: Doc, where: string): string {
+  const fits = Object.entries(types).filter(([, fields]) => fields.some((f) => x[f] !== undefined));
+  if (fits.length !== 1) throw missingType(where);
+  return fits[0]![0];
 }
 
 /** Throws `ValidationFailed` for the first issue of a failed zod parse. */
@@ -96,12 +114,15 @@ function validate(schema: z.ZodType, value: unknown): void {
   throw invalidField(formatPath(issue.path as PropertyKey[]), issue.message);
 }
 
-/** The bare type name of a body's `$type`: MissingType when absent, WrongType when not a type name. */
-function bodyType(body: unknown, where?: string): { body: Doc; typeName: string } {
-  if (!isPlainObject(body)) throw invalidField(where ?? '', 'expected a JSON object with a "$type"');
-  if (body.$type === undefined || body.$type === null) throw missingType(where);
+/**
+ * The bare type name of a body's `$type`; a body without one is of `defaultType` (the type the
+ * endpoint declares). WrongType when `$type` is not a type name.
+ */
+function bodyType(body: unknown, defaultType: string): { body: Doc; typeName: string } {
+  if (!isPlainObject(body)) throw invalidField('', 'expected a JSON object');
+  if (body.$type === undefined || body.$type === null) return { body: { ...body, $type: defaultType }, typeName: defaultType };
   const typeName = typeNameOf(body.$type);
-  if (!typeName) throw wrongType(String(body.$type), ['a type name'], where);
+  if (!typeName) throw wrongType(String(body.$type), ['a type name']);
   return { body, typeName };
 }
 
@@ -125,7 +146,7 @@ const expectedTypes = (def: CollectionDef): string[] =>
 
 /** Validates an object body for a collection. */
 export function parseObjectBody(body: unknown, def: CollectionDef): ObjectInput {
-  const { body: raw, typeName } = bodyType(body);
+  const { body: raw, typeName } = bodyType(body, def.typeName);
   if (!accepts(def, typeName)) throw wrongType(String(raw.$type), expectedTypes(def));
   checkLimits(raw);
   const normalized = typeElements(normalizeTypes(raw) as Doc);
@@ -151,7 +172,7 @@ export function parseObjectBody(body: unknown, def: CollectionDef): ObjectInput 
 
 /** Validates the body of a sub-resource (NoteInfo, InputStatusItem) and returns it normalised. */
 export function parseElementBody(body: unknown, typeName: string): Doc {
-  const { body: raw, typeName: got } = bodyType(body);
+  const { body: raw, typeName: got } = bodyType(body, typeName);
   if (got !== typeName) throw wrongType(String(raw.$type), [typeName]);
   checkLimits(raw);
   const normalized = normalizeTypes(raw) as Doc;
@@ -161,13 +182,17 @@ export function parseElementBody(body: unknown, typeName: string): Doc {
 
 /** Throws `ValidationFailed` when a document would not fit in one item. */
 export function checkDocSize(doc: Doc): void {
-  const bytes = Buffer.byteLength(JSON.stringify(doc));
+  const bytes = Buffer.byteLength(stringifyJson(doc));
   if (bytes > LIMITS.docBytes) throw invalidField('', `the object is too large (${bytes} bytes; at most ${LIMITS.docBytes})`);
 }
 
 /** JSON text with object keys sorted: equal for documents that differ only in key order. */
 export function canonicalJson(v: unknown): string {
-  return JSON.stringify(v, (_k, x: unknown) =>
-    isPlainObject(x) ? Object.fromEntries(Object.keys(x).sort().map((k) => [k, x[k]])) : x,
-  );
+  return stringifyJson(sortKeys(v));
+}
+
+function sortKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (!isPlainObject(v)) return v;
+  return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys(v[k])]));
 }

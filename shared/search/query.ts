@@ -12,6 +12,7 @@ import { $and, $nor, $not, $or } from 'mingo/operators/query/logical';
 import { resolve } from 'mingo/util';
 import { RE2JS } from 're2js';
 import { ApiError } from '../errors.ts';
+import { narrowInteger, stringifyJson } from '../json.ts';
 
 export const MAX_QUERY_BYTES = 16 * 1024;
 export const MAX_QUERY_DEPTH = 16;
@@ -30,6 +31,12 @@ export const ALLOWED_OPERATORS: ReadonlySet<string> = new Set([
 // ---------------------------------------------------------------------------------------------
 // Relaxed syntax: single quotes, unquoted keys, ObjectId("..."), ISODate("..."), new Date("...")
 // ---------------------------------------------------------------------------------------------
+
+/** A number literal; an integer beyond 2^53 stays exact as a `bigint` (64-bit card numbers). */
+function parseNumberLiteral(text: string): number | bigint {
+  if (/^-?\d+$/.test(text)) return narrowInteger(BigInt(text));
+  return Number(text);
+}
 
 /**
  * Turns the relaxed syntax of shell-style queries into a value. Strict JSON passes unchanged.
@@ -152,7 +159,7 @@ export function parseRelaxed(text: string): unknown {
     const num = /^-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?/.exec(text.slice(i));
     if (num && num[0] !== '-') {
       i += num[0].length;
-      return Number(num[0]);
+      return parseNumberLiteral(num[0]);
     }
     let word = ident();
     if (word === 'true') return true;
@@ -180,7 +187,7 @@ export function parseRelaxed(text: string): unknown {
       case 'NumberInt':
       case 'NumberLong':
       case 'NumberDecimal':
-        return Number(arg);
+        return typeof arg === 'string' ? parseNumberLiteral(arg.trim()) : typeof arg === 'bigint' ? arg : Number(arg);
       default:
         return fail(`unknown function ${word}()`);
     }
@@ -202,7 +209,7 @@ export function parseQueryBody(body: unknown): QueryDoc {
     if (Buffer.byteLength(body) > MAX_QUERY_BYTES) throw invalidQuery(`The query is larger than ${MAX_QUERY_BYTES} bytes.`);
     if (body.trim() === '') return {};
     q = parseRelaxed(body);
-  } else if (Buffer.byteLength(JSON.stringify(body)) > MAX_QUERY_BYTES) {
+  } else if (Buffer.byteLength(stringifyJson(body)) > MAX_QUERY_BYTES) {
     throw invalidQuery(`The query is larger than ${MAX_QUERY_BYTES} bytes.`);
   }
   if (typeof q !== 'object' || q === null || Array.isArray(q)) throw invalidQuery('The query must be a document ({...}).');
@@ -266,6 +273,7 @@ export function normalizeQuery(q: QueryDoc): QueryDoc {
   const walk = (v: unknown, depth: number, inOperatorValue: boolean): unknown => {
     if (depth > MAX_QUERY_DEPTH) throw invalidQuery(`The query is nested deeper than ${MAX_QUERY_DEPTH} levels.`);
     if (Array.isArray(v)) return v.map((x) => walk(x, depth + 1, inOperatorValue));
+    if (typeof v === 'bigint') return bigDigits(v);
     if (v === null || typeof v !== 'object') return asDate(v);
     const obj = v as QueryDoc;
     const keys = Object.keys(obj);
@@ -309,8 +317,19 @@ const CONTEXT = Context.init({
   query: { $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $exists, $and, $or, $nor, $not, $elemMatch, $all, $size, $regex } as never,
 });
 
-/** Deep copy of a document with ISO date strings as dates, so dates compare as instants. */
+/**
+ * An integer beyond 2^53 (a 64-bit card number) as the matcher sees it, in queries and documents
+ * alike: its digits. The matcher cannot hold a `bigint`, and a double would make neighbouring
+ * card numbers equal; equality stays exact (ordering operators compare such numbers as text).
+ */
+const bigDigits = (v: bigint): string => v.toString();
+
+/**
+ * Deep copy of a document with ISO date strings as dates, so dates compare as instants, and big
+ * integers as their digits (see {@link bigDigits}).
+ */
 export function reviveDates(v: unknown): unknown {
+  if (typeof v === 'bigint') return bigDigits(v);
   if (Array.isArray(v)) return v.map(reviveDates);
   if (v && typeof v === 'object' && !(v instanceof Date)) {
     const out: Record<string, unknown> = {};
@@ -414,7 +433,7 @@ export function planQuery(q: QueryDoc, types: string[] | undefined): Plan {
   for (const [k, v] of cs) {
     if (k !== 'CardAssignments.EncodedCardNumber') continue;
     const vals = equalityValues(v);
-    if (vals?.length === 1 && (typeof vals[0] === 'number' || typeof vals[0] === 'string')) return { kind: 'card', number: String(vals[0]) };
+    if (vals?.length === 1 && (typeof vals[0] === 'number' || typeof vals[0] === 'bigint' || typeof vals[0] === 'string')) return { kind: 'card', number: String(vals[0]) };
   }
   for (const [k, v] of cs) {
     if (k !== 'CommonName') continue;

@@ -17,6 +17,7 @@ const EVENT_FIELDS = [
   'ClientDeviceId',
   'EventDataBsonBase64',
   'EventTypeKey',
+  'EventTypeMoniker',
   'Href',
   'InFolderKey',
   'Key',
@@ -29,6 +30,7 @@ const EVENT_FIELDS = [
   'OccurredOn',
   'Priority',
   'PublishedOn',
+  'RelatedObjects',
   'RequiresAcknowledgement',
   'Tags',
 ];
@@ -79,9 +81,12 @@ describe('publishing', () => {
     expect(ev.Links.map((l: any) => l.Anchor.Href)).toEqual(['meta', 'monikers', 'commonname', 'images', 'takeownership', 'connections', 'references', 'notes']);
     expect(ev.ObjectLinks).toEqual([
       { $type: tag('ObjectLinkItem'), Href: person.Href, LinkedObjectKey: person.Key, CommonName: 'As sent', Relation: 'Person', MetaDataBson: null },
-      { $type: tag('ObjectLinkItem'), Href: `/api/f/${e.root}/peripherals/${reader.Key}`, LinkedObjectKey: reader.Key, CommonName: 'Front', Relation: 'Reader', MetaDataBson: null },
+      { $type: tag('ObjectLinkItem'), Href: reader.Href, LinkedObjectKey: reader.Key, CommonName: 'Front', Relation: 'Reader', MetaDataBson: null },
       { $type: tag('ObjectLinkItem'), Href: '/as/sent', LinkedObjectKey: '0123456789abcdef01234567', CommonName: 'Unknown', Relation: 'Elsewhere', MetaDataBson: null },
     ]);
+    // The posting's names come back: its moniker, and its related objects as stored.
+    expect(ev.EventTypeMoniker).toEqual({ $type: tag('MonikerItem'), Namespace: type.Monikers[0].Namespace, Nickname: type.Monikers[0].Nickname });
+    expect(ev.RelatedObjects).toEqual(ev.ObjectLinks);
     expect((await e.api.get(ev.Href, { token: e.token })).body).toEqual(ev);
   });
 
@@ -209,9 +214,11 @@ describe('bad postings', () => {
     await expectError(e.posting(app.Key, type, { EventDataBsonBase64: Buffer.from('hello world, not bson').toString('base64') }), 400, 'InvalidEventData');
   });
 
-  it('rejects a posting without $type (400 MissingType) or of another type (400 WrongType)', async () => {
+  it('reads a posting without $type as an EventMessagePosting, and rejects another type (400 WrongType)', async () => {
     const { $type: _t, ...untyped } = e.posting(app.Key, type);
-    await expectError(untyped, 400, 'MissingType');
+    const res = await e.publish(untyped);
+    expect(res.status).toBe(201);
+    expect(res.body.EventTypeKey).toBe(type.Key);
     await expectError({ ...untyped, $type: 'PersonInfo' }, 400, 'WrongType');
     await expectError(e.posting(app.Key, type, { RelatedObjects: 'x' }), 400, 'ValidationFailed');
   });

@@ -145,10 +145,11 @@ describe('event types', () => {
     expect((await e.api.get(`${t.Href}/nothing`, { token: e.token })).status).toBe(404);
   });
 
-  it('rejects bodies without $type (MissingType) or of another type (WrongType), and bad fields', async () => {
+  it('reads a body without $type as an EventTypeInfo; rejects another type (WrongType) and bad fields', async () => {
     const app = await e.app();
-    const missing = await e.api.put(`${app.Href}/eventtypes`, { token: e.token, body: { Priority: 1 } });
-    expect([missing.status, missing.body.Error]).toEqual([400, 'MissingType']);
+    const untyped = await e.api.put(`${app.Href}/eventtypes`, { token: e.token, body: { Priority: 1, Monikers: [{ Namespace: 'n', Nickname: uniqueName('t') }] } });
+    expect(untyped.status).toBe(201);
+    expect(untyped.body.$type).toMatch(/\.EventTypeInfo, /);
     const wrong = await e.api.put(`${app.Href}/eventtypes`, { token: e.token, body: { $type: 'PersonInfo' } });
     expect([wrong.status, wrong.body.Error]).toEqual([400, 'WrongType']);
     const bad = await e.api.put(`${app.Href}/eventtypes`, { token: e.token, body: { $type: 'EventTypeInfo', Priority: 'high' } });

@@ -141,11 +141,12 @@ describe.each(GENERIC.map((c) => [c.name, c] as const))('collection %s', (name, 
     expect((await env.api.del(o.Href, { token: op })).status).toBe(404);
   });
 
-  it('rejects a body without $type (MissingType), of another type (WrongType), or with a field of the wrong JSON type', async () => {
+  it('reads a body without $type as the collection\'s type; rejects another type (WrongType) or a field of the wrong JSON type', async () => {
     const { $type: _t, ...untyped } = body();
     const missing = await env.api.post(base(), { token: op, body: untyped });
-    expect(missing.status).toBe(400);
-    expect(missing.body.Error).toBe('MissingType');
+    expect(missing.status).toBe(201);
+    expect(missing.body.$type).toBe(tag(def.typeName));
+    expect((await env.api.get(missing.body.Href, { token: op })).body.$type).toBe(tag(def.typeName));
 
     const wrong = await env.api.post(base(), { token: op, body: body({ $type: tag(name === 'people' ? 'ScheduleInfo' : 'PersonInfo') }) });
     expect(wrong.status).toBe(400);
@@ -321,7 +322,8 @@ describe('inputs status and peripherals', () => {
     expect(got.body).toEqual({ $type: tag('InputStatusItem'), StatusCode: 2, IsActive: true });
     // The status is not part of the input and does not change its version.
     expect((await env.api.get(input.Href, { token: op })).body.ConcurrencyVersion).toBe(1);
-    expect((await env.api.put(`${input.Href}/status`, { token: op, body: { StatusCode: 1 } })).body.Error).toBe('MissingType');
+    expect((await env.api.put(`${input.Href}/status`, { token: op, body: { StatusCode: 1 } })).status).toBe(204);
+    expect((await env.api.get(`${input.Href}/status`, { token: op })).body).toEqual({ $type: tag('InputStatusItem'), StatusCode: 1 });
     expect((await env.api.put(`${input.Href}/status`, { token: op, body: { $type: 'PersonInfo' } })).body.Error).toBe('WrongType');
     expect((await env.api.put(`${input.Href}/status`, { token: env.root.tokens.ReadOnly, body: { $type: 'InputStatusItem' } })).status).toBe(403);
   });

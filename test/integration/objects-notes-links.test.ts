@@ -69,9 +69,12 @@ describe('notes', () => {
     expect((await env.api.post(`${p.Href}/notes`, { token, body: { $type: 'NoteInfo', NoteText: 'late' } })).status).toBe(404);
   });
 
-  it('validates notes: $type, NoteText', async () => {
+  it('validates notes: $type (NoteInfo when absent), NoteText', async () => {
     const p = await person();
-    expect((await env.api.post(`${p.Href}/notes`, { token, body: { NoteText: 'x' } })).body.Error).toBe('MissingType');
+    const untyped = await env.api.post(`${p.Href}/notes`, { token, body: { NoteText: 'x' } });
+    expect(untyped.status).toBe(201);
+    expect(untyped.body.NoteText).toBe('x');
+    expect(untyped.body.$type).toMatch(/\.NoteInfo, /);
     expect((await env.api.post(`${p.Href}/notes`, { token, body: { $type: 'PersonInfo' } })).body.Error).toBe('WrongType');
     const bad = await env.api.post(`${p.Href}/notes`, { token, body: { $type: 'NoteInfo', NoteText: 5 } });
     expect(bad.body.Error).toBe('ValidationFailed');

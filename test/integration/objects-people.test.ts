@@ -64,10 +64,13 @@ describe('people', () => {
     expect(got.body.CardAssignments).toEqual(r.body.CardAssignments);
   });
 
-  it('rejects an address without a known $type, and badly typed card fields, naming the field', async () => {
-    const noType = await env.api.post(base, { token, body: person([], { Addresses: [{ City: 'x' }] }) });
-    expect(noType.status).toBe(400);
-    expect(noType.body.Message).toContain('Addresses[0].$type');
+  it('rejects an address whose type neither $type nor its fields tell, and badly typed card fields, naming the field', async () => {
+    const inferred = await env.api.post(base, { token, body: person([], { Addresses: [{ City: 'x' }, { MailTo: 'a@example.com' }] }) });
+    expect(inferred.status).toBe(201);
+    expect(inferred.body.Addresses.map((a: { $type: string }) => a.$type)).toEqual([tag('MailingAddressInfo'), tag('EmailAddressInfo')]);
+    const noType = await env.api.post(base, { token, body: person([], { Addresses: [{ City: 'x' }, { Type: 'Home' }] }) });
+    expect([noType.status, noType.body.Error]).toEqual([400, 'MissingType']);
+    expect(noType.body.Message).toContain('Addresses[1]');
     const unknown = await env.api.post(base, { token, body: person([], { Addresses: [{ $type: 'PigeonInfo' }] }) });
     expect(unknown.status).toBe(400);
     const badDate = await env.api.post(base, { token, body: person([card(freshCard(), { ExpiresOn: 'tomorrow' })]) });

@@ -49,10 +49,10 @@ describe('audit events', () => {
 });
 
 describe('Hrefs', () => {
-  it('give event types their place under the app, and peripherals their peripheral Href', () => {
+  it('give event types their place under the app, and peripherals their own Href', () => {
     const type = obj({ key: 'k', collection: 'eventtypes', folder: A, path: [R, A] });
     expect(eventTypeHref(type)).toBe(`/api/f/${R}/apps/${A}/eventtypes/k`);
-    expect(canonicalHref(obj({ key: 'r', collection: 'readers' }))).toBe(`/api/f/${F}/peripherals/r`);
+    expect(canonicalHref(obj({ key: 'r', collection: 'readers' }))).toBe(`/api/f/${F}/readers/r`);
     expect(canonicalHref(obj({ key: 'p' }))).toBe(`/api/f/${F}/people/p`);
   });
 });

@@ -41,9 +41,9 @@ describe('parsePosting', () => {
     expect(p.relatedObjects).toEqual([]);
   });
 
-  it('rejects a missing or foreign $type, bad dates, bad BSON and malformed fields', () => {
+  it('reads a posting without $type as an EventMessagePosting; rejects a foreign $type, bad dates, bad BSON and malformed fields', () => {
     const { $type: _t, ...untyped } = valid;
-    expect(code(() => parsePosting(untyped))).toBe('400 MissingType');
+    expect(code(() => parsePosting(untyped))).toBe('ok');
     expect(code(() => parsePosting({ ...valid, $type: 'PersonInfo' }))).toBe('400 WrongType');
     expect(code(() => parsePosting({ ...valid, OccurredOn: '2024-05-01T10:00:00' }))).toBe('400 ValidationFailed');
     expect(code(() => parsePosting({ ...valid, OccurredOn: '2024-02-30T10:00:00Z' }))).toBe('400 ValidationFailed');

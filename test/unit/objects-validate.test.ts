@@ -26,8 +26,26 @@ describe('parseObjectBody', () => {
     expect(r.noteTexts).toEqual(['hi']);
   });
 
-  it('answers MissingType, WrongType and ValidationFailed naming the field', () => {
-    expect(errorOf(() => parseObjectBody({ GivenName: 'A' }, people)).code).toBe('MissingType');
+  it('reads a body without $type as the collection\'s type', () => {
+    const r = parseObjectBody({ GivenName: 'A', CardAssignments: [{ EncodedCardNumber: 5 }] }, people);
+    expect(r.typeName).toBe('PersonInfo');
+    expect(r.doc).toEqual({ $type: 'PersonInfo', GivenName: 'A', CardAssignments: [{ $type: 'CardAssignmentInfo', EncodedCardNumber: 5 }] });
+    expect(parseObjectBody({ CommonName: 'b' }, collectionByName('badgetypes')!).typeName).toBe('BadgeTypeInfo');
+    expect(parseObjectBody({ CommonName: 'i' }, collectionByName('inputs')!).typeName).toBe('InputInfo');
+  });
+
+  it('gives an address without $type the one type its fields fit, else MissingType naming it', () => {
+    const r = parseObjectBody(
+      { Addresses: [{ MailTo: 'a@example.com' }, { Number: '555', Type: 'Work' }, { Street: '1 Main', City: 'X' }, { $type: 'PhoneInfo', Number: '1' }] },
+      people,
+    );
+    expect((r.doc.Addresses as Array<{ $type: string }>).map((a) => a.$type)).toEqual(['EmailAddressInfo', 'PhoneInfo', 'MailingAddressInfo', 'PhoneInfo']);
+    const none = errorOf(() => parseObjectBody({ Addresses: [{ MailTo: 'a@example.com' }, { Type: 'Home' }] }, people));
+    expect([none.code, none.message]).toEqual(['MissingType', 'Addresses[1] must carry a "$type" property.']);
+    expect(errorOf(() => parseObjectBody({ Addresses: [{ MailTo: 'a@example.com', Number: '5' }] }, people)).code).toBe('MissingType');
+  });
+
+  it('answers WrongType and ValidationFailed naming the field', () => {
     expect(errorOf(() => parseObjectBody({ $type: 'DoorInfo' }, people)).code).toBe('WrongType');
     expect(errorOf(() => parseObjectBody({ $type: '???' }, people)).code).toBe('WrongType');
     const e = errorOf(() => parseObjectBody({ $type: 'PersonInfo', CardAssignments: [{ EncodedCardNumber: {} }] }, people));

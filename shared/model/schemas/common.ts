@@ -120,3 +120,15 @@ export const ELEMENT_TYPES: Readonly<Record<string, string>> = Object.freeze({
   InputScannerReportingPriorities: 'InputScannerReportingPriority',
   Links: 'Link',
 });
+
+/**
+ * Array fields whose elements are one of several types: the fields that only each type has, so an
+ * element sent without `$type` can be given the one type it fits (`Addresses`).
+ */
+export const POLYMORPHIC_ELEMENTS: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>> = Object.freeze({
+  Addresses: {
+    EmailAddressInfo: ['MailTo'],
+    PhoneInfo: ['Number'],
+    MailingAddressInfo: ['Street', 'City', 'Province', 'PostalCode', 'Country'],
+  },
+});

@@ -32,8 +32,11 @@ export const addressSchema = z.discriminatedUnion('$type', [mailingAddressInfoSc
 });
 export type Address = z.infer<typeof addressSchema>;
 
-/** A card number: the spec says number; string forms are kept as sent (long or hex encodings). */
-export const cardNumberSchema = z.union([z.number().int().min(0), z.string().min(1).max(LIMITS.code)], {
+/**
+ * A card number: the spec says number (64-bit in the field: above 2^53 it arrives as a `bigint`
+ * from the lossless JSON parser); string forms are kept as sent (long or hex encodings).
+ */
+export const cardNumberSchema = z.union([z.number().int().min(0), z.bigint().min(0n), z.string().min(1).max(LIMITS.code)], {
   error: () => 'expected a number',
 });
 /** Facility codes are vendor fields; numbers and strings both occur. */
