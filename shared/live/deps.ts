@@ -3,15 +3,19 @@
  * sends messages to WebSocket connections.
  */
 import { createCoreDeps, type CoreDeps, type CoreDepsOverrides } from '../deps.ts';
+import { createIotPublisher, type MqttPublisher } from './mqtt-channel.ts';
 import { createManagementNotifier, type ConnectionNotifier } from './notifier.ts';
 
 export interface LiveDeps extends CoreDeps {
   /** Sends messages to WebSocket connections (API Gateway Management API). */
   readonly connections: ConnectionNotifier;
+  /** Publishes to the MQTT broker (IoT data plane); undefined when no endpoint is configured. */
+  readonly mqtt: MqttPublisher | undefined;
 }
 
 export interface LiveDepsOverrides extends CoreDepsOverrides {
   readonly connections?: ConnectionNotifier;
+  readonly mqtt?: MqttPublisher;
 }
 
 export function createLiveDeps(over: LiveDepsOverrides = {}): LiveDeps {
@@ -21,5 +25,7 @@ export function createLiveDeps(over: LiveDepsOverrides = {}): LiveDeps {
     throw new Error('Invalid configuration: GATEHOUSE_WEBSOCKET_MANAGEMENT_URL is required by the live event feed');
   }
   const connections = over.connections ?? createManagementNotifier({ endpoint: endpoint!, region: core.config.region });
-  return { ...core, connections };
+  const mqttEndpoint = core.config.mqttPublishUrl;
+  const mqtt = over.mqtt ?? (mqttEndpoint ? createIotPublisher({ endpoint: mqttEndpoint, region: core.config.region }) : undefined);
+  return { ...core, connections, mqtt };
 }
