@@ -10,6 +10,7 @@
  *   payload to the broker, so the fan-out's `@aws-sdk/client-iot-data-plane` code only changes
  *   its endpoint between the laptop and AWS.
  */
+import type { EventEmitter } from 'node:events';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import type { Logger } from '@aws-lambda-powertools/logger';
@@ -131,7 +132,8 @@ export class MqttBroker {
     this.wss.handleUpgrade(req, socket, head, (ws) => {
       const stream = createWebSocketStream(ws);
       stream.on('error', () => stream.destroy());
-      this.broker.handle(stream, req);
+      const client = this.broker.handle(stream, req);
+      grantAtMostQos1(client);
     });
   }
 
@@ -194,6 +196,19 @@ export class MqttBroker {
     this.wss.close();
     await new Promise<void>((resolve) => this.broker.close(() => resolve()));
   }
+}
+
+/**
+ * IoT Core has no QoS 2: a subscription asking for it is granted (and acknowledged) as QoS 1.
+ * aedes writes the SUBACK from the QoS asked before its authorize hook runs, so the request is
+ * lowered as the packet is parsed, before aedes handles it.
+ */
+function grantAtMostQos1(client: Client): void {
+  const parser = (client as unknown as { _parser?: EventEmitter })._parser;
+  parser?.prependListener('packet', (packet: { cmd?: string; subscriptions?: Array<{ qos: number }> }) => {
+    if (packet.cmd !== 'subscribe') return;
+    for (const sub of packet.subscriptions ?? []) sub.qos = grantedQos(sub.qos);
+  });
 }
 
 function authError(returnCode: number, message: string): AuthenticateError {
