@@ -13,7 +13,9 @@
 import { decodeJwt } from 'jose';
 import { OAuthError } from '../errors.ts';
 import type { Authenticator, Principal } from '../http/types.ts';
+import { INSTANCE_COLLECTION } from '../auth/directory.ts';
 import type { Db } from '../db/client.ts';
+import { listCollectionKeys } from '../db/objects-repo.ts';
 import { inScope } from './connections.ts';
 import { parseTopic, type Topic } from './topics.ts';
 
@@ -78,4 +80,46 @@ export function mqttTopicsOf(instances: readonly string[], linkedObjectKeys: Rea
     for (const o of linkedObjectKeys) topics.add(`/${i}/${o}`);
   }
   return [...topics];
+}
+
+/**
+ * The most instances an IoT policy names: each costs two resources (~170 characters) and IoT
+ * Core takes at most 10 policy documents of 2048 characters per connection.
+ */
+export const MAX_POLICY_INSTANCES = 100;
+const INSTANCES_PER_DOCUMENT = 10;
+
+/**
+ * The token's instance and the instances below it (breadth first, own instance first), at most
+ * {@link MAX_POLICY_INSTANCES}: one Query on the instances collection per instance visited.
+ */
+export async function instanceScope(db: Db, root: string, max = MAX_POLICY_INSTANCES): Promise<{ keys: string[]; truncated: boolean }> {
+  const keys = [root];
+  // One more than the cap tells a scope that was cut short.
+  for (let i = 0; i < keys.length && keys.length <= max; i++) {
+    keys.push(...(await listCollectionKeys(db, keys[i]!, INSTANCE_COLLECTION, max + 1 - keys.length)));
+  }
+  return { keys: keys.slice(0, max), truncated: keys.length > max };
+}
+
+/**
+ * IoT policy documents (JSON strings) for a token's instance scope: connect with any client id,
+ * subscribe to and receive the topics `/<instance>/…` of the scope's instances, nothing else
+ * (never iot:Publish). IoT Core matches `*` across levels, so a wildcard filter within the scope
+ * is let through there: it still receives only topics of the scope (iot:Receive is checked per
+ * message).
+ */
+export function iotPolicyDocuments(arn: { partition: string; region: string; account: string }, instances: readonly string[]): string[] {
+  const base = `arn:${arn.partition}:iot:${arn.region}:${arn.account}`;
+  const docs: string[] = [];
+  for (let i = 0; i < instances.length; i += INSTANCES_PER_DOCUMENT) {
+    const chunk = instances.slice(i, i + INSTANCES_PER_DOCUMENT);
+    const statements: Array<Record<string, unknown>> = [
+      { Effect: 'Allow', Action: 'iot:Subscribe', Resource: chunk.map((k) => `${base}:topicfilter//${k}/*`) },
+      { Effect: 'Allow', Action: 'iot:Receive', Resource: chunk.map((k) => `${base}:topic//${k}/*`) },
+    ];
+    if (i === 0) statements.unshift({ Effect: 'Allow', Action: 'iot:Connect', Resource: `${base}:client/*` });
+    docs.push(JSON.stringify({ Version: '2012-10-17', Statement: statements }));
+  }
+  return docs;
 }
