@@ -3,13 +3,13 @@
  * sends messages to WebSocket connections.
  */
 import { createCoreDeps, type CoreDeps, type CoreDepsOverrides } from '../deps.ts';
-import { createIotPublisher, type MqttPublisher } from './mqtt-channel.ts';
+import type { MqttPublisher } from './mqtt-channel.ts';
 import { createManagementNotifier, type ConnectionNotifier } from './notifier.ts';
 
 export interface LiveDeps extends CoreDeps {
   /** Sends messages to WebSocket connections (API Gateway Management API). */
   readonly connections: ConnectionNotifier;
-  /** Publishes to the MQTT broker (IoT data plane); undefined when no endpoint is configured. */
+  /** Publishes to the MQTT broker (the fan-out passes one, see `mqtt-publisher.ts`); undefined elsewhere. */
   readonly mqtt: MqttPublisher | undefined;
 }
 
@@ -25,7 +25,5 @@ export function createLiveDeps(over: LiveDepsOverrides = {}): LiveDeps {
     throw new Error('Invalid configuration: GATEHOUSE_WEBSOCKET_MANAGEMENT_URL is required by the live event feed');
   }
   const connections = over.connections ?? createManagementNotifier({ endpoint: endpoint!, region: core.config.region });
-  const mqttEndpoint = core.config.mqttPublishUrl;
-  const mqtt = over.mqtt ?? (mqttEndpoint ? createIotPublisher({ endpoint: mqttEndpoint, region: core.config.region }) : undefined);
-  return { ...core, connections, mqtt };
+  return { ...core, connections, mqtt: over.mqtt };
 }

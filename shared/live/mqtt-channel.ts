@@ -5,9 +5,8 @@
  * Core in AWS, `aedes` locally) fans each message out to its subscribers and applies the scope
  * the authorizer granted, so this channel needs no subscriber lookups.
  *
- * Publishing is the IoT data plane's `Publish` call (`POST /topics/{topic}?qos=1`); locally the
- * runtime serves the same call, so only the endpoint differs. The SDK client is imported on first
- * use: functions that never publish MQTT do not bundle it.
+ * Publishing goes through an {@link MqttPublisher} (`mqtt-publisher.ts`: the IoT data plane's
+ * `Publish` call, which the local runtime serves too).
  */
 import { serialize } from 'bson';
 import type { Logger } from '@aws-lambda-powertools/logger';
@@ -106,32 +105,4 @@ export async function publishToMqtt(
   };
   await Promise.all(Array.from({ length: Math.min(PUBLISH_CONCURRENCY, jobs.length) }, worker));
   return failed;
-}
-
-const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
-
-/**
- * A publisher for one IoT data endpoint (`https://<prefix>-ats.iot.<region>.amazonaws.com`, or
- * the local runtime's URL). Create once per execution environment.
- */
-export function createIotPublisher(opts: { endpoint: string; region: string }): MqttPublisher {
-  const local = LOOPBACK.has(new URL(opts.endpoint).hostname);
-  let client: Promise<{ send: (payload: Uint8Array, topic: string) => Promise<unknown> }> | undefined;
-  const load = async () => {
-    const sdk = await import('@aws-sdk/client-iot-data-plane');
-    const c = new sdk.IoTDataPlaneClient({
-      region: opts.region,
-      endpoint: opts.endpoint,
-      // The local runtime does not check signatures; these never leave the machine.
-      ...(local ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
-    });
-    return { send: (payload: Uint8Array, topic: string) => c.send(new sdk.PublishCommand({ topic, qos: 1, payload })) };
-  };
-  return {
-    async publish(topic, payload) {
-      client ??= load();
-      client.catch(() => (client = undefined));
-      await (await client).send(payload, topic);
-    },
-  };
 }
