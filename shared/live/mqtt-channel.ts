@@ -16,8 +16,14 @@ import { mqttTopicsOf } from './mqtt-auth.ts';
 export const MAX_MQTT_MESSAGE_BYTES = 128 * 1024;
 /** Attempts per publish before the record is reported failed (the stream retries it). */
 export const MQTT_PUBLISH_ATTEMPTS = 4;
-/** How many publishes run at once. */
-const PUBLISH_CONCURRENCY = 16;
+/**
+ * How many publishes run at once. A publish is an HTTPS round trip that mostly waits, and an event
+ * goes to several topics, so this is well above the WebSocket's 16: the stream batch (and so the
+ * next batch of the JSON WebSocket channel) waits for the slowest channel. With 16 the local
+ * benchmark's fan-out p50 grew tenfold; with 64 about fourfold (CPU-bound on a shared 2-core
+ * machine, see the report in docs/cost.md's run).
+ */
+const PUBLISH_CONCURRENCY = 64;
 
 /** Publishes one MQTT message (QoS 1 to the broker). */
 export interface MqttPublisher {
