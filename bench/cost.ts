@@ -27,6 +27,13 @@ export const WEBSOCKET_PER_MILLION_MESSAGES = 1.0;
 export const WEBSOCKET_MESSAGE_INCREMENT_BYTES = 32 * 1024;
 /** API Gateway WebSocket: per million connection minutes. */
 export const WEBSOCKET_PER_MILLION_CONNECTION_MINUTES = 0.25;
+/** AWS IoT Core: per million messages (first billion a month), metered in 5 KB increments; a publish and each delivery count. */
+export const IOT_PER_MILLION_MESSAGES = 1.0;
+export const IOT_MESSAGE_INCREMENT_BYTES = 5 * 1024;
+/** AWS IoT Core: per million connection minutes. */
+export const IOT_PER_MILLION_CONNECTION_MINUTES = 0.08;
+/** The subscriber counts docs/cost.md prices an event at, for both live protocols. */
+export const SUBSCRIBER_COUNTS = [1, 10, 1000] as const;
 
 export interface OperationFigures {
   readonly name: string;
@@ -88,8 +95,28 @@ export function fanoutCostPerSubscriber(messageBytes: number): number {
 }
 
 /** Dollars for one subscriber connected for a 30-day month (connection minutes only). */
-export function connectionMonthCost(): number {
-  return ((30 * 24 * 60) / 1e6) * WEBSOCKET_PER_MILLION_CONNECTION_MINUTES;
+export function connectionMonthCost(perMillionMinutes: number = WEBSOCKET_PER_MILLION_CONNECTION_MINUTES): number {
+  return ((30 * 24 * 60) / 1e6) * perMillionMinutes;
+}
+
+/** IoT Core messages one MQTT message (a publish, or one delivery) is billed as. */
+export const iotMessagesFor = (bytes: number): number => Math.max(1, Math.ceil(bytes / IOT_MESSAGE_INCREMENT_BYTES));
+
+/**
+ * Dollars per million events on the JSON WebSocket with `subscribers` subscribers of the event's
+ * topic: one PostToConnection message per subscriber.
+ */
+export function websocketCostPerMillionEvents(messageBytes: number, subscribers: number): number {
+  return subscribers * fanoutCostPerSubscriber(messageBytes);
+}
+
+/**
+ * Dollars per million events over MQTT with `subscribers` subscribers of the event's topic: the
+ * fan-out's one publish (inbound message) plus one outbound message per subscriber, each billed
+ * per 5 KB.
+ */
+export function mqttCostPerMillionEvents(messageBytes: number, subscribers: number): number {
+  return (1 + subscribers) * iotMessagesFor(messageBytes) * IOT_PER_MILLION_MESSAGES;
 }
 
 /** `$1.2345` with enough digits to tell small parts apart. */
@@ -111,6 +138,8 @@ export interface CostDocInput {
   readonly operations: readonly OperationFigures[];
   /** Mean delivered WebSocket message size, bytes; null when fan-out was not measured. */
   readonly fanoutMessageBytes: number | null;
+  /** Mean delivered MQTT payload size (BSON), bytes; null (or absent) when MQTT was not measured. */
+  readonly mqttMessageBytes?: number | null;
   readonly notes: readonly string[];
 }
 
@@ -147,6 +176,8 @@ export function costMarkdown(input: CostDocInput): string {
   lines.push(`| DynamoDB on-demand writes | ${dollars(DYNAMODB_PER_MILLION_WRITE_REQUEST_UNITS)} per million write request units |`);
   lines.push(`| WebSocket messages | ${dollars(WEBSOCKET_PER_MILLION_MESSAGES)} per million (${WEBSOCKET_MESSAGE_INCREMENT_BYTES / 1024} KB increments) |`);
   lines.push(`| WebSocket connection minutes | ${dollars(WEBSOCKET_PER_MILLION_CONNECTION_MINUTES)} per million |`);
+  lines.push(`| IoT Core messages (MQTT) | ${dollars(IOT_PER_MILLION_MESSAGES)} per million (${IOT_MESSAGE_INCREMENT_BYTES / 1024} KB increments; a publish and each delivery count) |`);
+  lines.push(`| IoT Core connection minutes (MQTT) | ${dollars(IOT_PER_MILLION_CONNECTION_MINUTES)} per million |`);
   lines.push('');
   lines.push('## Per API operation');
   lines.push('');
@@ -183,6 +214,34 @@ export function costMarkdown(input: CostDocInput): string {
     lines.push(
       'Not counted per subscriber: the fan-out function\'s invocations and duration and its one subscriber Query per instance per ' +
         'stream batch, which are shared by every event of a batch (batches of up to 100 records); DynamoDB Streams reads by Lambda are free.',
+    );
+  }
+  lines.push('');
+  lines.push('## Live events: JSON WebSocket and MQTT, per event');
+  lines.push('');
+  const mqttBytes = input.mqttMessageBytes ?? null;
+  if (input.fanoutMessageBytes === null || mqttBytes === null) {
+    lines.push('Not measured in this run (see `fanout.note` and `fanout.mqtt` in bench/results/latest.json).');
+  } else {
+    lines.push(
+      `Messages as measured in the same run: ${input.fanoutMessageBytes} bytes of JSON on the WebSocket (${messagesFor(input.fanoutMessageBytes)} ` +
+        `message(s) of 32 KB), ${mqttBytes} bytes of BSON over MQTT (${iotMessagesFor(mqttBytes)} message(s) of 5 KB). Dollars per **million events**, ` +
+        'by the number of subscribers of the event\'s topic:',
+    );
+    lines.push('');
+    lines.push('| subscribers | JSON WebSocket (API Gateway) | MQTT (IoT Core) |');
+    lines.push('| ---: | ---: | ---: |');
+    for (const n of SUBSCRIBER_COUNTS) {
+      lines.push(`| ${n} | ${dollars(websocketCostPerMillionEvents(input.fanoutMessageBytes, n))} | ${dollars(mqttCostPerMillionEvents(mqttBytes, n))} |`);
+    }
+    lines.push('');
+    lines.push(
+      'The WebSocket pays one PostToConnection per subscriber (and the fan-out function\'s time for each); MQTT pays one publish ' +
+        'per topic plus one delivery per subscriber, and the broker does the fanning out. The MQTT publish is paid even when nobody ' +
+        'subscribes: an event is published to `/<i>/$` for each instance of its chain and `/<i>/<object>` for each related object ' +
+        '(the table above counts one topic). A subscriber connected for a 30-day month costs ' +
+        `${dollars(connectionMonthCost())} on the WebSocket, ${dollars(connectionMonthCost(IOT_PER_MILLION_CONNECTION_MINUTES))} on IoT Core ` +
+        '(which also runs the custom authorizer on connect and every 5 minutes: about 8 600 Lambda invocations a month).',
     );
   }
   lines.push('');

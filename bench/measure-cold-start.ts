@@ -90,6 +90,10 @@ export function firstRequests(c: ColdStartContext, families: readonly string[], 
       },
     },
     fanout: { what: 'a stream batch without records', event: { Records: [] } },
+    mqttauth: {
+      what: 'IoT Core custom authorizer: an MQTT connection with an access token',
+      event: { signatureVerified: false, protocols: ['tls', 'http', 'mqtt'], protocolData: { mqtt: { username: c.token, clientId: 'bench' } } },
+    },
     keygen: {
       what: 'CloudFormation Delete (answers the response URL, touches no secret)',
       event: {

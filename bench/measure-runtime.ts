@@ -13,6 +13,8 @@ import { Agent, createServer, request, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
+import { deserialize } from 'bson';
+import mqtt from 'mqtt';
 import { WebSocket } from 'ws';
 import { seedDeployment } from '#shared/auth/bootstrap.ts';
 import { DEFAULT_CLIENT_ID } from '#shared/auth/token-request.ts';
@@ -193,6 +195,7 @@ function fanoutNotMeasured(input: FanoutInput, reason: string): Fanout {
     afterAnswerMs: null,
     messageBytes: null,
     streamPollIdleMs: STREAM_POLL_IDLE_MS,
+    mqtt: null,
     floor: null,
     ratio: null,
     goal: `lost = 0 and p50 <= ${FANOUT_P50_GOAL_MS} ms`,
@@ -218,6 +221,30 @@ export async function measureFanout(input: FanoutInput): Promise<Fanout> {
   let publishing = true;
   const sentAt = new Map<string, number>();
   const answeredAt = new Map<string, number>();
+  // One MQTT subscriber of the same topic, as field clients of the original service connect.
+  const mqttClient = await mqtt.connectAsync(rt.ws.replace(/\/events$/, '/mqtt'), {
+    username: rt.token,
+    protocolVersion: 4,
+    clean: true,
+    reconnectPeriod: 0,
+    connectTimeout: 10_000,
+  });
+  const mqttReceivedAt = new Map<string, number>();
+  let mqttDuplicates = 0;
+  let mqttBytes = 0;
+  let mqttMessages = 0;
+  const everyoneHas = () => [...sentAt.keys()].every((k) => receivedAt.has(k) && mqttReceivedAt.has(k));
+  mqttClient.on('message', (_topic, payload) => {
+    const now = performance.now();
+    const m = deserialize(payload) as { Key?: unknown; EventTypeKey?: unknown };
+    if (m.EventTypeKey !== e.eventTypeKey) return;
+    const key = String(m.Key);
+    if (mqttReceivedAt.has(key)) mqttDuplicates++;
+    else mqttReceivedAt.set(key, now);
+    mqttBytes += payload.byteLength;
+    mqttMessages++;
+    if (allIn && publishing === false && everyoneHas()) allIn();
+  });
   ws.on('message', (data, isBinary) => {
     const now = performance.now();
     if (isBinary) return;
@@ -235,7 +262,7 @@ export async function measureFanout(input: FanoutInput): Promise<Fanout> {
     else receivedAt.set(key, now);
     messageBytes += Buffer.byteLength(text);
     messages++;
-    if (allIn && publishing === false && [...sentAt.keys()].every((k) => receivedAt.has(k))) allIn();
+    if (allIn && publishing === false && everyoneHas()) allIn();
   });
   try {
     await new Promise<void>((resolve, reject) => {
@@ -245,6 +272,7 @@ export async function measureFanout(input: FanoutInput): Promise<Fanout> {
     });
     ws.send(JSON.stringify({ action: 'subscribe', topic }));
     await withTimeout(isSubscribed, 10_000, 'no "subscribed" answer within 10 s');
+    await mqttClient.subscribeAsync(topic, { qos: 0 });
 
     // Warm the publish path (caches of sink, app, event type and related objects); not counted.
     const warm = await rt.call('POST', `/api/f/${rt.instanceKey}/eventmessagesink`, posting(e, rt.related));
@@ -272,7 +300,7 @@ export async function measureFanout(input: FanoutInput): Promise<Fanout> {
     const done = new Promise<void>((r) => (allIn = r));
     await Promise.all(Array.from({ length: input.clients }, client));
     publishing = false;
-    if ([...sentAt.keys()].every((k) => receivedAt.has(k))) allIn!();
+    if (everyoneHas()) allIn!();
     await Promise.race([done, new Promise((r) => setTimeout(r, input.settleMs))]);
     // A moment more, to see duplicates arrive.
     await new Promise((r) => setTimeout(r, 300));
@@ -287,6 +315,14 @@ export async function measureFanout(input: FanoutInput): Promise<Fanout> {
     }
     const lost = sentAt.size - latencies.length;
     const lat = summarize(latencies);
+    const mqttLatencies = [...sentAt].flatMap(([key, t0]) => (mqttReceivedAt.has(key) ? [mqttReceivedAt.get(key)! - t0] : []));
+    const mqttFigures = {
+      delivered: mqttLatencies.length,
+      lost: sentAt.size - mqttLatencies.length,
+      duplicates: mqttDuplicates,
+      latencyMs: mqttLatencies.length ? summarize(mqttLatencies) : null,
+      messageBytes: mqttMessages ? Math.round(mqttBytes / mqttMessages) : null,
+    };
     const notes: string[] = [];
     if (failures.length) notes.push(`${failures.length} publishes failed (HTTP ${[...new Set(failures)].join(', ')})`);
     if (sentAt.size + failures.length < input.events) {
@@ -305,6 +341,7 @@ export async function measureFanout(input: FanoutInput): Promise<Fanout> {
       afterAnswerMs: summarize(afterAnswer),
       messageBytes: messages ? Math.round(messageBytes / messages) : null,
       streamPollIdleMs: STREAM_POLL_IDLE_MS,
+      mqtt: mqttFigures,
       floor: null,
       ratio: null,
       goal: `lost = 0 and p50 <= ${FANOUT_P50_GOAL_MS} ms (from the start of the publishing request to the WebSocket message; the issue names no floor)`,
@@ -314,6 +351,7 @@ export async function measureFanout(input: FanoutInput): Promise<Fanout> {
     };
   } finally {
     ws.terminate();
+    await mqttClient.endAsync(true).catch(() => {});
   }
 }
 

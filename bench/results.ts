@@ -135,7 +135,20 @@ export interface Fanout extends Verdict {
   /** Mean size of a delivered WebSocket message (bytes): API Gateway bills messages per 32 KB. */
   readonly messageBytes: number | null;
   readonly streamPollIdleMs: number;
+  /** The same events as received by one MQTT subscriber of the same topic, in the same run. */
+  readonly mqtt: MqttFanout | null;
   readonly measured: Measured;
+}
+
+/** One MQTT subscriber (`/<instance>/$`, QoS 0) beside the WebSocket subscriber of {@link Fanout}. */
+export interface MqttFanout {
+  readonly delivered: number;
+  readonly lost: number;
+  readonly duplicates: number;
+  /** From the start of the publishing HTTP request to the MQTT message. */
+  readonly latencyMs: Summary | null;
+  /** Mean size of a delivered MQTT payload (BSON bytes): IoT Core bills messages per 5 KB. */
+  readonly messageBytes: number | null;
 }
 
 export interface HttpScenario extends Verdict {

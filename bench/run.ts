@@ -347,6 +347,7 @@ async function costInput(r: Results, mode: Mode) {
       op('POST /token, refresh grant', 'token', grant(r.token.refreshGrant)),
     ],
     fanoutMessageBytes: r.fanout.messageBytes,
+    mqttMessageBytes: r.fanout.mqtt?.messageBytes ?? null,
     notes,
   };
 }

@@ -93,6 +93,17 @@ export function rowsOf(r: Results): Row[] {
     goal: 'lost 0, p50 <= 250 ms',
     verdict: verdict(f.meetsGoal, f.note),
   });
+  const m = f.mqtt;
+  rows.push({
+    entry: 'mqtt',
+    figure: m
+      ? `${m.delivered}/${f.published} delivered, lost ${m.lost}, duplicates ${m.duplicates}, p50 ${n(m.latencyMs?.p50)} ms, p99 ${n(m.latencyMs?.p99)} ms, ${n(m.messageBytes, 0)} B`
+      : 'not measured',
+    floor: 'fanout (same events)',
+    ratio: m?.latencyMs && f.latencyMs ? n(m.latencyMs.p50 / f.latencyMs.p50, 2) : '',
+    goal: 'lost 0, report',
+    verdict: m ? (m.lost === 0 && m.duplicates === 0 ? 'ok' : 'MISSED') : verdict(false, f.note),
+  });
   for (const name of ['getPerson', 'publish'] as const) {
     const s = r.http[name];
     rows.push({

@@ -69,6 +69,7 @@ export const unmeasured: { readonly [K in keyof Results]: (reason: string, measu
     afterAnswerMs: null,
     messageBytes: null,
     streamPollIdleMs: 0,
+    mqtt: null,
     measured,
   }),
   http: (reason, measured): Http => ({

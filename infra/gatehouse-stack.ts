@@ -23,6 +23,7 @@ import { GatehouseHttpApi, type ApiDomainProps } from './http-api.ts';
 import { acknowledge, acknowledgeWildcardResource } from './nag.ts';
 import { SigningKeys } from './signing-keys.ts';
 import { SIZING } from './sizing.ts';
+import { GatehouseMqtt } from './mqtt.ts';
 import { GatehouseWebSocketApi } from './websocket-api.ts';
 
 export interface GatehouseStackProps extends StackProps {
@@ -94,7 +95,9 @@ export class GatehouseStack extends Stack {
   readonly webSocketApi: GatehouseWebSocketApi;
   readonly notifyTopic: Topic;
   readonly fanoutDeadLetters: Queue;
-  /** Every family's function (HTTP families, websocket, fanout). */
+  /** The MQTT live feed on IoT Core (custom authorizer, data endpoint). */
+  readonly mqtt: GatehouseMqtt;
+  /** Every family's function (HTTP families, websocket, fanout, mqttauth). */
   readonly functions: ReadonlyMap<Family, GatehouseFunction>;
 
   constructor(scope: Construct, id: string, props: GatehouseStackProps) {
@@ -148,20 +151,40 @@ export class GatehouseStack extends Stack {
       domain: domains.websocket,
     });
 
+    // The MQTT live feed: IoT Core calls this authorizer for each connection (5 s limit).
+    const mqttAuth = new GatehouseFunction(functionScope, 'mqttauth', {
+      name: 'mqttauth',
+      ...common,
+      ...sizingOf('mqttauth'),
+      environment: {
+        GATEHOUSE_TABLE_NAME: this.table.tableName,
+        GATEHOUSE_REGION: this.region,
+        GATEHOUSE_PUBLIC_KEYS_SECRET: this.keys.publicKeys.secretArn,
+      },
+      noDeadLetterQueueReason:
+        'Invoked synchronously by AWS IoT Core as the custom authorizer of each MQTT connection; a failure refuses ' +
+        'the connection and the client retries.',
+    });
+    this.mqtt = new GatehouseMqtt(this, 'Mqtt', { authorizer: mqttAuth.function });
+
     const eventRetentionDays = props.eventRetentionDays ?? 365;
     const baseEnvironment: Record<string, string> = {
       GATEHOUSE_TABLE_NAME: this.table.tableName,
       GATEHOUSE_REGION: this.region,
       GATEHOUSE_EVENT_PUBLISHER_URL: this.webSocketApi.url,
+      GATEHOUSE_MQTT_PUBLISHER_URL: this.mqtt.url,
       GATEHOUSE_WEBSOCKET_MANAGEMENT_URL: this.webSocketApi.callbackUrl,
       GATEHOUSE_PUBLIC_KEYS_SECRET: this.keys.publicKeys.secretArn,
       ...(props.corsOrigins?.length ? { GATEHOUSE_CORS_ORIGINS: props.corsOrigins.join(',') } : {}),
     };
     for (const [name, value] of Object.entries(baseEnvironment)) websocketFn.function.addEnvironment(name, value);
 
-    const functions = new Map<Family, GatehouseFunction>([['websocket', websocketFn]]);
+    const functions = new Map<Family, GatehouseFunction>([
+      ['websocket', websocketFn],
+      ['mqttauth', mqttAuth],
+    ]);
     // A family that serves any route needing a bearer token verifies tokens; token serves the JWKS.
-    const verifies = new Set<Family>(['token', 'websocket', ...ROUTES.filter((r) => r.auth).map((r) => r.family)]);
+    const verifies = new Set<Family>(['token', 'websocket', 'mqttauth', ...ROUTES.filter((r) => r.auth).map((r) => r.family)]);
 
     for (const family of httpFamilies()) {
       const fn = new GatehouseFunction(functionScope, family, {
@@ -192,6 +215,8 @@ export class GatehouseStack extends Stack {
         GATEHOUSE_REGION: this.region,
         GATEHOUSE_EVENT_PUBLISHER_URL: this.webSocketApi.url,
         GATEHOUSE_WEBSOCKET_MANAGEMENT_URL: this.webSocketApi.callbackUrl,
+        GATEHOUSE_MQTT_PUBLISHER_URL: this.mqtt.url,
+        GATEHOUSE_MQTT_PUBLISH_URL: this.mqtt.publishUrl,
         GATEHOUSE_EVENT_RETENTION_DAYS: String(eventRetentionDays),
       },
       noDeadLetterQueueReason:
@@ -201,9 +226,11 @@ export class GatehouseStack extends Stack {
     functions.set('fanout', fanout);
     this.functions = functions;
 
-    // Grants: the service family (sysinfo, 404) touches neither the table nor the keys.
+    // Grants: the service family (sysinfo, 404) touches neither the table nor the keys; the
+    // authorizer only reads (token status, instance scope).
     for (const [family, fn] of functions) {
-      if (family !== 'service') this.table.grantReadWriteData(fn.function);
+      if (family === 'mqttauth') this.table.grantReadData(fn.function);
+      else if (family !== 'service') this.table.grantReadWriteData(fn.function);
       if (verifies.has(family)) this.keys.grantVerify(fn.function);
     }
     const token = functions.get('token');
@@ -233,6 +260,8 @@ export class GatehouseStack extends Stack {
           'at run time.',
       );
     }
+    // One IoT Publish per (event, topic); the broker fans out to the MQTT subscribers.
+    this.mqtt.grantPublish(fanout.function);
     this.fanoutDeadLetters = new Queue(this, 'FanoutDeadLetters', {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,
@@ -269,6 +298,10 @@ export class GatehouseStack extends Stack {
 
     new CfnOutput(this, 'HttpApiUrl', { value: this.httpApi.url, description: 'Base URL of the HTTP API' });
     new CfnOutput(this, 'WebSocketUrl', { value: this.webSocketApi.url, description: 'Live events (wss://)' });
+    new CfnOutput(this, 'MqttUrl', {
+      value: this.mqtt.url,
+      description: 'Live events over MQTT (wss://, AWS IoT Core with the custom authorizer; username = access token)',
+    });
     new CfnOutput(this, 'TableName', { value: this.table.tableName });
     new CfnOutput(this, 'NotifyTopicArn', {
       value: this.notifyTopic.topicArn,

@@ -32,6 +32,9 @@ const DATA_ACTIONS = [
   'dynamodb:DescribeTable',
 ];
 
+/** Reads only (the MQTT authorizer: token status, instance scope). */
+const READ_ACTIONS = ['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query', 'dynamodb:DescribeTable'];
+
 export class GatehouseTable extends Construct {
   readonly table: Table;
   private readonly indexNames: readonly string[];
@@ -76,6 +79,16 @@ export class GatehouseTable extends Construct {
     return Grant.addToPrincipal({
       grantee,
       actions: DATA_ACTIONS,
+      resourceArns: [arn, ...this.indexNames.map((name) => `${arn}/index/${name}`)],
+    });
+  }
+
+  /** Lets a function read items and query the indexes, nothing else (no Scan). */
+  grantReadData(grantee: IGrantable): Grant {
+    const arn = this.table.tableArn;
+    return Grant.addToPrincipal({
+      grantee,
+      actions: READ_ACTIONS,
       resourceArns: [arn, ...this.indexNames.map((name) => `${arn}/index/${name}`)],
     });
   }

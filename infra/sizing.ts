@@ -20,6 +20,8 @@ export interface FunctionSizing {
 export const SIZING: Readonly<Partial<Record<Family, FunctionSizing>>> = Object.freeze({
   // scrypt (N=2^17) password hashing: Lambda CPU scales with memory.
   token: { memoryMb: 1024, timeoutSeconds: 15 },
+  // IoT Core gives a custom authorizer 5 seconds.
+  mqttauth: { memoryMb: 512, timeoutSeconds: 5 },
 });
 
 /** The memory a family's function is deployed with. */

@@ -48,6 +48,7 @@ function banner(runtime: Runtime, cfg: Config, seeded: SeedResult): void {
   say('Gatehouse is running (local runtime)');
   say(`  Base URL:        ${runtime.url}`);
   say(`  WebSocket URL:   ${runtime.wsUrl}`);
+  say(`  MQTT URL:        ${runtime.mqttUrl}`);
   say(`  Instance:        ${cfg.rootInstance}`);
   say(`  Admin user:      ${cfg.adminUser}`);
   if (firstPassword) {
@@ -106,6 +107,7 @@ async function main(): Promise<void> {
       dynamodbEndpoint: base.dynamodbEndpoint,
       // An explicit setting wins (a proxy in front); otherwise the runtime's own address.
       eventPublisherUrl: process.env.GATEHOUSE_EVENT_PUBLISHER_URL || undefined,
+      mqttPublisherUrl: process.env.GATEHOUSE_MQTT_PUBLISHER_URL || undefined,
       throttle: { rateLimit: base.throttleRate, burstLimit: base.throttleBurst },
       // Served only once the administrator below can log in.
       gated: true,
@@ -137,6 +139,7 @@ async function main(): Promise<void> {
     `GATEHOUSE_READY ${JSON.stringify({
       url: runtime.url,
       wsUrl: runtime.wsUrl,
+      mqttUrl: runtime.mqttUrl,
       port: runtime.port,
       dataDir: runtime.dataDir,
       dynamodbEndpoint: runtime.dynamodbEndpoint,

@@ -17,6 +17,7 @@ import type { Duplex } from 'node:stream';
 import { config, loadConfig, resetConfigForTests } from '#shared/config.ts';
 import { createDb, ensureTable } from '#shared/db/client.ts';
 import { createStreamReader } from '#shared/db/stream-reader.ts';
+import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { serviceUnavailable, tooManyRequests, type ApiError } from '#shared/errors.ts';
 import { Router } from '#shared/http/router.ts';
 import { createLogger } from '#shared/logger.ts';
@@ -24,6 +25,7 @@ import { DEAD_LETTER_FILE, fileDeadLetters } from './dead-letters.ts';
 import { startDynamo, type RunningDynamo } from './dynamo.ts';
 import { splitTarget, toHttpEvent, writeJsonError, writeResult } from './http-event.ts';
 import { FamilyLoader, FamilyMissing } from './lambda.ts';
+import { MqttBroker } from './mqtt-broker.ts';
 import { startStreamPoller, type StreamPoller } from './stream-poller.ts';
 import { stageThrottle, type ThrottleSettings } from './throttle.ts';
 import { WebSocketGateway, type WebSocketGatewayOptions } from './websocket-gateway.ts';
@@ -40,6 +42,8 @@ export interface RuntimeOptions {
   readonly dynamodbEndpoint?: string;
   /** What sysinfo reports as `EventPublisherUrl`. @default the runtime's own `ws://localhost:<port>/events` */
   readonly eventPublisherUrl?: string;
+  /** What sysinfo reports as `MqttPublisherUrl`. @default the runtime's own `ws://localhost:<port>/mqtt` */
+  readonly mqttPublisherUrl?: string;
   /** Stream polling interval when idle. @default 200 */
   readonly pollIntervalMs?: number;
   readonly websocket?: Pick<WebSocketGatewayOptions, 'idleTimeoutMs' | 'maxConnectionMs'>;
@@ -65,6 +69,8 @@ export interface Runtime {
   readonly url: string;
   /** `ws://localhost:<port>/events` */
   readonly wsUrl: string;
+  /** `ws://localhost:<port>/mqtt` */
+  readonly mqttUrl: string;
   readonly port: number;
   readonly dataDir: string;
   readonly dynamodbEndpoint: string;
@@ -92,6 +98,9 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const logger = createLogger(loadConfig(), 'gatehouse-local');
   const families = opts.families ?? new FamilyLoader();
   const gateway = new WebSocketGateway({ families, logger, ...opts.websocket });
+  // The broker's checks read the configuration the runtime sets below: create them on first use.
+  let brokerDeps: CoreDeps | undefined;
+  const mqtt = await MqttBroker.start({ logger, deps: () => (brokerDeps ??= createCoreDeps()) });
   const router = new Router();
   const throttle = stageThrottle(opts.throttle);
 
@@ -106,9 +115,13 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     void handleRequest(req, res);
   });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    if (serving) return gateway.handleUpgrade(req, socket, head);
-    if (socket.writable) socket.end('HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n\r\n');
-    else socket.destroy();
+    if (!serving) {
+      if (socket.writable) socket.end('HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n\r\n');
+      else socket.destroy();
+      return;
+    }
+    if (splitTarget(req.url ?? '/').rawPath === mqtt.path) mqtt.handleUpgrade(req, socket, head);
+    else gateway.handleUpgrade(req, socket, head);
   });
   server.on('clientError', (_err, socket) => {
     if (socket.writable) socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\n\r\n');
@@ -118,6 +131,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     const requestId = randomUUID();
     try {
       if (gateway.handleManagement(req, res)) return;
+      if (mqtt.handlePublish(req, res)) return;
       // API Gateway throttles before anything else runs; the body is drained, not read.
       const retryAfter = throttle?.take() ?? 0;
       if (retryAfter > 0) {
@@ -163,6 +177,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const port = (server.address() as AddressInfo).port;
   const url = `http://localhost:${port}`;
   const wsUrl = `ws://localhost:${port}/events`;
+  const mqttUrl = `ws://localhost:${port}${mqtt.path}`;
 
   let dynamo: RunningDynamo | undefined;
   let poller: StreamPoller | undefined;
@@ -170,6 +185,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
       await gateway.close();
+      await mqtt.close();
       await poller?.stop();
       await closeServer(server);
       await dynamo?.stop();
@@ -189,6 +205,9 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     process.env.GATEHOUSE_DYNAMODB_ENDPOINT = dynamo.endpoint;
     process.env.GATEHOUSE_EVENT_PUBLISHER_URL = opts.eventPublisherUrl ?? wsUrl;
     process.env.GATEHOUSE_WEBSOCKET_MANAGEMENT_URL = url;
+    process.env.GATEHOUSE_MQTT_PUBLISHER_URL = opts.mqttPublisherUrl ?? mqttUrl;
+    // The fan-out publishes through the runtime's emulation of the IoT data plane.
+    process.env.GATEHOUSE_MQTT_PUBLISH_URL = url;
     process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
     resetConfigForTests();
     const cfg = config();
@@ -213,7 +232,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   };
   if (!opts.gated) open();
 
-  return { url, wsUrl, port, dataDir, dynamodbEndpoint: dynamo.endpoint, javaPid: dynamo.pid, open, stop };
+  return { url, wsUrl, mqttUrl, port, dataDir, dynamodbEndpoint: dynamo.endpoint, javaPid: dynamo.pid, open, stop };
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {

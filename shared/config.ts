@@ -49,6 +49,8 @@ const schema = z.object({
   GATEHOUSE_NOTIFY_TOPIC_ARN: z.string().optional(),
   GATEHOUSE_EVENT_RETENTION_DAYS: int(1, 36500).default(365),
   GATEHOUSE_WEBSOCKET_MANAGEMENT_URL: z.string().optional(),
+  GATEHOUSE_MQTT_PUBLISHER_URL: z.string().default('ws://localhost:3000/mqtt'),
+  GATEHOUSE_MQTT_PUBLISH_URL: z.string().url().optional(),
   GATEHOUSE_CORS_ORIGINS: z.string().default(''),
   GATEHOUSE_MAX_BODY_BYTES: int(1024, 10 * 1024 * 1024).default(1_048_576),
   // The local runtime's stage throttling, as the HTTP API's in AWS (infra/http-api.ts).
@@ -91,6 +93,10 @@ export type Config = Readonly<{
   notifyTopicArn: string | undefined;
   eventRetentionDays: number;
   websocketManagementUrl: string | undefined;
+  /** Where MQTT clients connect (sysinfo's `MqttPublisherUrl`). */
+  mqttPublisherUrl: string;
+  /** The IoT data plane endpoint the fan-out publishes to; unset turns the MQTT channel off. */
+  mqttPublishUrl: string | undefined;
   corsOrigins: readonly string[];
   maxBodyBytes: number;
   /** Local runtime: requests per second let through on average; 0 turns throttling off. */
@@ -151,6 +157,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     notifyTopicArn: e.GATEHOUSE_NOTIFY_TOPIC_ARN,
     eventRetentionDays: e.GATEHOUSE_EVENT_RETENTION_DAYS,
     websocketManagementUrl: e.GATEHOUSE_WEBSOCKET_MANAGEMENT_URL,
+    mqttPublisherUrl: e.GATEHOUSE_MQTT_PUBLISHER_URL,
+    mqttPublishUrl: e.GATEHOUSE_MQTT_PUBLISH_URL,
     corsOrigins: e.GATEHOUSE_CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),
     maxBodyBytes: e.GATEHOUSE_MAX_BODY_BYTES,
     throttleRate: e.GATEHOUSE_THROTTLE_RATE,

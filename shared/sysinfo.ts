@@ -21,6 +21,8 @@ export function sysInfo(cfg: Config, now: Date): Record<string, unknown> {
     ServerId: SERVER_ID,
     ServerTime: now.toISOString(),
     EventPublisherUrl: cfg.eventPublisherUrl,
+    // Where field clients of the original service connect with MQTT over WebSocket.
+    MqttPublisherUrl: cfg.mqttPublisherUrl,
     FitScriptEngineUrl: cfg.fitScriptEngineUrl,
     LicenseServerUrl: cfg.licenseServerUrl,
     UapBrokerUrl: cfg.uapBrokerUrl,

@@ -85,9 +85,10 @@ async function subscribe(deps: LiveDeps, connectionId: string, topic: Topic): Pr
 
 /**
  * The caller may watch its own instance and the instances below it. An instance that does not
- * exist is out of scope too, so a topic cannot probe which keys exist.
+ * exist is out of scope too, so a topic cannot probe which keys exist. Every live channel (the
+ * JSON WebSocket here, MQTT in `mqtt-auth.ts`) asks this one check.
  */
-async function inScope(deps: LiveDeps, principal: Principal, instanceKey: string): Promise<boolean> {
+export async function inScope(deps: Pick<LiveDeps, 'db'>, principal: Pick<Principal, 'instanceKey'>, instanceKey: string): Promise<boolean> {
   if (instanceKey === principal.instanceKey) return true;
   const lineage = await instanceLineage(deps.db, instanceKey);
   return lineage?.includes(principal.instanceKey) ?? false;

@@ -3,15 +3,19 @@
  * sends messages to WebSocket connections.
  */
 import { createCoreDeps, type CoreDeps, type CoreDepsOverrides } from '../deps.ts';
+import type { MqttPublisher } from './mqtt-channel.ts';
 import { createManagementNotifier, type ConnectionNotifier } from './notifier.ts';
 
 export interface LiveDeps extends CoreDeps {
   /** Sends messages to WebSocket connections (API Gateway Management API). */
   readonly connections: ConnectionNotifier;
+  /** Publishes to the MQTT broker (the fan-out passes one, see `mqtt-publisher.ts`); undefined elsewhere. */
+  readonly mqtt: MqttPublisher | undefined;
 }
 
 export interface LiveDepsOverrides extends CoreDepsOverrides {
   readonly connections?: ConnectionNotifier;
+  readonly mqtt?: MqttPublisher;
 }
 
 export function createLiveDeps(over: LiveDepsOverrides = {}): LiveDeps {
@@ -21,5 +25,5 @@ export function createLiveDeps(over: LiveDepsOverrides = {}): LiveDeps {
     throw new Error('Invalid configuration: GATEHOUSE_WEBSOCKET_MANAGEMENT_URL is required by the live event feed');
   }
   const connections = over.connections ?? createManagementNotifier({ endpoint: endpoint!, region: core.config.region });
-  return { ...core, connections };
+  return { ...core, connections, mqtt: over.mqtt };
 }

@@ -1,12 +1,17 @@
 /**
- * The fan-out: delivers each new event from the table's stream to the WebSocket clients
- * subscribed to it. One Query per instance per batch finds the subscribers; each matching
- * subscription receives the event once.
+ * The fan-out: delivers each new event from the table's stream through every delivery channel.
+ * The batch is decoded and rendered once (the EventMessageData as the API returns it), then
+ * handed to each channel in parallel, so a slow or failing channel never delays another:
+ *
+ * - JSON WebSocket (here): one Query per instance per batch finds the subscribers; each matching
+ *   subscription receives the event once;
+ * - MQTT (`mqtt-channel.ts`): one publish per (event, topic), the broker fans out.
  */
 import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
 import { deleteConnection, eventFromStreamRecord, subscriptionsOf, type StreamedEvent, type Subscription } from '../db/live-repo.ts';
 import { renderEvent } from '../events/render.ts';
 import type { LiveDeps } from './deps.ts';
+import { publishToMqtt, type ChannelEvent } from './mqtt-channel.ts';
 import { linkedObjectKeys, subscriptionMatches } from './topics.ts';
 
 /** How many PostToConnection calls run at once. */
@@ -26,6 +31,41 @@ interface Delivery {
  */
 export async function fanOut(deps: LiveDeps, records: readonly DynamoDBRecord[]): Promise<DynamoDBBatchResponse> {
   const events = records.map((r) => eventFromStreamRecord(r));
+
+  // Subscribers receive the event as the API returns it (namespaced `$type`s, Key, Href, Links).
+  const rendered = new Map<StreamedEvent, Record<string, unknown>>();
+  for (const e of events) {
+    if (!e) continue;
+    rendered.set(
+      e,
+      renderEvent(
+        { key: e.key, collection: 'events', type: 'EventMessageData', folder: e.folder, path: [], instances: e.instances, version: 1, doc: e.doc },
+        deps.config.modelNamespace,
+      ),
+    );
+  }
+  const channelEvents: ChannelEvent[] = events.flatMap((e, record) =>
+    e ? [{ record, key: e.key, instances: e.instances, linkedObjectKeys: linkedObjectKeys(e.doc), rendered: rendered.get(e)! }] : [],
+  );
+
+  const [json, mqtt] = await Promise.all([
+    toWebSocketSubscribers(deps, events, rendered),
+    deps.mqtt ? publishToMqtt({ mqtt: deps.mqtt, logger: deps.logger }, channelEvents) : new Set<number>(),
+  ]);
+  const failed = new Set([...json, ...mqtt]);
+  return {
+    batchItemFailures: [...failed]
+      .sort((a, b) => a - b)
+      .map((i) => ({ itemIdentifier: records[i]!.dynamodb?.SequenceNumber ?? '' })),
+  };
+}
+
+/** The JSON WebSocket channel: the records (indexes) that could not be delivered. */
+async function toWebSocketSubscribers(
+  deps: LiveDeps,
+  events: ReadonlyArray<StreamedEvent | undefined>,
+  rendered: ReadonlyMap<StreamedEvent, Record<string, unknown>>,
+): Promise<Set<number>> {
   const failed = new Set<number>();
 
   // One Query per instance for the whole batch, in parallel.
@@ -63,25 +103,11 @@ export async function fanOut(deps: LiveDeps, records: readonly DynamoDBRecord[])
     }
   });
 
-  // Subscribers receive the event as the API returns it (namespaced `$type`s, Key, Href, Links).
-  const renderedOnce = new Map<string, Record<string, unknown>>();
-  const rendered = (e: StreamedEvent) => {
-    let r = renderedOnce.get(e.key);
-    if (!r) {
-      r = renderEvent(
-        { key: e.key, collection: 'events', type: 'EventMessageData', folder: e.folder, path: [], instances: e.instances, version: 1, doc: e.doc },
-        deps.config.modelNamespace,
-      );
-      renderedOnce.set(e.key, r);
-    }
-    return r;
-  };
-
   const gone = new Set<string>();
   await forEachLimited(deliveries, POST_CONCURRENCY, async (d) => {
     if (gone.has(d.connectionId)) return;
     try {
-      const outcome = await deps.connections.post(d.connectionId, { type: 'event', topic: d.topic, event: rendered(d.event) });
+      const outcome = await deps.connections.post(d.connectionId, { type: 'event', topic: d.topic, event: rendered.get(d.event) });
       if (outcome === 'gone') gone.add(d.connectionId);
       if (outcome === 'too-large') deps.logger.warn('fan-out: event too large for a WebSocket message', { event: d.event.key });
     } catch (err) {
@@ -99,11 +125,7 @@ export async function fanOut(deps: LiveDeps, records: readonly DynamoDBRecord[])
     ),
   );
 
-  return {
-    batchItemFailures: [...failed]
-      .sort((a, b) => a - b)
-      .map((i) => ({ itemIdentifier: records[i]!.dynamodb?.SequenceNumber ?? '' })),
-  };
+  return failed;
 }
 
 async function forEachLimited<T>(items: readonly T[], limit: number, fn: (item: T) => Promise<void>): Promise<void> {

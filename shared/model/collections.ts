@@ -17,9 +17,10 @@ export type Family =
   | 'events'
   | 'search'
   | 'websocket'
-  | 'fanout';
+  | 'fanout'
+  | 'mqttauth';
 
-/** Every family, in a stable order. `websocket` and `fanout` have no HTTP routes. */
+/** Every family, in a stable order. `websocket`, `fanout` and `mqttauth` (the IoT Core custom authorizer) have no HTTP routes. */
 export const FAMILIES: readonly Family[] = [
   'service',
   'token',
@@ -34,6 +35,7 @@ export const FAMILIES: readonly Family[] = [
   'search',
   'websocket',
   'fanout',
+  'mqttauth',
 ];
 
 export interface CollectionDef {

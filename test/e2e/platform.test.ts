@@ -68,6 +68,7 @@ describe('HTTP API on the local runtime', () => {
         'ServerId',
         'ServerTime',
         'EventPublisherUrl',
+        'MqttPublisherUrl',
         'FitScriptEngineUrl',
         'LicenseServerUrl',
         'UapBrokerUrl',
@@ -81,6 +82,7 @@ describe('HTTP API on the local runtime', () => {
     expect(info.Version).toMatch(/^\d+\.\d+\.\d+\.\d+$/);
     expect(info.EventPublisherUrl).toBe(inject('wsUrl'));
     expect(info.EventPublisherUrl).toMatch(/^ws:\/\/localhost:\d+\/events$/);
+    expect(info.MqttPublisherUrl).toBe(String(inject('wsUrl')).replace(/\/events$/, '/mqtt'));
     expect(Math.abs(Date.parse(info.ServerTime as string) - Date.now())).toBeLessThan(60_000);
     expect(info.ReleaseNotes).toEqual([expect.objectContaining({ Name: expect.any(String), Url: expect.any(String) })]);
   });

@@ -6,10 +6,14 @@
  * to the instances it can see (its own and those below it, so a parent sees its children's
  * events); every event published or recorded in an instance reaches each matching subscription of
  * those callers exactly once and nobody else; and no frame a caller receives holds a Key or
- * CommonName of a tenant it cannot see.
+ * CommonName of a tenant it cannot see. The same callers also subscribe over MQTT (`/mqtt`, token
+ * as username): refused tokens get CONNACK 5, out-of-scope topics SUBACK 0x80, and the same
+ * delivery and no-leak rules hold for the BSON messages.
  */
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
+import { deserialize } from 'bson';
+import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { CoreDeps } from '#shared/deps.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';
@@ -43,6 +47,21 @@ const refused: Array<{ name: string; token: string | undefined }> = [];
 /** Every frame each caller received, in order. */
 const frames = new Map<string, any[]>();
 const sockets: LiveClient[] = [];
+/** Every MQTT message each caller received: topic and decoded event. */
+const mqttFrames = new Map<string, Array<{ topic: string; event: any }>>();
+const mqttClients: MqttClient[] = [];
+
+async function mqttConnect(token: string | undefined): Promise<MqttClient> {
+  const c = await mqtt.connectAsync(runtime.wsUrl.replace(/\/events$/, '/mqtt'), {
+    protocolVersion: 4,
+    clean: true,
+    reconnectPeriod: 0,
+    connectTimeout: 10_000,
+    ...(token !== undefined ? { username: token } : {}),
+  });
+  mqttClients.push(c);
+  return c;
+}
 /** The topics each caller holds. */
 const subscribed = new Map<string, string[]>();
 
@@ -114,6 +133,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all(sockets.map((s) => s.close()));
+  await Promise.all(mqttClients.map((c) => c.endAsync(true).catch(() => {})));
   await runtime?.stop();
   t?.db.raw.destroy();
   if (dataDir) await rm(dataDir, { recursive: true, force: true });
@@ -150,6 +170,10 @@ describe('live feed isolation', () => {
     }
   });
 
+  it('refuses an MQTT connection without a valid token with CONNACK 5', async () => {
+    for (const r of refused) await expect(mqttConnect(r.token), `${r.name} (MQTT)`).rejects.toMatchObject({ code: 5 });
+  });
+
   it('lets each caller subscribe exactly to the instances it can see', async () => {
     const topics = [...NAMES.map(instanceTopic), `/${key('A')}/${data.A.person.Key}`];
     for (const c of callers) {
@@ -173,6 +197,17 @@ describe('live feed isolation', () => {
         }
       }
       subscribed.set(c.name, held);
+
+      // The same topics over MQTT, in one SUBSCRIBE: 0x80 for each filter out of scope.
+      const client = await mqttConnect(c.token);
+      const received: Array<{ topic: string; event: any }> = [];
+      mqttFrames.set(c.name, received);
+      client.on('message', (topic, payload) => received.push({ topic, event: deserialize(payload) }));
+      const granted = await client.subscribeAsync(Object.fromEntries(topics.map((topic) => [topic, { qos: 1 as const }]))).then(
+        (g) => g.map((x) => x.qos),
+        (err: { packet?: { granted: number[] } }) => err.packet?.granted,
+      );
+      expect(granted, `${c.name} MQTT`).toEqual(topics.map((topic) => (held.includes(topic) ? 1 : 128)));
     }
     expect(subscribed.get('parent P Administrator')).toHaveLength(5);
     expect(subscribed.get('A ReadOnly')).toHaveLength(3);
@@ -214,10 +249,23 @@ describe('live feed isolation', () => {
         .filter((m) => m?.type === 'event' && p.match(m.event))
         .map((m) => m.topic as string)
         .sort();
+    const mqttTopicsOf = (c: Caller, p: (typeof probes)[number]) =>
+      mqttFrames
+        .get(c.name)!
+        .filter((m) => p.match(m.event))
+        .map((m) => m.topic)
+        .sort();
 
     // Everything expected arrives; then a little longer, for anything that should not.
     await expect
-      .poll(() => callers.flatMap((c) => probes.filter((p) => topicsOf(c, p).length < expectedTopics(c, p.tenant, p.linked).length).map((p) => `${c.name}: ${p.what}`)), {
+      .poll(
+        () =>
+          callers.flatMap((c) =>
+            probes
+              .filter((p) => Math.min(topicsOf(c, p).length, mqttTopicsOf(c, p).length) < expectedTopics(c, p.tenant, p.linked).length)
+              .map((p) => `${c.name}: ${p.what}`),
+          ),
+        {
         timeout: 30_000,
         interval: 200,
       })
@@ -229,7 +277,8 @@ describe('live feed isolation', () => {
       for (const p of probes) {
         const want = expectedTopics(c, p.tenant, p.linked);
         expect(topicsOf(c, p), `${c.name}: ${p.what}`).toEqual(want);
-        deliveries += want.length;
+        expect(mqttTopicsOf(c, p), `${c.name} (MQTT): ${p.what}`).toEqual(want);
+        deliveries += 2 * want.length;
       }
       for (const m of frames.get(c.name)!) {
         // A subscription's answer echoes the caller's own topic, which names the instance.
@@ -241,13 +290,17 @@ describe('live feed isolation', () => {
         }
         expect(leaks(c, JSON.stringify(m.type === 'event' ? m : rest)), `${c.name} received ${JSON.stringify(m).slice(0, 300)}`).toEqual([]);
       }
+      for (const m of mqttFrames.get(c.name)!) {
+        expect(subscribed.get(c.name), `${c.name} (MQTT): an event on a topic it does not hold`).toContain(m.topic);
+        expect(leaks(c, JSON.stringify(m.event)), `${c.name} received over MQTT ${JSON.stringify(m.event).slice(0, 300)}`).toEqual([]);
+      }
       // The needles are real: the caller's events do hold keys and names of each tenant it sees.
       const all = JSON.stringify(frames.get(c.name)!.filter((m) => m?.type === 'event'));
       for (const n of c.sees) expect([...secrets[n]].some((x) => all.includes(x)), `${c.name} saw nothing of ${n}`).toBe(true);
     }
-    const received = callers.reduce((sum, c) => sum + frames.get(c.name)!.filter((m) => m?.type === 'event').length, 0);
+    const received = callers.reduce((sum, c) => sum + frames.get(c.name)!.filter((m) => m?.type === 'event').length + mqttFrames.get(c.name)!.length, 0);
     console.info(
-      `[reliability/isolation-live] ${callers.length} subscribers, ${refused.length} refused tokens (query and header), ${probes.length} probe events: ` +
+      `[reliability/isolation-live] ${callers.length} subscribers (each over WebSocket and MQTT), ${refused.length} refused tokens (query and header), ${probes.length} probe events: ` +
         `${deliveries} expected deliveries, ${received} event frames received in all, no leak`,
     );
   });

@@ -7,6 +7,9 @@ import {
   DYNAMODB_PER_MILLION_READ_REQUEST_UNITS,
   DYNAMODB_PER_MILLION_WRITE_REQUEST_UNITS,
   HTTP_API_PER_MILLION_REQUESTS,
+  IOT_PER_MILLION_CONNECTION_MINUTES,
+  IOT_PER_MILLION_MESSAGES,
+  SUBSCRIBER_COUNTS,
   LAMBDA_ARM64_PER_GB_SECOND,
   LAMBDA_PER_MILLION_REQUESTS,
   PRICES_AS_OF,
@@ -17,6 +20,9 @@ import {
   costMarkdown,
   dollars,
   fanoutCostPerSubscriber,
+  iotMessagesFor,
+  mqttCostPerMillionEvents,
+  websocketCostPerMillionEvents,
   messagesFor,
   operationCost,
 } from '../../bench/cost.ts';
@@ -98,6 +104,34 @@ describe('costMarkdown', () => {
     expect(md).toMatch(/\| not measured op .*\*\*n\/a\*\* \|/);
     expect(md).toContain('per million events per subscriber');
     expect(md).toContain('- a note');
+  });
+
+  it('prices IoT Core beside the WebSocket API, and an event at 1, 10 and 1000 subscribers for both protocols', () => {
+    // 2000 bytes of JSON: one 32 KB WebSocket message; 6000 bytes of BSON: two 5 KB IoT messages.
+    expect(websocketCostPerMillionEvents(2000, 1)).toBe(WEBSOCKET_PER_MILLION_MESSAGES);
+    expect(websocketCostPerMillionEvents(2000, 1000)).toBe(1000 * WEBSOCKET_PER_MILLION_MESSAGES);
+    expect(iotMessagesFor(1)).toBe(1);
+    expect(iotMessagesFor(5 * 1024)).toBe(1);
+    expect(iotMessagesFor(5 * 1024 + 1)).toBe(2);
+    // One publish in, one delivery out per subscriber.
+    expect(mqttCostPerMillionEvents(3000, 1)).toBe(2 * IOT_PER_MILLION_MESSAGES);
+    expect(mqttCostPerMillionEvents(6000, 10)).toBe(11 * 2 * IOT_PER_MILLION_MESSAGES);
+    const md = costMarkdown({
+      generatedAt: 'x',
+      mode: 'full',
+      loadavg: [0],
+      operations: [],
+      fanoutMessageBytes: 2000,
+      mqttMessageBytes: 6000,
+      notes: [],
+    });
+    expect(md).toContain(`| IoT Core messages (MQTT) | ${dollars(IOT_PER_MILLION_MESSAGES)} per million (5 KB increments`);
+    expect(md).toContain(`| IoT Core connection minutes (MQTT) | ${dollars(IOT_PER_MILLION_CONNECTION_MINUTES)} per million |`);
+    for (const n of SUBSCRIBER_COUNTS) {
+      expect(md).toContain(`| ${n} | ${dollars(websocketCostPerMillionEvents(2000, n))} | ${dollars(mqttCostPerMillionEvents(6000, n))} |`);
+    }
+    expect(md).toContain('| 1000 | $1000 | $2002 |');
+    expect(md).toContain(dollars(connectionMonthCost(IOT_PER_MILLION_CONNECTION_MINUTES)));
   });
 
   it('says when fan-out was not measured instead of pricing it', () => {

@@ -1,0 +1,224 @@
+/**
+ * The local stand-in for AWS IoT Core: an `aedes` MQTT 3.1.1 broker on the runtime's own port.
+ *
+ * - an upgrade on `/mqtt` (subprotocol `mqtt`) is a WebSocket carrying MQTT (`ws`'s
+ *   `createWebSocketStream` hands the bytes to aedes);
+ * - the hooks apply `shared/live/mqtt-auth.ts`, the same checks as the IoT custom authorizer:
+ *   username = access token (CONNACK 5 and close when it does not verify), SUBACK 0x80 for a
+ *   filter out of scope, a client PUBLISH closes the connection, the connection closes at `exp`;
+ * - the IoT data plane's publish call (`POST /topics/{topic}?qos=1`, loopback only) hands the
+ *   payload to the broker, so the fan-out's `@aws-sdk/client-iot-data-plane` code only changes
+ *   its endpoint between the laptop and AWS.
+ */
+import type { EventEmitter } from 'node:events';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { Aedes, type AuthenticateError, type Client } from 'aedes';
+import { WebSocketServer, createWebSocketStream } from 'ws';
+import type { CoreDeps } from '#shared/deps.ts';
+import { authorizeMqttFilter, grantedQos, verifyMqttToken, type MqttSession } from '#shared/live/mqtt-auth.ts';
+import { splitTarget } from './http-event.ts';
+
+/** Path of the IoT data plane's publish call. */
+export const PUBLISH_PREFIX = '/topics/';
+/** IoT Core's message size limit. */
+export const MAX_MQTT_PAYLOAD = 128 * 1024;
+
+const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
+/** aedes's `AuthErrorCode.NOT_AUTHORIZED` (a const enum, which isolated modules cannot import). */
+const NOT_AUTHORIZED = 5;
+const SERVER_UNAVAILABLE = 3;
+/** setTimeout's ceiling (about 24.8 days); tokens live at most a week. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
+export interface MqttBrokerOptions {
+  readonly logger: Logger;
+  /** The dependencies the checks need, created on first use (after the runtime set its config). */
+  readonly deps: () => Pick<CoreDeps, 'authenticator' | 'db'>;
+  /** Path of the MQTT endpoint. @default '/mqtt' */
+  readonly path?: string;
+}
+
+export class MqttBroker {
+  private readonly broker: Aedes;
+  private readonly wss: WebSocketServer;
+  private readonly sessions = new WeakMap<Client, MqttSession>();
+  private readonly expiries = new Map<Client, NodeJS.Timeout>();
+  readonly path: string;
+
+  private constructor(
+    private readonly opts: MqttBrokerOptions,
+    broker: Aedes,
+  ) {
+    this.path = opts.path ?? '/mqtt';
+    this.broker = broker;
+    this.wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: MAX_MQTT_PAYLOAD + 1024,
+      perMessageDeflate: false,
+      // Field clients ask for `mqtt` (some for `mqttv3.1`); answer the one they offer.
+      handleProtocols: (protocols) => (protocols.has('mqtt') ? 'mqtt' : ([...protocols][0] ?? false)),
+    });
+  }
+
+  static async start(opts: MqttBrokerOptions): Promise<MqttBroker> {
+    const broker = await Aedes.createBroker({ connectTimeout: 30_000 });
+    const self = new MqttBroker(opts, broker);
+    self.wire();
+    return self;
+  }
+
+  private wire(): void {
+    const { broker, opts } = this;
+    broker.authenticate = (client, username, _password, done) => {
+      this.authenticate(client, username).then(
+        (err) => done(err, err === null),
+        (err: unknown) => {
+          opts.logger.error('mqtt authenticate failed', { error: (err as Error).message });
+          done(authError(SERVER_UNAVAILABLE, 'The service is unavailable.'), false);
+        },
+      );
+    };
+    broker.authorizeSubscribe = (client, sub, done) => {
+      const session = this.sessions.get(client);
+      if (!session) return done(null, null);
+      authorizeMqttFilter(opts.deps(), session.principal, sub.topic).then(
+        (topic) => done(null, topic ? { ...sub, qos: grantedQos(sub.qos) } : null),
+        (err: unknown) => {
+          opts.logger.error('mqtt authorizeSubscribe failed', { error: (err as Error).message });
+          done(null, null);
+        },
+      );
+    };
+    // Clients only listen: a PUBLISH from a client closes its connection (IoT: no iot:Publish).
+    broker.authorizePublish = (client, _packet, done) => {
+      if (client) {
+        opts.logger.info('mqtt client publish refused', { clientId: client.id });
+        return done(new Error('Clients may not publish.'));
+      }
+      done(null);
+    };
+    broker.on('clientDisconnect', (client) => this.forget(client));
+    broker.on('clientError', (client, err) => {
+      opts.logger.debug('mqtt client error', { clientId: client.id, error: err.message });
+      this.forget(client);
+    });
+  }
+
+  private async authenticate(client: Client, username: string | undefined): Promise<AuthenticateError | null> {
+    const verdict = await verifyMqttToken(this.opts.deps(), username);
+    if ('refused' in verdict) {
+      this.opts.logger.info('mqtt connection refused', { reason: verdict.refused });
+      return authError(NOT_AUTHORIZED, 'Not authorized.');
+    }
+    this.sessions.set(client, verdict);
+    const ms = Math.min(MAX_TIMER_MS, verdict.expiresAt * 1000 - Date.now());
+    // The client logs in again and reconnects, as with IoT Core's disconnectAfterInSeconds.
+    const timer = setTimeout(() => client.close(), Math.max(0, ms));
+    timer.unref();
+    this.expiries.set(client, timer);
+    return null;
+  }
+
+  private forget(client: Client): void {
+    const timer = this.expiries.get(client);
+    if (timer) clearTimeout(timer);
+    this.expiries.delete(client);
+  }
+
+  /** Handles an HTTP upgrade on {@link path}. */
+  handleUpgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    this.wss.handleUpgrade(req, socket, head, (ws) => {
+      const stream = createWebSocketStream(ws);
+      stream.on('error', () => stream.destroy());
+      const client = this.broker.handle(stream, req);
+      grantAtMostQos1(client);
+    });
+  }
+
+  /** Serves the IoT data plane's `POST /topics/{topic}` when the path matches; false otherwise. */
+  handlePublish(req: IncomingMessage, res: ServerResponse): boolean {
+    const { rawPath, rawQueryString } = splitTarget(req.url ?? '/');
+    if (!rawPath.startsWith(PUBLISH_PREFIX)) return false;
+    void this.publish(req, res, rawPath, rawQueryString).catch((err: unknown) => {
+      this.opts.logger.error('mqtt publish failed', { error: (err as Error).message });
+      if (!res.headersSent) awsError(res, 500, 'InternalFailureException', 'Publishing failed.');
+    });
+    return true;
+  }
+
+  private async publish(req: IncomingMessage, res: ServerResponse, rawPath: string, rawQuery: string): Promise<void> {
+    if (!LOOPBACK.has(req.socket.remoteAddress ?? '')) {
+      req.resume();
+      return awsError(res, 403, 'ForbiddenException', 'The data plane only answers on the loopback interface.');
+    }
+    if (req.method !== 'POST') {
+      req.resume();
+      return awsError(res, 405, 'MethodNotAllowedException', `${req.method} is not supported.`);
+    }
+    let topic: string;
+    try {
+      topic = decodeURIComponent(rawPath.slice(PUBLISH_PREFIX.length));
+    } catch {
+      req.resume();
+      return awsError(res, 400, 'InvalidRequestException', 'The topic is not valid.');
+    }
+    const chunks: Buffer[] = [];
+    let size = 0;
+    for await (const chunk of req) {
+      size += (chunk as Buffer).length;
+      if (size <= MAX_MQTT_PAYLOAD) chunks.push(chunk as Buffer);
+    }
+    if (size > MAX_MQTT_PAYLOAD) return awsError(res, 413, 'RequestEntityTooLargeException', `The payload exceeds ${MAX_MQTT_PAYLOAD} bytes.`);
+    if (!topic || topic.includes('+') || topic.includes('#') || topic.startsWith('$')) {
+      return awsError(res, 400, 'InvalidRequestException', 'The topic is not valid.');
+    }
+    const qos = new URLSearchParams(rawQuery).get('qos') === '1' ? 1 : 0;
+    await new Promise<void>((resolve, reject) =>
+      this.broker.publish({ cmd: 'publish', topic, payload: Buffer.concat(chunks), qos, retain: false, dup: false }, (err) =>
+        err ? reject(err) : resolve(),
+      ),
+    );
+    res.writeHead(200, { 'content-type': 'application/json', 'content-length': '0' }).end();
+  }
+
+  /** The number of connected MQTT clients. */
+  get size(): number {
+    return this.broker.connectedClients;
+  }
+
+  /** Closes every client and the broker. */
+  async close(): Promise<void> {
+    for (const t of this.expiries.values()) clearTimeout(t);
+    this.expiries.clear();
+    for (const ws of this.wss.clients) ws.terminate();
+    this.wss.close();
+    await new Promise<void>((resolve) => this.broker.close(() => resolve()));
+  }
+}
+
+/**
+ * IoT Core has no QoS 2: a subscription asking for it is granted (and acknowledged) as QoS 1.
+ * aedes writes the SUBACK from the QoS asked before its authorize hook runs, so the request is
+ * lowered as the packet is parsed, before aedes handles it.
+ */
+function grantAtMostQos1(client: Client): void {
+  const parser = (client as unknown as { _parser?: EventEmitter })._parser;
+  parser?.prependListener('packet', (packet: { cmd?: string; subscriptions?: Array<{ qos: number }> }) => {
+    if (packet.cmd !== 'subscribe') return;
+    for (const sub of packet.subscriptions ?? []) sub.qos = grantedQos(sub.qos);
+  });
+}
+
+function authError(returnCode: number, message: string): AuthenticateError {
+  return Object.assign(new Error(message), { returnCode }) as AuthenticateError;
+}
+
+/** An AWS REST-JSON error: the SDK reads the type from `x-amzn-errortype`. */
+function awsError(res: ServerResponse, status: number, type: string, message: string): void {
+  const body = JSON.stringify({ message });
+  res
+    .writeHead(status, { 'content-type': 'application/json', 'x-amzn-errortype': type, 'content-length': String(Buffer.byteLength(body)) })
+    .end(body);
+}

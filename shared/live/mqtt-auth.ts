@@ -1,0 +1,125 @@
+/**
+ * Who may connect to the MQTT live feed and what it may subscribe to. One code path for both
+ * brokers: the local runtime's `aedes` hooks (`local/mqtt-broker.ts`) and the AWS IoT Core custom
+ * authorizer (`functions/mqttauth/handler.ts`) ask these functions.
+ *
+ * - The MQTT username is the access token (the password is ignored), verified exactly as the HTTP
+ *   API verifies a bearer token: signature, issuer, audience, expiry, then the user/instance
+ *   status check (a disabled user or instance is refused).
+ * - A topic filter is granted when it is one of the JSON protocol's topics (`/<instance>/$`,
+ *   `/<instance>/<object>`, no wildcards) and its instance is in the token's scope (the same
+ *   {@link inScope} check as the JSON WebSocket).
+ */
+import { decodeJwt } from 'jose';
+import { OAuthError } from '../errors.ts';
+import type { Authenticator, Principal } from '../http/types.ts';
+import { INSTANCE_COLLECTION } from '../auth/directory.ts';
+import type { Db } from '../db/client.ts';
+import { listCollectionKeys } from '../db/objects-repo.ts';
+import { inScope } from './connections.ts';
+import { parseTopic, type Topic } from './topics.ts';
+
+/** A verified MQTT client: who it is and when its token expires. */
+export interface MqttSession {
+  readonly principal: Principal;
+  /** The token's `exp`, epoch seconds: the connection is closed then. */
+  readonly expiresAt: number;
+}
+
+/** Why a connection was refused (logged, never sent: the client only sees CONNACK 5). */
+export interface MqttRefusal {
+  readonly refused: string;
+}
+
+/**
+ * Verifies the access token an MQTT client presents (its username). Never throws for a bad
+ * token: a refusal is an answer (CONNACK 5 locally, `isAuthenticated: false` in IoT Core).
+ * Store failures do throw (the broker answers "server unavailable").
+ */
+export async function verifyMqttToken(
+  deps: { readonly authenticator: Authenticator },
+  token: string | undefined,
+): Promise<MqttSession | MqttRefusal> {
+  if (!token) return { refused: 'No access token in the MQTT username.' };
+  let principal: Principal;
+  try {
+    principal = await deps.authenticator.authenticate(`Bearer ${token}`);
+  } catch (err) {
+    if (err instanceof OAuthError) return { refused: err.message };
+    throw err;
+  }
+  // The signature was just verified: reading `exp` back is safe.
+  const exp = decodeJwt(token).exp;
+  if (typeof exp !== 'number') return { refused: 'The access token has no expiry.' };
+  return { principal, expiresAt: exp };
+}
+
+/**
+ * The topic a SUBSCRIBE filter names when the principal may subscribe to it, or undefined (SUBACK
+ * 0x80): wildcards, other shapes, unknown instances and instances outside the token's instance
+ * and its descendants are all refused alike, so a filter cannot probe which keys exist.
+ */
+export async function authorizeMqttFilter(
+  deps: { readonly db: Db },
+  principal: Pick<Principal, 'instanceKey'>,
+  filter: string,
+): Promise<Topic | undefined> {
+  const topic = parseTopic(filter);
+  if (!topic) return undefined;
+  return (await inScope(deps, principal, topic.instanceKey)) ? topic : undefined;
+}
+
+/** QoS granted for a requested QoS: 0 and 1 as asked, 2 as 1 (IoT Core has no QoS 2). */
+export const grantedQos = (requested: number): 0 | 1 => (requested >= 1 ? 1 : 0);
+
+/** The topics an event is published to: every topic whose JSON-protocol subscribers receive it. */
+export function mqttTopicsOf(instances: readonly string[], linkedObjectKeys: ReadonlySet<string>): string[] {
+  const topics = new Set<string>();
+  for (const i of instances) {
+    topics.add(`/${i}/$`);
+    for (const o of linkedObjectKeys) topics.add(`/${i}/${o}`);
+  }
+  return [...topics];
+}
+
+/**
+ * The most instances an IoT policy names: each costs two resources (~170 characters) and IoT
+ * Core takes at most 10 policy documents of 2048 characters per connection.
+ */
+export const MAX_POLICY_INSTANCES = 100;
+const INSTANCES_PER_DOCUMENT = 10;
+
+/**
+ * The token's instance and the instances below it (breadth first, own instance first), at most
+ * {@link MAX_POLICY_INSTANCES}: one Query on the instances collection per instance visited.
+ */
+export async function instanceScope(db: Db, root: string, max = MAX_POLICY_INSTANCES): Promise<{ keys: string[]; truncated: boolean }> {
+  const keys = [root];
+  // One more than the cap tells a scope that was cut short.
+  for (let i = 0; i < keys.length && keys.length <= max; i++) {
+    keys.push(...(await listCollectionKeys(db, keys[i]!, INSTANCE_COLLECTION, max + 1 - keys.length)));
+  }
+  return { keys: keys.slice(0, max), truncated: keys.length > max };
+}
+
+/**
+ * IoT policy documents (JSON strings) for a token's instance scope: connect with any client id,
+ * subscribe to and receive the topics `/<instance>/…` of the scope's instances, nothing else
+ * (never iot:Publish). IoT Core matches `*` across levels, so a wildcard filter within the scope
+ * is let through there: it still receives only topics of the scope (iot:Receive is checked per
+ * message).
+ */
+export function iotPolicyDocuments(arn: { partition: string; region: string; account: string }, instances: readonly string[]): string[] {
+  const base = `arn:${arn.partition}:iot:${arn.region}:${arn.account}`;
+  const docs: string[] = [];
+  for (let i = 0; i < instances.length; i += INSTANCES_PER_DOCUMENT) {
+    const chunk = instances.slice(i, i + INSTANCES_PER_DOCUMENT);
+    const statements: Array<Record<string, unknown>> = [
+      { Effect: 'Allow', Action: 'iot:Subscribe', Resource: chunk.map((k) => `${base}:topicfilter//${k}/*`) },
+      { Effect: 'Allow', Action: 'iot:Receive', Resource: chunk.map((k) => `${base}:topic//${k}/*`) },
+    ];
+    if (i === 0) statements.unshift({ Effect: 'Allow', Action: 'iot:Connect', Resource: `${base}:client/*` });
+    docs.push(JSON.stringify({ Version: '2012-10-17', Statement: statements }));
+  }
+  return docs;
+}
