@@ -43,7 +43,9 @@ describe('password rules', () => {
   });
 });
 
-describe('password hashes', () => {
+// Each scrypt (N=2^17) takes about 0.4 s of one core; on a busy two-core machine four of them
+// outlast vitest's default 5 s.
+describe('password hashes', { timeout: 30_000 }, () => {
   it('hashes with scrypt N=2^17, r=8, p=1 and a random salt, and verifies', async () => {
     const [h1, h2] = await Promise.all([hashPassword('Correct horse 1!'), hashPassword('Correct horse 1!')]);
     expect(h1).toMatch(/^\$scrypt\$ln=17,r=8,p=1\$[A-Za-z0-9+/=]+\$[A-Za-z0-9+/=]+$/);
