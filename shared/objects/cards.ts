@@ -20,7 +20,7 @@ import { cardIdentity, cardsWithKeys, isActiveCard, presentCardValue } from '../
 import { newKey } from '../model/placement.ts';
 import { renderElement, renderElements } from '../model/render.ts';
 import { LIMITS } from '../model/schemas/index.ts';
-import { createTarget, locate, type Locator } from './access.ts';
+import { createTarget, type Locator } from './access.ts';
 import { editAt } from './collection.ts';
 import type { Ctx } from './context.ts';
 import { invalidField } from './errors.ts';
@@ -55,15 +55,9 @@ function refuseDuplicate(card: Doc, others: readonly Doc[]): void {
   }
 }
 
-/** The cards of the person a path names, each with its key. */
-async function cardsOf(ctx: Ctx, loc: Locator): Promise<Doc[]> {
-  const o = await locate(ctx, loc);
-  return cardsWithKeys(o.key, o.doc);
-}
-
-/** GET `<person>/cards`. */
-export async function listCards(ctx: Ctx, loc: Locator): Promise<unknown[]> {
-  return renderElements('CardAssignments', await cardsOf(ctx, loc), ctx.ns);
+/** GET `<person>/cards` of the person as read (scope-checked by the caller), each card with its key. */
+export function listCards(ctx: Ctx, person: StoredObject): unknown[] {
+  return renderElements('CardAssignments', cardsWithKeys(person.key, person.doc), ctx.ns);
 }
 
 /** POST `<person>/cards`: adds a card with a new key; answers the stored card. */

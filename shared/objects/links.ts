@@ -93,7 +93,7 @@ export async function readLink(ctx: Ctx, loc: Locator, link: string): Promise<un
     case 'status':
       return statusOf(ctx, o);
     case 'cards':
-      return listCards(ctx, loc);
+      return listCards(ctx, o);
     default:
       throw notFound();
   }
