@@ -32,7 +32,7 @@ async function call(method: string, path: string, body?: unknown, rawBody?: stri
 
 /** A card number no other run uses (the runtime's data directory outlives a test file). */
 const freshNumber = (): number => Number.parseInt(randomBytes(5).toString('hex'), 16);
-const bycard = (query: Record<string, string | number>) => call('GET', `/api/f/${root}/people/bycard?${new URLSearchParams(Object.entries(query).map(([k, v]) => [k, String(v)]))}`);
+const bycard = (query: Record<string, string | number>) => call('GET', `/api/f/${root}/people/bycard?${new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]))}`);
 
 beforeAll(async () => {
   const res = await fetch(`${url}/token`, {
