@@ -2,8 +2,8 @@
  * The HTTP operations of the object model, thin: parse the request, call the domain, respond.
  * Every family that serves object collections spreads the `collection` operations into its
  * operations map (the route row carries the collection); the folders family adds the `folder`
- * ones, the devices family the `peripheral` ones. `objectOperations(hooks)` gives a family the
- * same operations with its hooks (see `hooks.ts`).
+ * ones, the devices family the `peripheral` ones, the people family the `people` one (bycard).
+ * `objectOperations(hooks)` gives a family the same operations with its hooks (see `hooks.ts`).
  */
 import { notFound } from '../errors.ts';
 import { created, noContent, ok, queryValue, type ApiRequest, type BaseDeps, type Operation } from '../http/types.ts';
@@ -83,10 +83,12 @@ function operationsAt(at: (req: ApiRequest) => Locator, ctxOf: ContextOf) {
 }
 
 export interface ObjectOperations {
-  /** Every generic collection row: list, create, get, replace, remove, getLink, postLink, deleteLinkItem, putLink, putLinkItem, and people's personByCard. */
+  /** Every generic collection row: list, create, get, replace, remove, getLink, postLink, deleteLinkItem, putLink, putLinkItem. */
   readonly collection: Operations;
   /** `GET /api` and the folder-level rows (`/api/f/<key>` and its links). */
   readonly folder: Operations;
+  /** `/api/f/<folder>/people/bycard`: the people family's own row. */
+  readonly people: Operations;
   /** `/api/f/<folder>/peripherals/<key>` and its links (read only). */
   readonly peripheral: Operations;
 }
@@ -109,12 +111,6 @@ export function objectOperations(hooks: ObjectHooks = NO_HOOKS): ObjectOperation
         const ctx = ctxOf(req, deps);
         return created(view(ctx, await createIn(ctx, collectionOf(req), param(req, 'folderKey'), req.body)));
       },
-      personByCard: async (req, deps) => {
-        const ctx = ctxOf(req, deps);
-        const facility = queryValue(req, 'facilityCode') ?? queryValue(req, 'facilitycode');
-        const number = queryValue(req, 'cardNumber') ?? queryValue(req, 'cardnumber') ?? '';
-        return ok(view(ctx, await personByCard(ctx, param(req, 'folderKey'), number, facility === '' ? undefined : facility)));
-      },
       ...member,
     }),
     folder: Object.freeze({
@@ -128,6 +124,14 @@ export function objectOperations(hooks: ObjectHooks = NO_HOOKS): ObjectOperation
       getFolderLink: folder.getLink,
       postFolderLink: folder.postLink,
       deleteFolderLinkItem: folder.deleteLinkItem,
+    }),
+    people: Object.freeze({
+      personByCard: async (req, deps) => {
+        const ctx = ctxOf(req, deps);
+        const facility = queryValue(req, 'facilityCode') ?? queryValue(req, 'facilitycode');
+        const number = queryValue(req, 'cardNumber') ?? queryValue(req, 'cardnumber') ?? '';
+        return ok(view(ctx, await personByCard(ctx, param(req, 'folderKey'), number, facility === '' ? undefined : facility)));
+      },
     }),
     peripheral: Object.freeze({
       getPeripheral: peripheral.get,
