@@ -65,6 +65,8 @@ function collectionRoutes(c: CollectionDef): Route[] {
     route('DELETE', `${one}/{link}/{linkKey}`, c.family, 'deleteLinkItem', x),
   ];
   if (c.putLinks?.length) rows.push(route('PUT', `${one}/{link}`, c.family, 'putLink', x));
+  // people: cards/<card key>
+  if (c.putLinkItems?.length) rows.push(route('PUT', `${one}/{link}/{linkKey}`, c.family, 'putLinkItem', x));
   if (c.relations) {
     rows.push(
       route('POST', `${one}/connections/{relation}`, c.family, 'connect', x),
@@ -91,6 +93,9 @@ export const ROUTES: readonly Route[] = Object.freeze([
   route('DELETE', `${F}/{link}/{linkKey}`, 'folders', 'deleteFolderLinkItem'),
 
   ...COLLECTIONS.flatMap(collectionRoutes),
+
+  // A person by an active card (a literal segment: it wins over `people/{key}`)
+  route('GET', `${F}/people/bycard`, 'people', 'personByCard'),
 
   // Any reader, input or output by key
   route('GET', `${F}/peripherals/{key}`, 'devices', 'getPeripheral'),

@@ -1,6 +1,7 @@
 /**
- * People family: the person collection (cards are saved with the person), its connections
- * (access levels, badge type) and the access level PUT that field clients use.
+ * People family: the person collection (cards are saved with the person; `<person>/cards` changes
+ * one card), the lookup by card, its connections (access levels, badge type) and the access level
+ * PUT that field clients use.
  */
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
@@ -15,7 +16,7 @@ const objects = objectOperations(relationHooks);
 const putLink: Operation = (req, deps) =>
   req.params.link === 'accesslevels' ? putPersonAccessLevel(req, deps) : objects.collection.putLink!(req, deps);
 
-export const operations = { ...objects.collection, putLink, connect: connectOperation, disconnect: disconnectOperation };
+export const operations = { ...objects.collection, ...objects.people, putLink, connect: connectOperation, disconnect: disconnectOperation };
 
 export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'people', operations, deps });
 

@@ -3,7 +3,7 @@
  * so a search reads the partitions its plan names and never the whole table.
  */
 import type { Db } from './client.ts';
-import { cardNumberPk, namePk, partitionPk } from './keys.ts';
+import { cardNumberPk, claimPk, namePk, partitionPk } from './keys.ts';
 import { fromItem, queryAll, type StoredObject } from './objects-repo.ts';
 
 /** At most this many items are read for one search; past it the search answers 400 (narrow it). */
@@ -74,4 +74,32 @@ export async function ownersOfCardNumber(db: Db, instanceKey: string, number: st
     spend(budget),
   );
   return items.map((i) => i.GSI3SK as string);
+}
+
+/** A card claim found by its number: the person holding it and the claimed `<facility code>:<number>`. */
+export interface CardHolder {
+  readonly owner: string;
+  readonly card: string;
+}
+
+/**
+ * The holders of a card number in an instance, whatever the facility code: one Query of the card
+ * index (GSI3 `CN#<instance>#<number>`, one item per facility code the number is claimed with),
+ * in owner key order. The index is eventually consistent: the caller checks the holder's document.
+ */
+export async function cardHolders(db: Db, instanceKey: string, number: string): Promise<CardHolder[]> {
+  const prefix = claimPk(instanceKey, 'card', '');
+  const items = await queryAll(
+    db,
+    {
+      IndexName: 'GSI3',
+      KeyConditionExpression: 'GSI3PK = :pk',
+      ExpressionAttributeValues: { ':pk': cardNumberPk(instanceKey, number) },
+      ProjectionExpression: 'PK, GSI3SK',
+    },
+    { max: 1000 },
+  );
+  return items
+    .filter((i) => typeof i.PK === 'string' && i.PK.startsWith(prefix))
+    .map((i) => ({ owner: i.GSI3SK as string, card: (i.PK as string).slice(prefix.length) }));
 }

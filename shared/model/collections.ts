@@ -57,10 +57,12 @@ export interface CollectionDef {
   readonly relations?: boolean;
   /** Sub-resources accepting PUT (`inputs/<key>/status`, `people/<key>/accesslevels`). */
   readonly putLinks?: readonly string[];
+  /** Sub-resources whose items accept PUT (`people/<key>/cards/<card key>`). */
+  readonly putLinkItems?: readonly string[];
 }
 
 export const COLLECTIONS: readonly CollectionDef[] = [
-  { name: 'people', family: 'people', typeName: 'PersonInfo', relations: true, putLinks: ['accesslevels'] },
+  { name: 'people', family: 'people', typeName: 'PersonInfo', relations: true, putLinks: ['accesslevels'], putLinkItems: ['cards'] },
   {
     name: 'inputs',
     family: 'devices',

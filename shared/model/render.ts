@@ -8,6 +8,7 @@
  * instances at `/api/f/<key>`; link anchors are relative to the object's Href.
  */
 import type { StoredObject } from '../db/objects-repo.ts';
+import { docWithCardKeys } from './cards.ts';
 import { COLLECTIONS } from './collections.ts';
 import { ELEMENT_TYPES } from './schemas/common.ts';
 import { typeNameOf, typeTag } from './types.ts';
@@ -162,7 +163,9 @@ export function documentLink(doc: Readonly<Record<string, unknown>>, link: strin
 /** Renders a stored object as the API returns it. */
 export function renderObject(o: StoredObject, ns: string): Record<string, unknown> {
   const out: Record<string, unknown> = { $type: typeTag(ns, o.type || typeNameOf(o.doc.$type) || 'BaseInfo') };
-  for (const [k, v] of Object.entries(o.doc)) {
+  // A person stored before cards had keys reads with the keys its next write stores (see cards.ts).
+  const doc = o.collection === 'people' ? docWithCardKeys(o.key, o.doc) : o.doc;
+  for (const [k, v] of Object.entries(doc)) {
     if (k === '$type' || READ_ONLY_FIELDS.includes(k) || WRITE_ONLY_FIELDS.includes(k)) continue;
     out[k] = k in ELEMENT_TYPES ? renderElements(k, v, ns) : renderValue(v, ns);
   }

@@ -182,25 +182,66 @@ export async function replaceAt(ctx: Ctx, loc: Locator, body: unknown): Promise<
     }
     checkDocSize(doc);
     const next: StoredObject = { ...cur, type: inp.typeName, doc, version: cur.version + 1 };
-    const before = beh.claims(cur);
-    const after = beh.claims(next);
-    const add = minus(after, before);
-    try {
-      await replaceObjectWith(ctx.db, next, cur, add, minus(before, after), extra);
-    } catch (err) {
-      const claim = failedClaim(err, add, 1);
-      if (claim) throw beh.claimError(claim);
-      // Another writer got in first: read again (a client version now differs: 409).
-      const retry = conditionFailedAt(err, 0) || isTransactionConflict(err);
-      if (!retry || attempt >= MAX_ATTEMPTS) {
-        if (conditionFailedAt(err, 0)) throw concurrencyConflict(cur.version + 1);
-        throw err;
-      }
-      await backoff(attempt);
-      continue;
-    }
+    // Another writer got in first: read again (a client version now differs: 409).
+    if (!(await writeOver(ctx, beh, cur, next, extra, attempt))) continue;
     await ctx.hooks.afterWrite?.(ctx, next, cur);
     return { object: next, changed: true, behaviour: beh };
+  }
+}
+
+/**
+ * Writes `next` over `cur` with the claims it adds and releases, in one TransactWriteItems
+ * conditional on the version and document read. A claim another object owns throws its 409 (nothing
+ * written); false when another writer got in between (after a backoff: read again and retry).
+ */
+async function writeOver(ctx: Ctx, b: Behaviour, cur: StoredObject, next: StoredObject, extra: ExtraWrite[], attempt: number): Promise<boolean> {
+  const before = b.claims(cur);
+  const after = b.claims(next);
+  const add = minus(after, before);
+  try {
+    await replaceObjectWith(ctx.db, next, cur, add, minus(before, after), extra);
+    return true;
+  } catch (err) {
+    const claim = failedClaim(err, add, 1);
+    if (claim) throw b.claimError(claim);
+    const retry = conditionFailedAt(err, 0) || isTransactionConflict(err);
+    if (!retry || attempt >= MAX_ATTEMPTS) {
+      if (conditionFailedAt(err, 0)) throw concurrencyConflict(cur.version + 1);
+      throw err;
+    }
+    await backoff(attempt);
+    return false;
+  }
+}
+
+/** What an edit of part of an object makes of the object as read. */
+export interface Edit<T> {
+  /** The document to store; undefined leaves the object unchanged (nothing is written). */
+  readonly doc: Doc | undefined;
+  /** What the call answers, computed from the same read. */
+  readonly result: T;
+}
+
+/**
+ * Read-modify-write of part of the object a path names (a person's card), with the access checks
+ * and cost of a PUT of the object: one GetItem, then one TransactWriteItems of the object (its
+ * version bumped) with the claims it adds and releases; retried on a fresh read when another
+ * writer got in between, so no update is lost. `edit` runs on every read and may throw (404 of
+ * the part, 400 over a limit). The relationship hooks are not run: such an edit never changes the
+ * object's ObjectLinks or CommonName.
+ */
+export async function editAt<T>(ctx: Ctx, loc: Locator, edit: (cur: StoredObject) => Edit<T>): Promise<{ object: StoredObject; changed: boolean; result: T }> {
+  requireAnyWrite(ctx);
+  if (loc.kind === 'member') requireWrite(ctx, behaviourOf(loc.collection));
+  for (let attempt = 1; ; attempt++) {
+    const cur = await locate(ctx, loc);
+    const b = behaviourOf(cur.collection);
+    requireWrite(ctx, b);
+    const { doc, result } = edit(cur);
+    if (doc === undefined) return { object: cur, changed: false, result };
+    checkDocSize(doc);
+    const next: StoredObject = { ...cur, doc, version: cur.version + 1 };
+    if (await writeOver(ctx, b, cur, next, [], attempt)) return { object: next, changed: true, result };
   }
 }
 

@@ -13,6 +13,7 @@
  * | references     | `[]` until relationships exist        | 405                   | 405        | 405             |
  * | takeownership  | 405, `Allow: POST`                    | 204 (see below)       | 405        | 405             |
  * | status (inputs)| latest InputStatusItem                | 405                   | store (204)| 405             |
+ * | cards (people) | the cards, each with its `Key`        | add a card (201)      | 405 (`PUT cards/<key>`: replace a card) | remove a card |
  *
  * Take ownership: in Gatehouse an object is always owned by the instance whose folder holds it,
  * and objects do not move, so there is nothing to transfer. `POST takeownership` is accepted as
@@ -28,6 +29,7 @@ import { requireAnyWrite, requireWrite } from './collection.ts';
 import type { Ctx } from './context.ts';
 import { onlyMethods, notImplemented } from './errors.ts';
 import { putInputStatus, statusOf } from './input-status.ts';
+import { addCard, listCards, removeCard, replaceCard } from './cards.ts';
 import { addNote, removeNote } from './notes.ts';
 import { behaviourOf } from './registry.ts';
 import type { StoredNote } from '../model/schemas/index.ts';
@@ -51,6 +53,8 @@ const STANDARD: Readonly<Record<string, readonly Method[]>> = {
 /** Links that only some collections have (`PUT inputs/<key>/status`). */
 const EXTRA: Readonly<Record<string, Readonly<Record<string, readonly Method[]>>>> = {
   inputs: { status: ['GET', 'PUT'] },
+  // PUT and DELETE of `cards/<card key>` are answered before this check (see putLinkItem).
+  people: { cards: ['GET', 'POST'] },
 };
 
 /** The collection a locator names before any read (folders and peripherals: known after it). */
@@ -88,6 +92,8 @@ export async function readLink(ctx: Ctx, loc: Locator, link: string): Promise<un
       return (await ctx.hooks.references?.(ctx, o)) ?? [];
     case 'status':
       return statusOf(ctx, o);
+    case 'cards':
+      return listCards(ctx, o);
     default:
       throw notFound();
   }
@@ -95,9 +101,10 @@ export async function readLink(ctx: Ctx, loc: Locator, link: string): Promise<un
 
 export type PostResult = { readonly created: unknown } | { readonly noContent: true };
 
-/** POST `<Href>/<link>`: add a note, take ownership. */
+/** POST `<Href>/<link>`: add a note, add a card, take ownership. */
 export async function postLink(ctx: Ctx, loc: Locator, link: string, body: unknown): Promise<PostResult> {
   const known = collectionOf(loc);
+  if (known === 'people' && link === 'cards') return { created: await addCard(ctx, loc, body) };
   if (link === 'notes') {
     const note: StoredNote = await addNote(ctx, loc, body);
     return { created: renderElements('Notes', [note], ctx.ns)[0] };
@@ -113,9 +120,10 @@ export async function postLink(ctx: Ctx, loc: Locator, link: string, body: unkno
   throw notFound();
 }
 
-/** DELETE `<Href>/<link>/<linkKey>`: remove a note. */
+/** DELETE `<Href>/<link>/<linkKey>`: remove a note, remove a card. */
 export async function deleteLinkItem(ctx: Ctx, loc: Locator, link: string, linkKey: string): Promise<void> {
   if (link === 'notes') return removeNote(ctx, loc, linkKey);
+  if (collectionOf(loc) === 'people' && link === 'cards') return removeCard(ctx, loc, linkKey);
   await resolve(ctx, loc, link, 'DELETE');
   throw notFound();
 }
@@ -125,6 +133,16 @@ export async function putLink(ctx: Ctx, loc: Locator, link: string, body: unknow
   const known = collectionOf(loc);
   if (known === 'inputs' && link === 'status') return putInputStatus(ctx, loc, body);
   if (known && collectionByName(known)?.putLinks?.includes(link)) throw notImplemented(`PUT ${known}/<key>/${link}`);
+  await resolve(ctx, loc, link, 'PUT');
+  throw notFound();
+}
+
+/** PUT `<Href>/<link>/<linkKey>` (collections listing the link in `putLinkItems`): replace a card. */
+export async function putLinkItem(ctx: Ctx, loc: Locator, link: string, linkKey: string, body: unknown): Promise<{ item: unknown; changed: boolean }> {
+  if (collectionOf(loc) === 'people' && link === 'cards') {
+    const r = await replaceCard(ctx, loc, linkKey, body);
+    return { item: r.card, changed: r.changed };
+  }
   await resolve(ctx, loc, link, 'PUT');
   throw notFound();
 }

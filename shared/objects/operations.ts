@@ -2,19 +2,20 @@
  * The HTTP operations of the object model, thin: parse the request, call the domain, respond.
  * Every family that serves object collections spreads the `collection` operations into its
  * operations map (the route row carries the collection); the folders family adds the `folder`
- * ones, the devices family the `peripheral` ones. `objectOperations(hooks)` gives a family the
- * same operations with its hooks (see `hooks.ts`).
+ * ones, the devices family the `peripheral` ones, the people family the `people` one (bycard).
+ * `objectOperations(hooks)` gives a family the same operations with its hooks (see `hooks.ts`).
  */
 import { notFound } from '../errors.ts';
-import { created, noContent, ok, type ApiRequest, type BaseDeps, type Operation } from '../http/types.ts';
+import { created, noContent, ok, queryValue, type ApiRequest, type BaseDeps, type Operation } from '../http/types.ts';
 import { collectionByName, type CollectionDef } from '../model/collections.ts';
 import type { StoredObject } from '../db/objects-repo.ts';
 import { hideOuterFolder, renderObject } from '../model/render.ts';
 import type { Locator } from './access.ts';
+import { personByCard } from './cards.ts';
 import { createIn, getAt, listObjects, removeAt, replaceAt } from './collection.ts';
 import { contextOf, type Ctx } from './context.ts';
 import { NO_HOOKS, type ObjectHooks } from './hooks.ts';
-import { deleteLinkItem, postLink, putLink, readLink } from './links.ts';
+import { deleteLinkItem, postLink, putLink, putLinkItem, readLink } from './links.ts';
 import { parsePaging } from './paging.ts';
 
 type Operations = Readonly<Record<string, Operation<BaseDeps>>>;
@@ -74,14 +75,20 @@ function operationsAt(at: (req: ApiRequest) => Locator, ctxOf: ContextOf) {
     await putLink(ctxOf(req, deps), at(req), param(req, 'link'), req.body);
     return noContent();
   };
-  return { get, replace, remove, getLink, postLink: postLinkOp, deleteLinkItem: deleteLinkItemOp, putLink: putLinkOp };
+  const putLinkItemOp: Operation = async (req, deps) => {
+    const r = await putLinkItem(ctxOf(req, deps), at(req), param(req, 'link'), param(req, 'linkKey'), req.body);
+    return r.changed ? ok(r.item) : noContent();
+  };
+  return { get, replace, remove, getLink, postLink: postLinkOp, deleteLinkItem: deleteLinkItemOp, putLink: putLinkOp, putLinkItem: putLinkItemOp };
 }
 
 export interface ObjectOperations {
-  /** Every generic collection row: list, create, get, replace, remove, getLink, postLink, deleteLinkItem, putLink. */
+  /** Every generic collection row: list, create, get, replace, remove, getLink, postLink, deleteLinkItem, putLink, putLinkItem. */
   readonly collection: Operations;
   /** `GET /api` and the folder-level rows (`/api/f/<key>` and its links). */
   readonly folder: Operations;
+  /** `/api/f/<folder>/people/bycard`: the people family's own row. */
+  readonly people: Operations;
   /** `/api/f/<folder>/peripherals/<key>` and its links (read only). */
   readonly peripheral: Operations;
 }
@@ -117,6 +124,14 @@ export function objectOperations(hooks: ObjectHooks = NO_HOOKS): ObjectOperation
       getFolderLink: folder.getLink,
       postFolderLink: folder.postLink,
       deleteFolderLinkItem: folder.deleteLinkItem,
+    }),
+    people: Object.freeze({
+      personByCard: async (req, deps) => {
+        const ctx = ctxOf(req, deps);
+        const facility = queryValue(req, 'facilityCode') ?? queryValue(req, 'facilitycode');
+        const number = queryValue(req, 'cardNumber') ?? queryValue(req, 'cardnumber') ?? '';
+        return ok(view(ctx, await personByCard(ctx, param(req, 'folderKey'), number, facility === '' ? undefined : facility)));
+      },
     }),
     peripheral: Object.freeze({
       getPeripheral: peripheral.get,

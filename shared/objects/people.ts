@@ -6,15 +6,17 @@
  * writers of the same card have exactly one winner, and removing a card (or the person) releases
  * its claim in the same transaction. A person with k cards is one TransactWriteItems of 1 + k items
  * (a replace: 1 + added + removed, so at most 48 cards a person keep it within 100 items).
+ *
+ * Every card gets a stable `Key` when the person is saved (see `model/cards.ts`): a write of the
+ * whole person keeps the key of each card it keeps. The card calls (`<person Href>/cards`) are in
+ * `cards.ts`.
  */
 import { ownInstance, type Claim, type StoredObject } from '../db/objects-repo.ts';
+import { assignCardKeys, cardsWithKeys, presentCardValue as present } from '../model/cards.ts';
 import { cardClaim } from '../model/claims.ts';
 import type { Override } from './behaviour.ts';
 import { cardIsAlreadyAssigned } from './errors.ts';
 import { isPlainObject } from './validate.ts';
-
-/** A card number or facility code that was sent: a 64-bit card number above 2^53 is a `bigint`. */
-const present = (v: unknown): v is string | number | bigint => (typeof v === 'string' && v !== '') || typeof v === 'number' || typeof v === 'bigint';
 
 /** The card claims of a person (each card once, even if listed twice). */
 export function cardClaims(o: StoredObject): Claim[] {
@@ -40,5 +42,11 @@ function describeCard(value: string): string {
 export const peopleBehaviour: Override = (base) => ({
   ...base,
   claims: (o) => [...base.claims(o), ...cardClaims(o)],
+  complete: (ctx, input, current) => {
+    const doc = base.complete(ctx, input, current);
+    if (!Array.isArray(doc.CardAssignments)) return doc;
+    const stored = current ? cardsWithKeys(current.key, current.doc) : [];
+    return { ...doc, CardAssignments: assignCardKeys(doc.CardAssignments, stored) };
+  },
   claimError: (c) => (c.kind === 'card' ? cardIsAlreadyAssigned(describeCard(c.value)) : base.claimError(c)),
 });

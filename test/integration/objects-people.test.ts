@@ -58,7 +58,18 @@ describe('people', () => {
     expect(r.body.Addresses.map((a: { $type: string }) => a.$type)).toEqual([tag('MailingAddressInfo'), tag('EmailAddressInfo'), tag('PhoneInfo')]);
     expect(r.body.Addresses[0].City).toBe('Ottawa');
     expect(r.body.CardAssignments).toEqual([
-      { $type: tag('CardAssignmentInfo'), EncodedCardNumber: c, DisplayCardNumber: String(c), ActiveOn: '2024-01-01T00:00:00Z', ExpiresOn: '2030-01-01T00:00:00Z', FacilityCode: 12, CardFormat: 'H10301', IsDisabled: false },
+      {
+        $type: tag('CardAssignmentInfo'),
+        EncodedCardNumber: c,
+        DisplayCardNumber: String(c),
+        ActiveOn: '2024-01-01T00:00:00Z',
+        ExpiresOn: '2030-01-01T00:00:00Z',
+        FacilityCode: 12,
+        CardFormat: 'H10301',
+        IsDisabled: false,
+        // The server gives each card a stable key (see objects-cards.test.ts).
+        Key: expect.stringMatching(/^[0-9a-f]{24}$/),
+      },
     ]);
     const got = await env.api.get(r.body.Href, { token });
     expect(got.body.CardAssignments).toEqual(r.body.CardAssignments);

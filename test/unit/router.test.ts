@@ -47,6 +47,32 @@ describe('Router', () => {
     expect(router.match('DELETE', `/api/f/${K}/apps/${K}/notes/${K}`)?.route.operation).toBe('deleteLinkItem');
   });
 
+  it('routes the card calls of people, and bycard over people/{key}', () => {
+    const bycard = router.match('GET', `/api/f/${K}/people/bycard`);
+    expect([bycard?.route.operation, bycard?.route.family, bycard?.params]).toEqual(['personByCard', 'people', { folderKey: K }]);
+    expect(router.match('GET', `/api/f/${K}/people/${K}`)?.route.operation).toBe('get');
+    expect(router.match('GET', `/api/f/${K}/people/${K}/cards`)?.route.operation).toBe('getLink');
+    expect(router.match('POST', `/api/f/${K}/people/${K}/cards`)?.route.operation).toBe('postLink');
+    const put = router.match('PUT', `/api/f/${K}/people/${K}/cards/${K}`);
+    expect([put?.route.operation, put?.params]).toEqual(['putLinkItem', { folderKey: K, key: K, link: 'cards', linkKey: K }]);
+    expect(router.match('DELETE', `/api/f/${K}/people/${K}/cards/${K}`)?.route.operation).toBe('deleteLinkItem');
+    // PUT of a link item is for people only.
+    expect(router.match('PUT', `/api/f/${K}/doors/${K}/cards/${K}`)?.route.path).toBe('$default');
+  });
+
+  it('lets a literal connections segment win over the {link}/{linkKey} item routes', () => {
+    const rows = [
+      ...ROUTES,
+      { method: 'PUT', path: '/api/f/{folderKey}/people/{key}/connections/{relation}', family: 'people', operation: 'putConnection', auth: true, collection: 'people' },
+      { method: 'GET', path: '/api/f/{folderKey}/people/{key}/connections/{relation}', family: 'people', operation: 'getConnection', auth: true, collection: 'people' },
+    ] as const;
+    const withConnections = new Router(rows);
+    expect(withConnections.match('PUT', `/api/f/${K}/people/${K}/connections/accesslevels`)?.route.operation).toBe('putConnection');
+    expect(withConnections.match('GET', `/api/f/${K}/people/${K}/connections/accesslevels`)?.route.operation).toBe('getConnection');
+    expect(withConnections.match('PUT', `/api/f/${K}/people/${K}/cards/${K}`)?.route.operation).toBe('putLinkItem');
+    expect(router.match('DELETE', `/api/f/${K}/people/${K}/connections/accesslevels/${K}`)?.route.operation).toBe('disconnect');
+  });
+
   it('extracts and decodes path parameters', () => {
     const m = router.match('GET', `/api/f/${K}/people/${K}/meta`);
     expect(m?.params).toEqual({ folderKey: K, key: K, link: 'meta' });

@@ -24,7 +24,7 @@ import {
 } from './devices.ts';
 import { instanceInfoSchema, userInfoSchema } from './instance.ts';
 import { noteInfoSchema } from './note.ts';
-import { personInfoSchema } from './person.ts';
+import { cardAssignmentInfoSchema, personInfoSchema } from './person.ts';
 import { holidayInfoSchema, scheduleInfoSchema } from './schedules.ts';
 
 export * from './common.ts';
@@ -59,6 +59,7 @@ const SCHEMAS: Readonly<Record<string, TypeSchema>> = Object.freeze({
   UserInfo: userInfoSchema,
   InputStatusItem: inputStatusItemSchema,
   NoteInfo: noteInfoSchema,
+  CardAssignmentInfo: cardAssignmentInfoSchema,
 });
 
 /** The schema of a bare type name (BaseInfo for a type the registry does not know). */

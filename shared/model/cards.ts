@@ -1,0 +1,107 @@
+/**
+ * A person's card assignments as the card calls see them: each card has a stable `Key` (a
+ * 24-hex key like an object's), how a card is told apart from another (its number with its
+ * facility code), and whether it is active. Pure functions, no I/O.
+ *
+ * Keys are stored in the card (`CardAssignments[i].Key`), set by the server on every write of
+ * the person. A person stored before cards had keys has keyless cards until its next write; until
+ * then each such card reads with a key derived from the person's key and the card's position, and
+ * that write stores the same key (the stored document does not change between reads, so the
+ * derived key cannot either). A keyless card is therefore addressable by the card calls at once.
+ */
+import { createHash } from 'node:crypto';
+import { newKey } from './placement.ts';
+
+type Card = Record<string, unknown>;
+
+const isCard = (v: unknown): v is Card => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A card key as the server makes them (24 lower-case hex digits). */
+const CARD_KEY = /^[0-9a-f]{24}$/;
+export const isCardKey = (v: unknown): v is string => typeof v === 'string' && CARD_KEY.test(v);
+
+/** A card number or facility code that was sent: a 64-bit card number above 2^53 is a `bigint`. */
+export const presentCardValue = (v: unknown): v is string | number | bigint =>
+  (typeof v === 'string' && v !== '') || typeof v === 'number' || typeof v === 'bigint';
+
+/**
+ * What makes a card unique in its instance: `<facility code>:<number>` as decimal text (the claim
+ * value), or undefined for a card without a number. Never through a JS number: a `bigint` card
+ * number keeps all its digits.
+ */
+export function cardIdentity(card: unknown): string | undefined {
+  if (!isCard(card) || !presentCardValue(card.EncodedCardNumber)) return undefined;
+  const facility = presentCardValue(card.FacilityCode) ? String(card.FacilityCode) : '';
+  return `${facility}:${String(card.EncodedCardNumber)}`;
+}
+
+/** The key a keyless stored card reads with (see the module comment). */
+export function derivedCardKey(personKey: string, index: number): string {
+  return createHash('sha256').update(`card\u0000${personKey}\u0000${index}`).digest('hex').slice(0, 24);
+}
+
+/** The cards of a stored person document, each with its `Key` (stored, or derived when it has none). */
+export function cardsWithKeys(personKey: string, doc: Readonly<Record<string, unknown>>): Card[] {
+  const list = Array.isArray(doc.CardAssignments) ? doc.CardAssignments : [];
+  return list.map((c, i) => (isCard(c) && !isCardKey(c.Key) ? { ...c, Key: derivedCardKey(personKey, i) } : c) as Card);
+}
+
+/** The document with every card keyed (unchanged when every card already has its key). */
+export function docWithCardKeys(personKey: string, doc: Readonly<Record<string, unknown>>): Readonly<Record<string, unknown>> {
+  const list = doc.CardAssignments;
+  if (!Array.isArray(list) || list.every((c) => !isCard(c) || isCardKey(c.Key))) return doc;
+  return { ...doc, CardAssignments: cardsWithKeys(personKey, doc) };
+}
+
+/**
+ * Gives the cards sent in a write of the whole person their keys, keeping the key of each card the
+ * person keeps: a sent card takes the stored card whose `Key` it carries; else the stored card with
+ * its number and facility code; else a new key. A `Key` the person does not have (copied from
+ * another person, or a card removed meanwhile) is not an error: the server owns card keys, as it
+ * owns object keys, and that card gets a new one. Each stored key is given to one card at most.
+ */
+export function assignCardKeys(sent: readonly unknown[], stored: readonly Card[]): unknown[] {
+  const byKey = new Map<string, Card>();
+  const byIdentity = new Map<string, Card[]>();
+  for (const c of stored) {
+    if (!isCardKey(c.Key)) continue;
+    byKey.set(c.Key, c);
+    const id = cardIdentity(c);
+    if (id !== undefined) byIdentity.set(id, [...(byIdentity.get(id) ?? []), c]);
+  }
+  const used = new Set<string>();
+  const take = (c: Card | undefined): string | undefined => {
+    if (!c || used.has(c.Key as string)) return undefined;
+    used.add(c.Key as string);
+    return c.Key as string;
+  };
+  // Cards naming a stored key first, so a card matched by number cannot take a key another claims.
+  const keys: Array<string | undefined> = sent.map((c) => (isCard(c) && isCardKey(c.Key) ? take(byKey.get(c.Key)) : undefined));
+  return sent.map((c, i) => {
+    if (!isCard(c)) return c;
+    let key = keys[i];
+    if (key === undefined) {
+      const id = cardIdentity(c);
+      const candidates = id === undefined ? [] : (byIdentity.get(id) ?? []);
+      for (const s of candidates) {
+        key = take(s);
+        if (key !== undefined) break;
+      }
+    }
+    return { ...c, Key: key ?? newKey() };
+  });
+}
+
+/**
+ * True when a card lets its holder in at `now`: not disabled (`IsDisabled`, the vendor flag field
+ * clients send), `ActiveOn` not in the future and `ExpiresOn` not in the past (either may be absent).
+ */
+export function isActiveCard(card: Card, now: Date): boolean {
+  if (card.IsDisabled === true) return false;
+  const t = now.getTime();
+  const from = typeof card.ActiveOn === 'string' ? Date.parse(card.ActiveOn) : Number.NaN;
+  const until = typeof card.ExpiresOn === 'string' ? Date.parse(card.ExpiresOn) : Number.NaN;
+  if (!Number.isNaN(from) && from > t) return false;
+  if (!Number.isNaN(until) && until < t) return false;
+  return true;
+}
