@@ -55,12 +55,18 @@ export interface CollectionDef {
   readonly uniqueName?: boolean;
   /** Objects of this collection can be the source of a connection (relation kinds). */
   readonly relations?: boolean;
-  /** Sub-resources accepting PUT (`inputs/<key>/status`, `people/<key>/accesslevels`). */
+  /** Sub-resources accepting PUT (`inputs/<key>/status`, `people/<key>/accesslevels`, `people/<key>/scheduledaccesslevelbatch`). */
   readonly putLinks?: readonly string[];
 }
 
 export const COLLECTIONS: readonly CollectionDef[] = [
-  { name: 'people', family: 'people', typeName: 'PersonInfo', relations: true, putLinks: ['accesslevels'] },
+  {
+    name: 'people',
+    family: 'people',
+    typeName: 'PersonInfo',
+    relations: true,
+    putLinks: ['accesslevels', 'scheduledaccesslevelbatch'],
+  },
   {
     name: 'inputs',
     family: 'devices',
