@@ -107,11 +107,12 @@ function checkTarget(ctx: Ctx, rule: RelationRule, target: StoredObject | undefi
  */
 async function rewrite(
   ctx: Ctx,
-  sourceKey: string,
+  located: StoredObject,
   change: (source: StoredObject, current: Connection[]) => { add: Array<{ c: Connection; link: Link }>; remove: Connection[] } | undefined,
 ): Promise<void> {
   for (let attempt = 0; ; attempt++) {
-    const source = await getObject(ctx.db, sourceKey, true);
+    // The first attempt uses the source as located (a consistent read); a retry reads it again.
+    const source = attempt === 0 ? located : await getObject(ctx.db, located.key, true);
     if (!source) throw notFound('The object does not exist.');
     const current = await connectionsFrom(ctx.db, source.key);
     const plan = change(source, current);
@@ -154,7 +155,7 @@ export async function connect(ctx: Ctx, source: StoredObject, relationName: stri
   const target = await loadTarget(ctx, rule, relatedKey, source);
   const w = rule.relation === SCHEDULED_ACCESS_LEVEL ? (window ?? OPEN_WINDOW) : undefined;
   const metaData = w ? await metaDataOf(w) : undefined;
-  await rewrite(ctx, source.key, (_s, current) => {
+  await rewrite(ctx, source, (_s, current) => {
     const same = current.filter((c) => c.relation === rule.relation);
     const existing = same.find((c) => c.to === target.key);
     if (existing && (!w || sameWindow(windowOf(existing), w))) return undefined;
@@ -190,7 +191,7 @@ export async function replaceScheduledAccessLevels(ctx: Ctx, person: StoredObjec
   }
   const targets = await loadTargets(ctx, rule, [...windows.keys()], person);
   const metaData = new Map(await Promise.all([...windows].map(async ([k, w]) => [k, await metaDataOf(w)] as const)));
-  await rewrite(ctx, person.key, (_s, current) => {
+  await rewrite(ctx, person, (_s, current) => {
     const have = new Map(current.filter((c) => c.relation === rule.relation).map((c) => [c.to, c] as const));
     const remove = [...have.values()].filter((c) => !windows.has(c.to));
     const add = [...windows]
@@ -204,7 +205,7 @@ export async function replaceScheduledAccessLevels(ctx: Ctx, person: StoredObjec
 /** Removes a connection; removing one that does not exist changes nothing. */
 export async function disconnect(ctx: Ctx, source: StoredObject, relationName: string, relatedKey: string): Promise<void> {
   const rule = ruleFor(source, relationName);
-  await rewrite(ctx, source.key, (_s, current) => ({
+  await rewrite(ctx, source, (_s, current) => ({
     add: [],
     remove: current.filter((c) => c.relation === rule.relation && c.to === relatedKey),
   }));
