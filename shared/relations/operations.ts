@@ -97,7 +97,7 @@ export const putPersonAccessLevel = async (req: ApiRequest, deps: BaseDeps) => {
 export const MAX_SCHEDULED_BATCH = 1000;
 
 /** The ObjectLinkItems of a batch body, as (key, window) pairs; 400 for anything else. */
-async function scheduledLevelsOf(body: unknown): Promise<ScheduledLevel[]> {
+function scheduledLevelsOf(body: unknown): ScheduledLevel[] {
   if (!Array.isArray(body)) throw validationFailed('The body must be a JSON array of ObjectLinkItem.');
   if (body.length > Math.min(MAX_SCHEDULED_BATCH, LIMITS.array)) throw validationFailed(`At most ${MAX_SCHEDULED_BATCH} links may be sent at once.`);
   const out: ScheduledLevel[] = [];
@@ -109,7 +109,7 @@ async function scheduledLevelsOf(body: unknown): Promise<ScheduledLevel[]> {
     }
     if (typeof l.LinkedObjectKey !== 'string' || l.LinkedObjectKey.length === 0) throw invalidRelation(`[${i}].LinkedObjectKey is required.`);
     try {
-      out.push({ key: l.LinkedObjectKey.trim().toLowerCase().slice(0, 64), window: await windowFromMetaData(l.MetaDataBson) });
+      out.push({ key: l.LinkedObjectKey.trim().toLowerCase().slice(0, 64), window: windowFromMetaData(l.MetaDataBson) });
     } catch (err) {
       // Name the item whose window is wrong.
       throw err instanceof ApiError ? new ApiError(err.status, err.code, `[${i}] ${err.message}`) : err;
@@ -126,7 +126,7 @@ export const putScheduledAccessLevelBatch = async (req: ApiRequest, deps: BaseDe
   const ctx = contextOf(req, deps);
   requireAnyWrite(ctx);
   const person = await locate(ctx, memberOf(req));
-  const wanted = await scheduledLevelsOf(req.body);
+  const wanted = scheduledLevelsOf(req.body);
   await replaceScheduledAccessLevels(ctx, person, wanted);
   return noContent();
 };

@@ -154,7 +154,7 @@ export async function connect(ctx: Ctx, source: StoredObject, relationName: stri
   const rule = ruleFor(source, relationName);
   const target = await loadTarget(ctx, rule, relatedKey, source);
   const w = rule.relation === SCHEDULED_ACCESS_LEVEL ? (window ?? OPEN_WINDOW) : undefined;
-  const metaData = w ? await metaDataOf(w) : undefined;
+  const metaData = w ? metaDataOf(w) : undefined;
   await rewrite(ctx, source, (_s, current) => {
     const same = current.filter((c) => c.relation === rule.relation);
     const existing = same.find((c) => c.to === target.key);
@@ -190,7 +190,7 @@ export async function replaceScheduledAccessLevels(ctx: Ctx, person: StoredObjec
     windows.set(key, window);
   }
   const targets = await loadTargets(ctx, rule, [...windows.keys()], person);
-  const metaData = new Map(await Promise.all([...windows].map(async ([k, w]) => [k, await metaDataOf(w)] as const)));
+  const metaData = new Map([...windows].map(([k, w]) => [k, metaDataOf(w)] as const));
   await rewrite(ctx, person, (_s, current) => {
     const have = new Map(current.filter((c) => c.relation === rule.relation).map((c) => [c.to, c] as const));
     const remove = [...have.values()].filter((c) => !windows.has(c.to));
@@ -239,7 +239,7 @@ export async function planObjectLinks(
     const rule = ruleFor(draft, l.Relation as string);
     if (typeof l.LinkedObjectKey !== 'string') throw invalidRelation('An ObjectLink of a relation kind needs LinkedObjectKey.');
     // A scheduled access level's window comes from its link's MetaDataBson.
-    const window = rule.relation === SCHEDULED_ACCESS_LEVEL ? await windowFromMetaData(l.MetaDataBson) : undefined;
+    const window = rule.relation === SCHEDULED_ACCESS_LEVEL ? windowFromMetaData(l.MetaDataBson) : undefined;
     const key = l.LinkedObjectKey.toLowerCase();
     const prior = wanted.get(`${rule.relation}#${key}`);
     if (prior?.window && window && !sameWindow(prior.window, window)) {
@@ -262,9 +262,7 @@ export async function planObjectLinks(
   const targets = new Map<string, StoredObject>();
   for (const [id, w] of wanted) targets.set(id, await loadTarget(ctx, w.rule, w.key, draft));
   const others = (sent as Link[]).filter((l) => !(l && typeof l === 'object' && isRelationKind(l.Relation)));
-  const canonical = await Promise.all(
-    [...wanted.entries()].map(async ([id, w]) => linkItem(w.rule.relation, targets.get(id)!, w.window ? await metaDataOf(w.window) : undefined)),
-  );
+  const canonical = [...wanted.entries()].map(([id, w]) => linkItem(w.rule.relation, targets.get(id)!, w.window ? metaDataOf(w.window) : undefined));
   return {
     doc: { ...draft.doc, ObjectLinks: [...others, ...canonical] },
     extra: [

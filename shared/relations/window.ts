@@ -4,8 +4,11 @@
  * ObjectLinkItem shows them as `MetaDataBson`, base64 of the BSON document
  * `{ActiveOn: Date|null, ExpiresOn: Date|null}`, which is also the form clients send.
  *
- * The `bson` package is imported on first use, not at module load: only calls that carry a
- * window pay for evaluating it (see the README's note on bundle sizes).
+ * The BSON of this one document is read and written here, not with the `bson` package: bson adds
+ * about 85 KB (minified) to every family bundle that reaches this module, lazily imported or not
+ * (a function is one file, so a dynamic import is bundled too), against about 2 KB for this
+ * codec. The document is fixed (two fields; dates, null, or ISO strings sent by clients), and
+ * `test/unit/relations-window.test.ts` checks it byte for byte against `bson` itself.
  */
 import { ApiError, validationFailed } from '../errors.ts';
 import { parseIsoDateTime } from '../http/params.ts';
@@ -30,8 +33,11 @@ const MAX_MS = Date.parse('9999-12-31T23:59:59.999Z');
 const invalidMetaData = (message: string) => new ApiError(400, 'InvalidMetaData', message);
 const invalidWindow = (message: string) => new ApiError(400, 'InvalidWindow', message);
 
-let bson: Promise<typeof import('bson')> | undefined;
-const loadBson = () => (bson ??= import('bson'));
+/** BSON element types this document may hold. */
+const BSON_STRING = 0x02;
+const BSON_UNDEFINED = 0x06;
+const BSON_DATE = 0x09;
+const BSON_NULL = 0x0a;
 
 /** The window a connection item holds (open when it holds none). */
 export const windowOf = (c: { readonly activeOn?: string | null; readonly expiresOn?: string | null }): Window => ({
@@ -98,40 +104,83 @@ function metaDataBytes(value: unknown): Buffer {
   throw invalidMetaData('MetaDataBson must be base64 text of a BSON document {ActiveOn, ExpiresOn}.');
 }
 
+type Field = (typeof FIELDS)[number];
+const isField = (name: string): name is Field => (FIELDS as readonly string[]).includes(name);
+
+/**
+ * Reads a flat BSON document of ActiveOn and ExpiresOn: int32 size, elements (type byte, cstring
+ * name, value), a closing 0. Every length is checked against the buffer before it is used.
+ */
+function readDocument(bytes: Buffer): Map<Field, Date | string | null> {
+  const malformed = () => invalidMetaData('MetaDataBson does not hold a BSON document.');
+  const end = bytes.length - 1;
+  if (bytes.length < 5 || bytes.readInt32LE(0) !== bytes.length || bytes[end] !== 0) throw malformed();
+  const out = new Map<Field, Date | string | null>();
+  let i = 4;
+  while (i < end) {
+    const type = bytes[i++]!;
+    const nul = bytes.indexOf(0, i);
+    if (nul < 0 || nul >= end) throw malformed();
+    const name = bytes.toString('utf8', i, nul);
+    i = nul + 1;
+    if (!isField(name)) throw invalidMetaData(`MetaDataBson holds only ActiveOn and ExpiresOn, not ${name.slice(0, 64)}.`);
+    if (out.has(name)) throw invalidMetaData(`MetaDataBson holds ${name} twice.`);
+    if (type === BSON_DATE) {
+      if (i + 8 > end) throw malformed();
+      out.set(name, new Date(Number(bytes.readBigInt64LE(i))));
+      i += 8;
+    } else if (type === BSON_NULL || type === BSON_UNDEFINED) {
+      out.set(name, null);
+    } else if (type === BSON_STRING) {
+      if (i + 4 > end) throw malformed();
+      const size = bytes.readInt32LE(i);
+      i += 4;
+      if (size < 1 || i + size > end || bytes[i + size - 1] !== 0) throw malformed();
+      out.set(name, bytes.toString('utf8', i, i + size - 1));
+      i += size;
+    } else {
+      throw invalidMetaData(`${name} in MetaDataBson must be a BSON date, an ISO 8601 string or null.`);
+    }
+  }
+  return out;
+}
+
 /**
  * The window a link's `MetaDataBson` holds: base64 text (or an array of bytes) of one BSON
  * document whose only fields are ActiveOn and ExpiresOn, each a BSON date, an ISO string or null.
  * Absent, null or empty is the open window. Anything else is a 400 `InvalidMetaData`; ActiveOn
  * after ExpiresOn is a 400 `InvalidWindow`.
  */
-export async function windowFromMetaData(value: unknown): Promise<Window> {
+export function windowFromMetaData(value: unknown): Window {
   if (value === undefined || value === null || value === '') return OPEN_WINDOW;
   const bytes = metaDataBytes(value);
   if (bytes.length === 0) return OPEN_WINDOW;
-  const { deserialize } = await loadBson();
-  let doc: Record<string, unknown>;
-  try {
-    // A document whose declared size is not the buffer's is refused by the decoder.
-    doc = deserialize(bytes, { promoteValues: true, validation: { utf8: true } });
-  } catch {
-    throw invalidMetaData('MetaDataBson does not hold a BSON document.');
-  }
-  const other = Object.keys(doc).filter((k) => !(FIELDS as readonly string[]).includes(k));
-  if (other.length > 0) throw invalidMetaData(`MetaDataBson holds only ActiveOn and ExpiresOn, not ${other[0]!.slice(0, 64)}.`);
-  const read = (field: (typeof FIELDS)[number]): string | null => {
-    const v = doc[field];
+  const doc = readDocument(bytes);
+  const read = (field: Field): string | null => {
+    const v = doc.get(field);
     if (v === undefined || v === null) return null;
     if (v instanceof Date) return instant(v, field, invalidMetaData);
-    const d = typeof v === 'string' && v.length <= 64 ? parseIsoDateTime(v) : undefined;
+    const d = v.length <= 64 ? parseIsoDateTime(v) : undefined;
     if (!d) throw invalidMetaData(`${field} in MetaDataBson must be a BSON date, an ISO 8601 string or null.`);
     return instant(d, field, invalidMetaData);
   };
   return ordered({ activeOn: read('ActiveOn'), expiresOn: read('ExpiresOn') });
 }
 
-/** The `MetaDataBson` of a window: base64 of BSON `{ActiveOn: Date|null, ExpiresOn: Date|null}`. */
-export async function metaDataOf(w: Window): Promise<string> {
-  const { serialize } = await loadBson();
-  const date = (iso: string | null) => (iso === null ? null : new Date(iso));
-  return Buffer.from(serialize({ ActiveOn: date(w.activeOn), ExpiresOn: date(w.expiresOn) })).toString('base64');
+/**
+ * The `MetaDataBson` of a window: base64 of BSON `{ActiveOn: Date|null, ExpiresOn: Date|null}`,
+ * the bytes `bson`'s serialize writes for that document.
+ */
+export function metaDataOf(w: Window): string {
+  const elements = FIELDS.map((name) => {
+    const iso = name === 'ActiveOn' ? w.activeOn : w.expiresOn;
+    const head = Buffer.concat([Buffer.from([iso === null ? BSON_NULL : BSON_DATE]), Buffer.from(name, 'utf8'), Buffer.from([0])]);
+    if (iso === null) return head;
+    const value = Buffer.alloc(8);
+    value.writeBigInt64LE(BigInt(Date.parse(iso)));
+    return Buffer.concat([head, value]);
+  });
+  const doc = Buffer.concat([Buffer.alloc(4), ...elements, Buffer.from([0])]);
+  doc.writeInt32LE(doc.length, 0);
+  return doc.toString('base64');
 }
