@@ -128,6 +128,13 @@ describe('scheduledaccesslevelbatch', () => {
     expect(await getPerson(p)).toEqual(before);
     expect(await connectionsFrom(t.db, p)).toEqual([]);
     expect((await batch(p, [item(ok)], root.tokens.ReadOnly)).status).toBe(403);
+    // Another tenant can neither write nor read the person's scheduled levels.
+    expect((await batch(p, [item(ok)], sibling.tokens.Administrator)).status).toBe(403);
+    const peek = await api.get(`/api/f/${I}/people/${p}/connections/${REL}`, { token: sibling.tokens.Administrator });
+    expect(peek.status).toBe(403);
+    const connectAsStranger = await api.put(`/api/f/${I}/people/${p}/connections/${REL}?relatedKey=${ok}`, { token: sibling.tokens.Administrator, body: {} });
+    expect(connectAsStranger.status).toBe(403);
+    expect(await getPerson(p)).toEqual(before);
   });
 
   it('rejects malformed MetaDataBson and windows with 400 and a stable code', async () => {
