@@ -284,10 +284,16 @@ describe('around the person and the level', () => {
     expect(await listed(p)).toEqual([past, future].sort());
   });
 
-  it('removes the scheduled links and connections when the access level is deleted', async () => {
+  it('carries a rename to the scheduled link, window kept, and removes links and connections when the level is deleted', async () => {
     const p = await person('Deleted');
     const [gone, kept] = await Promise.all([level('Gone'), level('Kept')]);
     expect((await batch(p, [item(gone), item(kept)])).status).toBe(204);
+    const before = (await scheduledLinks(p)).find((l) => l.LinkedObjectKey === kept);
+    const current = (await api.get(`/api/f/${I}/accesslevels/${kept}`, { token: root.tokens.ReadOnly })).body;
+    const renamed = await api.put(`/api/f/${I}/accesslevels/${kept}`, { token: root.tokens.Operator, body: { ...current, CommonName: `Renamed ${Math.random()}` } });
+    expect([200, 204]).toContain(renamed.status);
+    const after = (await scheduledLinks(p)).find((l) => l.LinkedObjectKey === kept);
+    expect(after).toEqual({ ...before, CommonName: expect.stringMatching(/^Renamed /) });
 
     expect((await api.del(`/api/f/${I}/accesslevels/${gone}`, { token: root.tokens.Operator })).status).toBe(204);
 
