@@ -6,6 +6,7 @@
 import { deserialize, serialize } from 'bson';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { connectionsFrom } from '#shared/db/relations-repo.ts';
+import { MAX_SCHEDULED_BATCH } from '#shared/relations/operations.ts';
 import { MAX_LINK_CHANGES } from '#shared/relations/service.ts';
 import { commandsOf, createTestDb, type TestDb } from '../support/db.ts';
 import { seedTenant, setupApi, type Tenant } from '../support/tokens.ts';
@@ -156,6 +157,7 @@ describe('scheduledaccesslevelbatch', () => {
       expect(res.body.Message).toMatch(/^\[0\] /);
     }
     expect((await batch(p, { Relation: REL })).body.Error).toBe('ValidationFailed');
+    expect((await batch(p, Array.from({ length: MAX_SCHEDULED_BATCH + 1 }, () => ({ Relation: REL, LinkedObjectKey: a })))).body.Error).toBe('ValidationFailed');
     expect((await batch(p, [{ ...item(a), Relation: 'AccessLevel' }])).body.Error).toBe('InvalidRelation');
     expect((await batch(p, [item(a), item(a, null)])).body.Error).toBe('InvalidRelation');
     expect(await connectionsFrom(t.db, p)).toEqual([]);
