@@ -70,6 +70,10 @@ function collectionRoutes(c: CollectionDef): Route[] {
   if (c.relations) {
     rows.push(
       route('POST', `${one}/connections/{relation}`, c.family, 'connect', x),
+      // The same call with PUT, as field clients send it; the literal `connections` segment wins
+      // over any `{link}/{linkKey}` row, here and in API Gateway.
+      route('PUT', `${one}/connections/{relation}`, c.family, 'connect', x),
+      route('GET', `${one}/connections/{relation}`, c.family, 'listConnections', x),
       route('DELETE', `${one}/connections/{relation}/{relatedKey}`, c.family, 'disconnect', x),
     );
   }

@@ -7,11 +7,11 @@ import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { objectOperations } from '#shared/objects/operations.ts';
 import { relationHooks } from '#shared/objects/relation-hooks.ts';
-import { connectOperation, disconnectOperation } from '#shared/relations/operations.ts';
+import { connectOperation, disconnectOperation, listConnectionsOperation } from '#shared/relations/operations.ts';
 
 const objects = objectOperations(relationHooks);
 
-export const operations = { ...objects.collection, ...objects.peripheral, connect: connectOperation, disconnect: disconnectOperation };
+export const operations = { ...objects.collection, ...objects.peripheral, connect: connectOperation, listConnections: listConnectionsOperation, disconnect: disconnectOperation };
 
 export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'devices', operations, deps });
 

@@ -193,10 +193,13 @@ export async function getObject(db: Db, key: string, consistent = false): Promis
   return out.Item ? fromItem(out.Item) : undefined;
 }
 
-/** Reads many objects (BatchGetItem, 100 keys a request); missing keys are left out; order follows `keys`. */
-export async function getObjects(db: Db, keys: readonly string[]): Promise<StoredObject[]> {
+/**
+ * Reads many objects (BatchGetItem, 100 keys a request); missing keys are left out; order follows
+ * `keys`. `consistent` reads them strongly consistent.
+ */
+export async function getObjects(db: Db, keys: readonly string[], consistent = false): Promise<StoredObject[]> {
   const found = new Map<string, StoredObject>();
-  for (const item of await getItems(db, [...new Set(keys)].map(objectItemKey))) {
+  for (const item of await getItems(db, [...new Set(keys)].map(objectItemKey), consistent)) {
     const o = fromItem(item);
     found.set(o.key, o);
   }

@@ -4,6 +4,9 @@
  * object's references is one Query too.
  *
  *   PK `O#<from>`  SK `R#<Relation>#<to>`  GSI1PK `RB#<to>`  GSI1SK `<Relation>#<from>`
+ *
+ * A scheduled access level's item also holds its window, `ActiveOn` and `ExpiresOn` (ISO UTC
+ * strings, absent when open); the reference index projects every attribute, so both sides read it.
  */
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Db } from './client.ts';
@@ -16,6 +19,9 @@ export interface Connection {
   readonly from: string;
   readonly relation: string;
   readonly to: string;
+  /** The window of a scheduled connection (ISO UTC); null or absent is open. */
+  readonly activeOn?: string | null;
+  readonly expiresOn?: string | null;
 }
 
 export function putConnection(db: Db, c: Connection): TransactItem {
@@ -30,6 +36,8 @@ export function putConnection(db: Db, c: Connection): TransactItem {
         From: c.from,
         To: c.to,
         Relation: c.relation,
+        ...(c.activeOn ? { ActiveOn: c.activeOn } : {}),
+        ...(c.expiresOn ? { ExpiresOn: c.expiresOn } : {}),
       },
     },
   };
@@ -40,9 +48,14 @@ export function deleteConnection(db: Db, c: Connection): TransactItem {
 }
 
 function toConnection(i: Record<string, unknown>): Connection {
-  return { from: i.From as string, relation: i.Relation as string, to: i.To as string };
+  return {
+    from: i.From as string,
+    relation: i.Relation as string,
+    to: i.To as string,
+    activeOn: typeof i.ActiveOn === 'string' ? i.ActiveOn : null,
+    expiresOn: typeof i.ExpiresOn === 'string' ? i.ExpiresOn : null,
+  };
 }
-
 
 /** The connections from an object (optionally of one relation), in one Query. */
 export async function connectionsFrom(db: Db, from: string, relation?: string): Promise<Connection[]> {

@@ -24,7 +24,9 @@
 import { ApiError } from '../errors.ts';
 import { queryFolderEvents, queryPointers, type EventPointer, type SortRange } from '../db/events-repo.ts';
 import { getObjects, listCollection, type StoredObject } from '../db/objects-repo.ts';
-import { connectionsTo } from '../db/relations-repo.ts';
+import { connectionsTo, type Connection } from '../db/relations-repo.ts';
+import { SCHEDULED_ACCESS_LEVEL } from '../relations/rules.ts';
+import { windowHolds, windowOf } from '../relations/window.ts';
 import { requireFolderInScope } from '../objects/access.ts';
 import type { Ctx } from '../objects/context.ts';
 import { TtlCache } from '../ttl-cache.ts';
@@ -136,10 +138,15 @@ export async function foldersOf(ctx: Ctx, folderKey: string, q: Pick<EventListQu
   return out;
 }
 
-/** People connected (relation AccessLevel) to any of the access levels. */
+/**
+ * People connected to any of the access levels: by AccessLevel, or by a ScheduledAccessLevel whose
+ * window holds the time of the call (a level that has not started or has ended does not count).
+ */
 async function peopleIn(ctx: Ctx, accessLevels: readonly string[]): Promise<Set<string>> {
   const lists = await Promise.all(accessLevels.map((a) => connectionsTo(ctx.db, a)));
-  return new Set(lists.flat().filter((c) => c.relation === 'AccessLevel').map((c) => c.from));
+  const counts = (c: Connection) =>
+    c.relation === 'AccessLevel' || (c.relation === SCHEDULED_ACCESS_LEVEL && windowHolds(windowOf(c), ctx.now));
+  return new Set(lists.flat().filter(counts).map((c) => c.from));
 }
 
 const positionKey = (ctx: Ctx, folderKey: string, q: EventListQuery, page: number) =>

@@ -63,25 +63,30 @@ export function boolParam(req: Pick<ApiRequest, 'query'>, name: string, def = fa
 const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
 
 /**
- * An ISO 8601 date or date-time parameter; one without a zone is UTC (the spec's date-times are
- * UTC), and a date that does not exist (2024-02-30) is refused.
+ * An ISO 8601 date or date-time; one without a zone is UTC (the spec's date-times are UTC), and a
+ * date that does not exist (2024-02-30) is refused. Undefined when `raw` is not such a date.
  */
-export function dateParam(req: Pick<ApiRequest, 'query'>, name: string): Date | undefined {
-  let raw = stringParam(req, name)?.trim();
-  if (raw === undefined) return undefined;
+export function parseIsoDateTime(input: string): Date | undefined {
   // An unencoded `+` of an offset arrives as a space.
-  raw = raw.replace(/(T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?) (\d{2}:?\d{2})$/i, '$1+$2');
+  const raw = input.trim().replace(/(T\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?) (\d{2}:?\d{2})$/i, '$1+$2');
   const m = ISO_DATE_TIME.exec(raw);
-  const bad = () => badRequest('InvalidParameter', `Query parameter ${name} must be an ISO 8601 date-time.`);
-  if (!m) throw bad();
+  if (!m) return undefined;
   const [y, mo, d, h = '0', mi = '0', sec = '0'] = m.slice(1, 7) as string[];
   const calendar = new Date(Date.UTC(Number(y), Number(mo) - 1, Number(d)));
   if (calendar.getUTCMonth() !== Number(mo) - 1 || calendar.getUTCDate() !== Number(d) || Number(h) > 23 || Number(mi) > 59 || Number(sec) > 59) {
-    throw bad();
+    return undefined;
   }
   const text = raw.replace(' ', 'T');
   const date = new Date(m[4] === undefined ? `${text}T00:00:00Z` : m[7] === undefined ? `${text}Z` : text);
-  if (Number.isNaN(date.getTime())) throw bad();
+  return Number.isNaN(date.getTime()) ? undefined : date;
+}
+
+/** An ISO 8601 date or date-time parameter (see {@link parseIsoDateTime}). */
+export function dateParam(req: Pick<ApiRequest, 'query'>, name: string): Date | undefined {
+  const raw = stringParam(req, name);
+  if (raw === undefined) return undefined;
+  const date = parseIsoDateTime(raw);
+  if (!date) throw badRequest('InvalidParameter', `Query parameter ${name} must be an ISO 8601 date-time.`);
   return date;
 }
 

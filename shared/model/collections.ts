@@ -55,14 +55,21 @@ export interface CollectionDef {
   readonly uniqueName?: boolean;
   /** Objects of this collection can be the source of a connection (relation kinds). */
   readonly relations?: boolean;
-  /** Sub-resources accepting PUT (`inputs/<key>/status`, `people/<key>/accesslevels`). */
+  /** Sub-resources accepting PUT (`inputs/<key>/status`, `people/<key>/accesslevels`, `people/<key>/scheduledaccesslevelbatch`). */
   readonly putLinks?: readonly string[];
   /** Sub-resources whose items accept PUT (`people/<key>/cards/<card key>`). */
   readonly putLinkItems?: readonly string[];
 }
 
 export const COLLECTIONS: readonly CollectionDef[] = [
-  { name: 'people', family: 'people', typeName: 'PersonInfo', relations: true, putLinks: ['accesslevels'], putLinkItems: ['cards'] },
+  {
+    name: 'people',
+    family: 'people',
+    typeName: 'PersonInfo',
+    relations: true,
+    putLinks: ['accesslevels', 'scheduledaccesslevelbatch'],
+    putLinkItems: ['cards'],
+  },
   {
     name: 'inputs',
     family: 'devices',

@@ -9,7 +9,7 @@
  * | commonname     | CommonName as a JSON string           | 405                   | 405        | 405             |
  * | images         | `[]` (no images are stored yet)       | 405                   | 405        | 405             |
  * | notes          | the notes, chronological              | add a note (201)      | 405        | remove a note   |
- * | connections    | `[]` until relationships exist        | 405 (connect: its own route) | 405 | 405          |
+ * | connections    | the connected objects (`/<relation>`: of one relation, its own route) | 405 (connect: its own route) | 405 | 405 |
  * | references     | `[]` until relationships exist        | 405                   | 405        | 405             |
  * | takeownership  | 405, `Allow: POST`                    | 204 (see below)       | 405        | 405             |
  * | status (inputs)| latest InputStatusItem                | 405                   | store (204)| 405             |

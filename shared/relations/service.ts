@@ -3,7 +3,8 @@
  * (listing either side is one Query plus a BatchGet) and an ObjectLinkItem in the source's
  * `ObjectLinks`, written together in one transaction with the source's version checked, so a
  * connection and the links a client reads never disagree. Renames and deletes of a target are
- * carried to the sources' links.
+ * carried to the sources' links. A scheduled access level also carries its window: on the
+ * connection item, and as the link's `MetaDataBson` (see `window.ts`).
  */
 import { badRequest, ConditionFailed, notFound } from '../errors.ts';
 import {
@@ -21,7 +22,8 @@ import { objectHref, renderObject } from '../model/render.ts';
 import { isWithin } from '../model/placement.ts';
 import type { Ctx } from '../objects/context.ts';
 import { outOfScope } from '../objects/errors.ts';
-import { isRelationKind, relationRule, type RelationRule } from './rules.ts';
+import { isRelationKind, relationRule, SCHEDULED_ACCESS_LEVEL, type RelationRule } from './rules.ts';
+import { metaDataOf, OPEN_WINDOW, sameWindow, windowFromMetaData, windowOf, type Window } from './window.ts';
 
 const MAX_ATTEMPTS = 6;
 
@@ -29,16 +31,31 @@ export const invalidRelation = (message: string) => badRequest('InvalidRelation'
 
 type Link = Record<string, unknown>;
 
-/** The ObjectLinkItem a connection shows in its source (bare `$type`, as stored). */
-export function linkItem(relation: string, target: StoredObject): Link {
+/**
+ * The ObjectLinkItem a connection shows in its source (bare `$type`, as stored); a scheduled
+ * access level's shows its window as `metaData` (base64 BSON).
+ */
+export function linkItem(relation: string, target: StoredObject, metaData?: string): Link {
   return {
     $type: 'ObjectLinkItem',
     Relation: relation,
     LinkedObjectKey: target.key,
     CommonName: typeof target.doc.CommonName === 'string' ? target.doc.CommonName : null,
     Href: objectHref(target),
+    ...(metaData !== undefined ? { MetaDataBson: metaData } : {}),
   };
 }
+
+/** A connection item, with its window when it has one. */
+const connection = (from: string, relation: string, to: string, w: Window | undefined): Connection => ({
+  from,
+  relation,
+  to,
+  ...(w ? { activeOn: w.activeOn, expiresOn: w.expiresOn } : {}),
+});
+
+const linkId = (l: Link): string => `${String(l.Relation)}#${String(l.LinkedObjectKey)}`;
+const connectionId = (c: Connection): string => `${c.relation}#${c.to}`;
 
 const linksOf = (o: StoredObject): Link[] => (Array.isArray(o.doc.ObjectLinks) ? (o.doc.ObjectLinks as Link[]) : []);
 
@@ -62,7 +79,19 @@ export function ruleFor(source: StoredObject, relationName: string): RelationRul
  * link never shows a name from a tenant its reader cannot see), 400 of the wrong type.
  */
 async function loadTarget(ctx: Ctx, rule: RelationRule, key: string, source: StoredObject): Promise<StoredObject> {
-  const target = /^[0-9a-f]{24}$/.test(key) ? await getObject(ctx.db, key, true) : undefined;
+  return checkTarget(ctx, rule, isKey(key) ? await getObject(ctx.db, key, true) : undefined, source);
+}
+
+const isKey = (key: string): boolean => /^[0-9a-f]{24}$/.test(key);
+
+/** {@link loadTarget} of many keys in one BatchGetItem per 100; the first bad key, in order, decides the answer. */
+async function loadTargets(ctx: Ctx, rule: RelationRule, keys: readonly string[], source: StoredObject): Promise<Map<string, StoredObject>> {
+  const found = new Map((await getObjects(ctx.db, keys.filter(isKey), true)).map((o) => [o.key, o] as const));
+  for (const key of keys) checkTarget(ctx, rule, found.get(key), source);
+  return found;
+}
+
+function checkTarget(ctx: Ctx, rule: RelationRule, target: StoredObject | undefined, source: StoredObject): StoredObject {
   if (!target) throw notFound('The related object does not exist.');
   if (!visible(ctx, target) || !target.instances.includes(ownInstance(source))) throw outOfScope();
   if (target.collection !== rule.to) {
@@ -73,30 +102,36 @@ async function loadTarget(ctx: Ctx, rule: RelationRule, key: string, source: Sto
 
 /**
  * Rewrites the source's relation links in one transaction with the connection items, retrying
- * when another writer changed the source in between.
+ * when another writer changed the source in between. An added connection that exists already
+ * (a new window) replaces its item and its link, in place.
  */
 async function rewrite(
   ctx: Ctx,
-  sourceKey: string,
+  located: StoredObject,
   change: (source: StoredObject, current: Connection[]) => { add: Array<{ c: Connection; link: Link }>; remove: Connection[] } | undefined,
 ): Promise<void> {
   for (let attempt = 0; ; attempt++) {
-    const source = await getObject(ctx.db, sourceKey, true);
+    // The first attempt uses the source as located (a consistent read); a retry reads it again.
+    const source = attempt === 0 ? located : await getObject(ctx.db, located.key, true);
     if (!source) throw notFound('The object does not exist.');
     const current = await connectionsFrom(ctx.db, source.key);
     const plan = change(source, current);
     if (!plan || (plan.add.length === 0 && plan.remove.length === 0)) return;
-    const removed = new Set(plan.remove.map((c) => `${c.relation}#${c.to}`));
-    const added = new Set(plan.add.map(({ c }) => `${c.relation}#${c.to}`));
-    const kept = linksOf(source).filter((l) => {
-      const id = `${String(l.Relation)}#${String(l.LinkedObjectKey)}`;
-      return !(isRelationKind(l.Relation) && (removed.has(id) || added.has(id)));
-    });
-    const next: StoredObject = {
-      ...source,
-      version: source.version + 1,
-      doc: { ...source.doc, ObjectLinks: [...kept, ...plan.add.map((a) => a.link)] },
-    };
+    const removed = new Set(plan.remove.map(connectionId));
+    const added = new Map(plan.add.map(({ c, link }) => [connectionId(c), link] as const));
+    const placed = new Set<string>();
+    const links: Link[] = [];
+    for (const l of linksOf(source)) {
+      const id = linkId(l);
+      if (isRelationKind(l.Relation) && (removed.has(id) || added.has(id))) {
+        if (added.has(id) && !placed.has(id)) links.push(added.get(id)!);
+        placed.add(id);
+        continue;
+      }
+      links.push(l);
+    }
+    for (const [id, link] of added) if (!placed.has(id)) links.push(link);
+    const next: StoredObject = { ...source, version: source.version + 1, doc: { ...source.doc, ObjectLinks: links } };
     const extra: ExtraWrite[] = [
       ...plan.remove.map((c) => deleteConnection(ctx.db, c)),
       ...plan.add.map(({ c }) => putConnection(ctx.db, c)),
@@ -112,25 +147,65 @@ async function rewrite(
 
 /**
  * Connects `source` to the object `relatedKey` by `relationName`. Idempotent; a one-to-one
- * relation replaces the previous target (the rule decides, not the client).
+ * relation replaces the previous target (the rule decides, not the client). A scheduled access
+ * level gets `window` (open when undefined); connecting it again with another window updates it.
  */
-export async function connect(ctx: Ctx, source: StoredObject, relationName: string, relatedKey: string): Promise<void> {
+export async function connect(ctx: Ctx, source: StoredObject, relationName: string, relatedKey: string, window?: Window): Promise<void> {
   const rule = ruleFor(source, relationName);
   const target = await loadTarget(ctx, rule, relatedKey, source);
-  await rewrite(ctx, source.key, (_s, current) => {
+  const w = rule.relation === SCHEDULED_ACCESS_LEVEL ? (window ?? OPEN_WINDOW) : undefined;
+  const metaData = w ? metaDataOf(w) : undefined;
+  await rewrite(ctx, source, (_s, current) => {
     const same = current.filter((c) => c.relation === rule.relation);
-    if (same.some((c) => c.to === target.key)) return undefined;
+    const existing = same.find((c) => c.to === target.key);
+    if (existing && (!w || sameWindow(windowOf(existing), w))) return undefined;
     return {
-      add: [{ c: { from: source.key, relation: rule.relation, to: target.key }, link: linkItem(rule.relation, target) }],
-      remove: rule.oneToOne ? same : [],
+      add: [{ c: connection(source.key, rule.relation, target.key, w), link: linkItem(rule.relation, target, metaData) }],
+      remove: rule.oneToOne ? same.filter((c) => c.to !== target.key) : [],
     };
+  });
+}
+
+/** One access level of a `scheduledaccesslevelbatch`. */
+export interface ScheduledLevel {
+  readonly key: string;
+  readonly window: Window;
+}
+
+const tooManyChanges = () =>
+  invalidRelation(`At most ${MAX_LINK_CHANGES} connections may change in one write; use the connections calls.`);
+
+/**
+ * Replaces the person's ScheduledAccessLevel connections with exactly `wanted` (other relation
+ * kinds untouched) in one transaction with the person's links: every target is checked first
+ * (404, 403, 400: nothing is written), an identical set changes nothing, a new window updates the
+ * connection and its link. The same level twice with different windows is a 400.
+ */
+export async function replaceScheduledAccessLevels(ctx: Ctx, person: StoredObject, wanted: readonly ScheduledLevel[]): Promise<void> {
+  const rule = ruleFor(person, SCHEDULED_ACCESS_LEVEL);
+  const windows = new Map<string, Window>();
+  for (const { key, window } of wanted) {
+    const prior = windows.get(key);
+    if (prior && !sameWindow(prior, window)) throw invalidRelation(`Access level ${key} is sent twice with different windows.`);
+    windows.set(key, window);
+  }
+  const targets = await loadTargets(ctx, rule, [...windows.keys()], person);
+  const metaData = new Map([...windows].map(([k, w]) => [k, metaDataOf(w)] as const));
+  await rewrite(ctx, person, (_s, current) => {
+    const have = new Map(current.filter((c) => c.relation === rule.relation).map((c) => [c.to, c] as const));
+    const remove = [...have.values()].filter((c) => !windows.has(c.to));
+    const add = [...windows]
+      .filter(([k, w]) => !have.has(k) || !sameWindow(windowOf(have.get(k)!), w))
+      .map(([k, w]) => ({ c: connection(person.key, rule.relation, k, w), link: linkItem(rule.relation, targets.get(k)!, metaData.get(k)) }));
+    if (add.length + remove.length > MAX_LINK_CHANGES) throw tooManyChanges();
+    return { add, remove };
   });
 }
 
 /** Removes a connection; removing one that does not exist changes nothing. */
 export async function disconnect(ctx: Ctx, source: StoredObject, relationName: string, relatedKey: string): Promise<void> {
   const rule = ruleFor(source, relationName);
-  await rewrite(ctx, source.key, (_s, current) => ({
+  await rewrite(ctx, source, (_s, current) => ({
     add: [],
     remove: current.filter((c) => c.relation === rule.relation && c.to === relatedKey),
   }));
@@ -159,11 +234,18 @@ export async function planObjectLinks(
   }
   const relationLinks = (sent as Link[]).filter((l) => l && typeof l === 'object' && isRelationKind(l.Relation));
   if (!previous && relationLinks.length === 0) return undefined;
-  const wanted = new Map<string, { rule: RelationRule; key: string }>();
+  const wanted = new Map<string, { rule: RelationRule; key: string; window: Window | undefined }>();
   for (const l of relationLinks) {
     const rule = ruleFor(draft, l.Relation as string);
     if (typeof l.LinkedObjectKey !== 'string') throw invalidRelation('An ObjectLink of a relation kind needs LinkedObjectKey.');
-    wanted.set(`${rule.relation}#${l.LinkedObjectKey.toLowerCase()}`, { rule, key: l.LinkedObjectKey.toLowerCase() });
+    // A scheduled access level's window comes from its link's MetaDataBson.
+    const window = rule.relation === SCHEDULED_ACCESS_LEVEL ? windowFromMetaData(l.MetaDataBson) : undefined;
+    const key = l.LinkedObjectKey.toLowerCase();
+    const prior = wanted.get(`${rule.relation}#${key}`);
+    if (prior?.window && window && !sameWindow(prior.window, window)) {
+      throw invalidRelation(`Access level ${key} is linked twice with different windows.`);
+    }
+    wanted.set(`${rule.relation}#${key}`, { rule, key, window });
   }
   const perRule = new Map<string, number>();
   for (const w of wanted.values()) perRule.set(w.rule.relation, (perRule.get(w.rule.relation) ?? 0) + 1);
@@ -171,29 +253,31 @@ export async function planObjectLinks(
     if (relationRule(relation)!.oneToOne && n > 1) throw invalidRelation(`${relation} is one-to-one: send one link of it.`);
   }
   const current = previous ? await connectionsFrom(ctx.db, draft.key) : [];
-  const have = new Set(current.map((c) => `${c.relation}#${c.to}`));
-  const added = [...wanted.entries()].filter(([id]) => !have.has(id));
-  const removed = current.filter((c) => !wanted.has(`${c.relation}#${c.to}`));
-  if (added.length + removed.length > MAX_LINK_CHANGES) {
-    throw invalidRelation(`At most ${MAX_LINK_CHANGES} connections may change in one write; use the connections calls.`);
-  }
+  const have = new Map(current.map((c) => [connectionId(c), c] as const));
+  // New connections, and scheduled ones whose window changed (their item is written again).
+  const added = [...wanted.entries()].filter(([id, w]) => !have.has(id) || (w.window && !sameWindow(windowOf(have.get(id)!), w.window)));
+  const removed = current.filter((c) => !wanted.has(connectionId(c)));
+  if (added.length + removed.length > MAX_LINK_CHANGES) throw tooManyChanges();
   // Every wanted target is checked, so the links stored show current names and Hrefs.
   const targets = new Map<string, StoredObject>();
   for (const [id, w] of wanted) targets.set(id, await loadTarget(ctx, w.rule, w.key, draft));
   const others = (sent as Link[]).filter((l) => !(l && typeof l === 'object' && isRelationKind(l.Relation)));
-  const canonical = [...wanted.entries()].map(([id, w]) => linkItem(w.rule.relation, targets.get(id)!));
+  const canonical = [...wanted.entries()].map(([id, w]) => linkItem(w.rule.relation, targets.get(id)!, w.window ? metaDataOf(w.window) : undefined));
   return {
     doc: { ...draft.doc, ObjectLinks: [...others, ...canonical] },
     extra: [
       ...removed.map((c) => deleteConnection(ctx.db, c)),
-      ...added.map(([, w]) => putConnection(ctx.db, { from: draft.key, relation: w.rule.relation, to: w.key })),
+      ...added.map(([, w]) => putConnection(ctx.db, connection(draft.key, w.rule.relation, w.key, w.window))),
     ],
   };
 }
 
-/** The objects `o` is connected to, that the caller may see, rendered. One Query + BatchGet per 100. */
-export async function connectedObjects(ctx: Ctx, o: StoredObject): Promise<Record<string, unknown>[]> {
-  const conns = await connectionsFrom(ctx.db, o.key);
+/**
+ * The objects `o` is connected to (by `relation`, or by any), that the caller may see, rendered.
+ * One Query + BatchGet per 100.
+ */
+export async function connectedObjects(ctx: Ctx, o: StoredObject, relation?: string): Promise<Record<string, unknown>[]> {
+  const conns = await connectionsFrom(ctx.db, o.key, relation);
   const objs = await getObjects(ctx.db, conns.map((c) => c.to));
   return objs.filter((x) => visible(ctx, x)).map((x) => renderObject(x, ctx.ns));
 }

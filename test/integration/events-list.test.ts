@@ -219,6 +219,21 @@ describe('query parameters', () => {
     expect(await keys(f, { forPeopleInAccessLevels: empty.Key })).toEqual([]);
   });
 
+  it('forPeopleInAccessLevels counts a scheduled access level only while its window holds', async () => {
+    const f = await folder();
+    const level = await e.object('accesslevels', 'AccessLevelInfo');
+    const [current, ended, open] = await Promise.all([1, 2, 3].map(() => e.object('people', 'PersonInfo')));
+    const window = { current: { ActiveOn: '2000-01-01T00:00:00Z', ExpiresOn: '2999-01-01T00:00:00Z' }, ended: { ExpiresOn: '2001-01-01T00:00:00Z' }, open: {} };
+    for (const [p, body] of [[current, window.current], [ended, window.ended], [open, window.open]] as const) {
+      const r = await e.api.put(`${p.Href}/connections/ScheduledAccessLevel?isOneToOne=False&relatedKey=${level.Key}&addAsTag=false`, { token: e.token, body });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+    }
+    const ec = await pub(f, { at: '2025-01-01T00:00:00Z', related: [current.Key] });
+    await pub(f, { at: '2025-01-02T00:00:00Z', related: [ended.Key] });
+    const eo = await pub(f, { at: '2025-01-03T00:00:00Z', related: [open.Key] });
+    expect(await keys(f, { forPeopleInAccessLevels: level.Key })).toEqual([eo.Key, ec.Key]);
+  });
+
   it('combines parameters', async () => {
     const f = await folder();
     const p = await e.object('people', 'PersonInfo');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { Router } from '#shared/http/router.ts';
 import { COLLECTIONS } from '#shared/model/collections.ts';
-import { ROUTES, routeKey } from '#shared/routes.ts';
+import { ROUTES, routeKey, type Route } from '#shared/routes.ts';
 
 const router = new Router();
 const K = '0123456789abcdef01234567';
@@ -60,17 +60,21 @@ describe('Router', () => {
     expect(router.match('PUT', `/api/f/${K}/doors/${K}/cards/${K}`)?.route.path).toBe('$default');
   });
 
-  it('lets a literal connections segment win over the {link}/{linkKey} item routes', () => {
-    const rows = [
-      ...ROUTES,
-      { method: 'PUT', path: '/api/f/{folderKey}/people/{key}/connections/{relation}', family: 'people', operation: 'putConnection', auth: true, collection: 'people' },
-      { method: 'GET', path: '/api/f/{folderKey}/people/{key}/connections/{relation}', family: 'people', operation: 'getConnection', auth: true, collection: 'people' },
-    ] as const;
-    const withConnections = new Router(rows);
-    expect(withConnections.match('PUT', `/api/f/${K}/people/${K}/connections/accesslevels`)?.route.operation).toBe('putConnection');
-    expect(withConnections.match('GET', `/api/f/${K}/people/${K}/connections/accesslevels`)?.route.operation).toBe('getConnection');
-    expect(withConnections.match('PUT', `/api/f/${K}/people/${K}/cards/${K}`)?.route.operation).toBe('putLinkItem');
-    expect(router.match('DELETE', `/api/f/${K}/people/${K}/connections/accesslevels/${K}`)?.route.operation).toBe('disconnect');
+  it('sends connections/<relation> to the connection calls, even beside a {link}/{linkKey} row of the same method', () => {
+    const path = `/api/f/${K}/people/${K}/connections/ScheduledAccessLevel`;
+    expect(router.match('PUT', path)?.route.operation).toBe('connect');
+    expect(router.match('POST', path)?.route.operation).toBe('connect');
+    expect(router.match('GET', path)?.route.operation).toBe('listConnections');
+    expect(router.match('PUT', `/api/f/${K}/people/${K}/scheduledaccesslevelbatch`)?.route.operation).toBe('putLink');
+    // A param row such as a people-cards `PUT <Href>/{link}/{linkKey}`, listed before or after.
+    const param: Route = { method: 'PUT', path: '/api/f/{folderKey}/people/{key}/{link}/{linkKey}', family: 'people', operation: 'putLinkItem', auth: true, collection: 'people' };
+    for (const routes of [[param, ...ROUTES], [...ROUTES, param]]) {
+      const r = new Router(routes);
+      expect(r.match('PUT', path)?.route.operation).toBe('connect');
+      expect(r.match('PUT', path)?.params).toEqual({ folderKey: K, key: K, relation: 'ScheduledAccessLevel' });
+      expect(r.match('GET', path)?.route.operation).toBe('listConnections');
+      expect(r.match('PUT', `/api/f/${K}/people/${K}/cards/${K}`)?.route.operation).toBe('putLinkItem');
+    }
   });
 
   it('extracts and decodes path parameters', () => {
