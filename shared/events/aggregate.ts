@@ -13,7 +13,7 @@
  *
  * Refused with 400 InvalidQuery, wherever they appear in the pipeline: stages other than
  * {@link STAGES}, accumulators other than {@link ACCUMULATORS}, operators that run code
- * (`$function`, `$accumulator`, `$where`, `$expr`) and regular expressions outside `$match`
+ * (`$function`, `$accumulator`, `$where`), `$expr` (refused in searches too) and regular expressions outside `$match`
  * (`$regexMatch`...: JavaScript's engine backtracks; `$regex` in `$match` runs on RE2, as in
  * searches). `$range` and `$reduce` are left out too: one document could make them build
  * unbounded arrays.
@@ -92,7 +92,7 @@ const LEFT_OUT: Readonly<Record<string, string>> = {
 };
 
 /** Operators refused with the reason in the message. */
-const RUNS_CODE = new Set(['$function', '$accumulator', '$where', '$expr']);
+const RUNS_CODE = new Set(['$function', '$accumulator', '$where']);
 const WRITES_OR_JOINS = new Set(['$out', '$merge', '$lookup', '$unionWith', '$graphLookup']);
 
 const EXPRESSIONS: Record<string, unknown> = Object.fromEntries(
@@ -332,9 +332,16 @@ function documentOf(e: StoredObject, ns: string): Record<string, unknown> {
   return toEngine(doc) as Record<string, unknown>;
 }
 
+export interface AggregateLimits {
+  /** Events one aggregation may read (GATEHOUSE_AGGREGATE_MAX_EVENTS). */
+  readonly maxEvents: number;
+  /** The server clock, epoch milliseconds: `queryTimeout` is measured on it. */
+  readonly clock: () => number;
+}
+
 /** Runs an aggregation over the events of `folderKey` (see the module's comment). */
-export async function aggregateEvents(ctx: Ctx, folderKey: string, q: AggregateQuery, maxEvents: number): Promise<unknown[]> {
-  const started = Date.now();
+export async function aggregateEvents(ctx: Ctx, folderKey: string, q: AggregateQuery, { maxEvents, clock }: AggregateLimits): Promise<unknown[]> {
+  const started = clock();
   await requireFolderInScope(ctx, folderKey);
   const { leading, rest } = split(q.pipeline);
   const matchers: Matcher[] = leading.map(compileQuery);
@@ -352,7 +359,7 @@ export async function aggregateEvents(ctx: Ctx, folderKey: string, q: AggregateQ
   const readFolder = async (folder: string) => {
     let start: Record<string, unknown> | undefined;
     do {
-      if (Date.now() - started > q.timeoutMs) throw timedOut(q.timeoutMs);
+      if (clock() - started > q.timeoutMs) throw timedOut(q.timeoutMs);
       // One more than the cap allows tells "exactly the cap" from "more".
       const limit = Math.max(1, Math.min(PAGE_ITEMS, maxEvents + 1 - read));
       const page = await queryFolderEvents(ctx.db, folder, range, limit, start, nowEpoch);

@@ -57,7 +57,8 @@ const aggregateEventsOp: Operation = async (req, deps) => {
   const ctx = contextOf(req, deps);
   const { aggregateEvents, parseAggregateQuery } = await (aggregation ??= import('./aggregate.ts'));
   const q = parseAggregateQuery(req);
-  return ok(await aggregateEvents(ctx, p(req, 'folderKey'), q, deps.config.aggregateMaxEvents));
+  const limits = { maxEvents: deps.config.aggregateMaxEvents, clock: () => deps.now().getTime() };
+  return ok(await aggregateEvents(ctx, p(req, 'folderKey'), q, limits));
 };
 
 export const eventOperations: Readonly<Record<string, Operation>> = {
