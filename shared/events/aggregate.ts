@@ -391,8 +391,12 @@ export async function aggregateEvents(ctx: Ctx, folderKey: string, q: AggregateQ
 
 function compile(stages: readonly QueryDoc[]): Aggregator | undefined {
   if (stages.length === 0) return undefined;
-  // Documents are built per request and never shared: no cloning.
-  return new Aggregator([...stages], { context: CONTEXT, scriptEnabled: false, processingMode: ProcessingMode.CLONE_OFF } as never);
+  try {
+    // Documents are built per request and never shared: no cloning.
+    return new Aggregator([...stages], { context: CONTEXT, scriptEnabled: false, processingMode: ProcessingMode.CLONE_OFF } as never);
+  } catch (err) {
+    throw invalidQuery(`The pipeline is not valid: ${(err as Error).message}`);
+  }
 }
 
 function run(aggregator: Aggregator, docs: Record<string, unknown>[]): unknown[] {

@@ -179,6 +179,25 @@ describe('refusals', () => {
     await refused([{ $count: '$bad' }]);
   });
 
+  it('answers malformed stage arguments with 400, never a 5xx', async () => {
+    const f = await folder();
+    await pub(f, ago(1), 'M');
+    const bodies: unknown[] = [
+      [null], [[]], ['{}'], ['[]'], [{ $match: null }], [{ $match: 'x' }], [{ $sort: 'x' }], [{ $sort: { a: 5 } }], [{ $group: 5 }],
+      [{ $group: { count: { $sum: 1 } } }], [{ $unwind: 5 }], [{ $unwind: 'noDollar' }], [{ $project: 'x' }], [{ $bucket: {} }],
+      [{ $bucket: { groupBy: '$Priority', boundaries: [5, 1] } }], [{ $limit: -1 }], [{ $limit: 'a' }], [{ $skip: 'a' }],
+      [{ $count: 5 }], [{ $sortByCount: {} }], [{ $match: { a: { $in: 5 } } }], [{ $match: { a: { $size: 'x' } } }],
+      [{ $addFields: { a: { $dateToString: { date: 'x' } } } }], [{ $project: { a: { $divide: [1, 0] } } }],
+      [{ $set: { a: { $toInt: 'abc' } } }], [{ $project: { a: { $arrayElemAt: ['$x', 'y'] } } }],
+      [{ $match: { OccurredOn: { $gte: { $date: 1e20 } } } }], [{ $group: { _id: { $cond: 5 } } }],
+    ];
+    for (const body of bodies) {
+      const r = await aggregate(f, body);
+      expect(r.status, `${JSON.stringify(body)}: ${r.text}`).toBeLessThan(500);
+      if (r.status !== 200) expect(r.body.Error, JSON.stringify(body)).toBe('InvalidQuery');
+    }
+  });
+
   it('rejects a bad queryTimeout', async () => {
     const r = await aggregate(e.root, [], { queryTimeout: 'soon' });
     expect(r.status).toBe(400);
