@@ -52,6 +52,7 @@ import {
   asDate,
   checkRegex,
   compileQuery,
+  conjuncts,
   invalidQuery,
   parseQueryBody,
   type Matcher,
@@ -126,38 +127,32 @@ const BIG = '\uE000';
 const bigText = (v: bigint): string => `${BIG}${v}`;
 const BIG_TEXT = /^\uE000-?\d+$/;
 
+/** `v` with `leaf` applied to every value that is not an array or a plain object (BSON values, dates and scalars). */
+function mapLeaves(v: unknown, leaf: (x: unknown) => unknown): unknown {
+  if (Array.isArray(v)) return v.map((x) => mapLeaves(x, leaf));
+  if (v !== null && typeof v === 'object' && [Object.prototype, null].includes(Object.getPrototypeOf(v))) {
+    const out: Record<string, unknown> = {};
+    for (const [k, x] of Object.entries(v)) out[k] = mapLeaves(x, leaf);
+    return out;
+  }
+  return leaf(v);
+}
+
 /** Documents as the engine reads them: dates that round-trip as dates, big integers marked. */
-function toEngine(v: unknown): unknown {
-  if (typeof v === 'bigint') return bigText(v);
-  if (typeof v === 'string') {
+const toEngine = (doc: unknown): unknown =>
+  mapLeaves(doc, (v) => {
+    if (typeof v === 'bigint') return bigText(v);
     // Only text written exactly as `toISOString()` (how events store dates) becomes a date, so
     // every such field leaves the engine as the same text.
-    if (v.length === 24 && v[10] === 'T' && v.endsWith('Z')) {
+    if (typeof v === 'string' && v.length === 24 && v[10] === 'T' && v.endsWith('Z')) {
       const d = new Date(v);
       if (!Number.isNaN(d.getTime()) && d.toISOString() === v) return d;
     }
     return v;
-  }
-  if (Array.isArray(v)) return v.map(toEngine);
-  if (v !== null && typeof v === 'object' && !(v instanceof Date)) {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) out[k] = toEngine(x);
-    return out;
-  }
-  return v;
-}
+  });
 
 /** Results as the API returns them: marked big integers as integers again (dates serialize as ISO). */
-function fromEngine(v: unknown): unknown {
-  if (typeof v === 'string') return BIG_TEXT.test(v) ? BigInt(v.slice(1)) : v;
-  if (Array.isArray(v)) return v.map(fromEngine);
-  if (v !== null && typeof v === 'object' && !(v instanceof Date)) {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) out[k] = fromEngine(x);
-    return out;
-  }
-  return v;
-}
+const fromEngine = (result: unknown): unknown => mapLeaves(result, (v) => (typeof v === 'string' && BIG_TEXT.test(v) ? BigInt(v.slice(1)) : v));
 
 // ---------------------------------------------------------------------------------------------
 // Parsing and checking
@@ -257,16 +252,6 @@ export function parseAggregateQuery(req: ApiRequest): AggregateQuery {
 
 // ---------------------------------------------------------------------------------------------
 // Planning: the key condition of the leading $match stages
-
-/** The conditions that must all hold: a `$match` body's top level and its top-level `$and`s. */
-function conjuncts(q: QueryDoc): Array<[string, unknown]> {
-  const out: Array<[string, unknown]> = [];
-  for (const [k, v] of Object.entries(q)) {
-    if (k === '$and' && Array.isArray(v)) for (const sub of v) out.push(...conjuncts(sub as QueryDoc));
-    else if (!k.startsWith('$')) out.push([k, v]);
-  }
-  return out;
-}
 
 /** The leading `$match` stages (they filter each page as it is read) and the stages after them. */
 function split(pipeline: readonly QueryDoc[]): { leading: QueryDoc[]; rest: QueryDoc[] } {

@@ -378,7 +378,7 @@ export type Plan =
   | { readonly kind: 'types'; readonly types: readonly string[] | undefined };
 
 /** The conditions that must all hold: the top level and the members of a top-level `$and`. */
-function conjuncts(q: QueryDoc): Array<[string, unknown]> {
+export function conjuncts(q: QueryDoc): Array<[string, unknown]> {
   const out: Array<[string, unknown]> = [];
   for (const [k, v] of Object.entries(q)) {
     if (k === '$and' && Array.isArray(v)) for (const sub of v) out.push(...conjuncts(sub as QueryDoc));

@@ -6,6 +6,7 @@
 import { Long, serialize } from 'bson';
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { adminToken } from '../support/runtime.ts';
 
 const url = inject('url');
 const admin = inject('admin');
@@ -33,12 +34,7 @@ async function call(method: string, path: string, body?: unknown): Promise<Res> 
 const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000).toISOString();
 
 beforeAll(async () => {
-  const res = await fetch(`${url}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'password', client_id: admin.clientId, client_secret: admin.clientSecret, instance: admin.instanceName, username: admin.userName, password: admin.password }),
-  });
-  token = ((await res.json()) as { access_token: string }).access_token;
+  token = await adminToken(url, admin);
   const root = admin.instanceKey;
   const f = await call('POST', `/api/f/${root}/folders`, { CommonName: `Aggregate ${suffix}` });
   expect(f.status).toBe(201);

@@ -1,5 +1,5 @@
 /** Aggregation over a folder's events: body shapes, refusals, the read window, the cap, scope and big numbers. */
-import { Long } from 'bson';
+import { Long, ObjectId } from 'bson';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { parseJson } from '#shared/json.ts';
 import { createApi } from '../support/api.ts';
@@ -140,6 +140,12 @@ describe('shapes', () => {
       { _id: 9223372036854775807n, n: 1 },
       { _id: 9223372036854775806n, n: 1 },
     ]);
+  });
+  it('answers BSON dates and object ids of event data as the JSON of the events list, and matches the dates as dates', async () => {
+    const f = await folder();
+    await pub(f, ago(1), 'Typed', door, { When: new Date('2026-11-20T10:00:00Z'), Id: new ObjectId('0123456789abcdef01234567') });
+    const rows = await ok(f, [{ $match: { 'EventData.When': { $gte: { $date: '2026-11-20T00:00:00Z' } } } }, { $project: { _id: 0, When: '$EventData.When', Id: '$EventData.Id' } }]);
+    expect(rows).toEqual([{ When: '2026-11-20T10:00:00.000Z', Id: '0123456789abcdef01234567' }]);
   });
 });
 
