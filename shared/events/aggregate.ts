@@ -304,6 +304,45 @@ const tooBroad = (cap: number) =>
 const timedOut = (ms: number) =>
   new ApiError(503, 'QueryTimeout', `The aggregation did not finish reading within queryTimeout (${ms / 1000} s): narrow its OccurredOn range.`);
 
+/** Stages after which no field of the events is read again: their output replaces the documents. */
+const REPLACING = new Set(['$group', '$count', '$sortByCount', '$bucket']);
+
+/**
+ * The top-level event fields a pipeline can read, or undefined for all of them: what it names (as
+ * a key, or a `$path` value) up to its first stage that replaces the documents. A pipeline without
+ * one, or naming `$$ROOT`/`$$CURRENT`, answers whole events. A superset is harmless (a field is
+ * kept for nothing); the point is that a grouping over 100 000 events holds a few fields of each,
+ * not 100 000 whole events.
+ */
+export function fieldsRead(pipeline: readonly QueryDoc[]): ReadonlySet<string> | undefined {
+  const fields = new Set<string>();
+  let all = false;
+  const first = (path: string) => fields.add(path.split('.')[0]!);
+  const walk = (v: unknown): void => {
+    if (typeof v === 'string') {
+      if (/^\$\$(ROOT|CURRENT)(\.|$)/.test(v)) {
+        const rest = v.replace(/^\$\$(ROOT|CURRENT)\.?/, '');
+        if (rest) first(rest);
+        else all = true;
+      } else if (v.startsWith('$') && !v.startsWith('$$')) first(v.slice(1));
+      return;
+    }
+    if (Array.isArray(v)) return v.forEach(walk);
+    if (v === null || typeof v !== 'object' || v instanceof Date) return;
+    for (const [k, x] of Object.entries(v)) {
+      if (!k.startsWith('$')) first(k);
+      walk(x);
+    }
+  };
+  for (const stage of pipeline) {
+    const [name, body] = Object.entries(stage)[0]!;
+    walk(body);
+    if (all) return undefined;
+    if (REPLACING.has(name)) return fields;
+  }
+  return undefined;
+}
+
 /** An event as the pipeline sees it: rendered as the API returns it, with `EventData` decoded. */
 function documentOf(e: StoredObject, ns: string): Record<string, unknown> {
   const doc = renderEvent(e, ns);
@@ -315,6 +354,12 @@ function documentOf(e: StoredObject, ns: string): Record<string, unknown> {
   }
   doc.EventData = data;
   return toEngine(doc) as Record<string, unknown>;
+}
+
+function pick(doc: Record<string, unknown>, fields: ReadonlySet<string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const f of fields) if (f in doc) out[f] = doc[f];
+  return out;
 }
 
 export interface AggregateLimits {
@@ -331,6 +376,7 @@ export async function aggregateEvents(ctx: Ctx, folderKey: string, q: AggregateQ
   const { leading, rest } = split(q.pipeline);
   const matchers: Matcher[] = leading.map(compileQuery);
   const aggregator = compile(rest);
+  const fields = fieldsRead(q.pipeline);
 
   const bounds = occurredRange(leading);
   const from = bounds.from ?? new Date(ctx.now.getTime() - DEFAULT_WINDOW_DAYS * 86_400_000);
@@ -352,7 +398,7 @@ export async function aggregateEvents(ctx: Ctx, folderKey: string, q: AggregateQ
       if (read > maxEvents) throw tooBroad(maxEvents);
       page.items.forEach((e, i) => {
         const doc = documentOf(e, ctx.ns);
-        if (matchers.every((m) => m.test(doc))) kept.push({ sk: page.sortKeys[i]!, doc });
+        if (matchers.every((m) => m.test(doc))) kept.push({ sk: page.sortKeys[i]!, doc: fields ? pick(doc, fields) : doc });
       });
       start = page.next;
     } while (start);

@@ -120,6 +120,16 @@ describe('shapes', () => {
     expect((await ok(f, [m, { $sort: { OccurredOn: -1 } }, { $skip: 1 }, { $limit: 2 }])).map((r) => r.EventData.N)).toEqual([2, 1]);
   });
 
+  it('gives a grouping every field it names, and whole events where it names $$ROOT', async () => {
+    const f = await folder();
+    const a = await pub(f, ago(1), 'Root');
+    const [whole] = await ok(f, strings({ $group: { _id: '$EventData.Reader.CommonName', docs: { $push: '$$ROOT' } } }));
+    const listed = (await e.api.get(`/api/f/${f}/events`, { token: e.token })).body[0];
+    expect(whole).toEqual({ _id: 'Root', docs: [{ ...listed, EventData: { Reader: { CommonName: 'Root', Key: 'r1' } } }] });
+    const named = await ok(f, strings({ $match: { Priority: 2 } }, { $set: { at: '$$CURRENT.OccurredOn' } }, { $group: { _id: '$Key', at: { $first: '$at' }, links: { $first: '$Links' } } }));
+    expect(named).toEqual([{ _id: a.Key, at: a.OccurredOn, links: listed.Links }]);
+  });
+
   it('accepts aggregate/events in lower case and queryTimeout', async () => {
     const f = await folder();
     await pub(f, ago(1), 'Side');
