@@ -8,8 +8,9 @@
  * range of the leading `$match` stages in the key condition; without a lower bound the window is
  * the last {@link DEFAULT_WINDOW_DAYS} days. `EventTypeKey`, `AppKey` and `Priority` have no index
  * within a folder's timeline: they are filtered in memory after the read, like everything else.
- * The leading `$match` stages filter each page as it arrives (only matches are kept), the rest of
- * the pipeline runs once every timeline is read.
+ * The leading `$match` stages filter each page as it arrives (only matches are kept, and of them
+ * only the fields the pipeline reads: {@link fieldsRead}), the rest of the pipeline runs once
+ * every timeline is read.
  *
  * Refused with 400 InvalidQuery, wherever they appear in the pipeline: stages other than
  * {@link STAGES}, accumulators other than {@link ACCUMULATORS}, operators that run code
@@ -73,6 +74,12 @@ export const MAX_QUERY_TIMEOUT_SECONDS = 25;
 export const MAX_STAGES = 50;
 /** Largest answer (JSON bytes): a Lambda response holds at most 6 MB. */
 export const MAX_RESULT_BYTES = 5 * 1024 * 1024;
+/**
+ * Whole events (about 3.7 KB each in memory) a pipeline that answers them may hold before its
+ * later stages run: twice that would not fit the function's 512 MB. A grouping or an inclusion
+ * `$project` holds only the fields it names (see {@link fieldsRead}) and has no such limit.
+ */
+export const MAX_WHOLE_EVENTS = 50_000;
 /** Timeline pages read at once (one per folder). */
 const CONCURRENCY = 4;
 const PAGE_ITEMS = 1000;
@@ -304,7 +311,7 @@ const tooBroad = (cap: number) =>
 const timedOut = (ms: number) =>
   new ApiError(503, 'QueryTimeout', `The aggregation did not finish reading within queryTimeout (${ms / 1000} s): narrow its OccurredOn range.`);
 
-/** Stages after which no field of the events is read again: their output replaces the documents. */
+/** Stages after which no field of the events is read again: their output replaces the documents (an inclusion `$project` too). */
 const REPLACING = new Set(['$group', '$count', '$sortByCount', '$bucket']);
 
 /**
@@ -338,9 +345,16 @@ export function fieldsRead(pipeline: readonly QueryDoc[]): ReadonlySet<string> |
     const [name, body] = Object.entries(stage)[0]!;
     walk(body);
     if (all) return undefined;
-    if (REPLACING.has(name)) return fields;
+    if (REPLACING.has(name) || (name === '$project' && isInclusion(body))) return fields;
   }
   return undefined;
+}
+
+/** A `$project` that keeps only what it names (every value but `_id`'s is not 0/false). */
+function isInclusion(body: unknown): boolean {
+  if (body === null || typeof body !== 'object' || Array.isArray(body)) return false;
+  const values = Object.entries(body).filter(([k]) => k !== '_id').map(([, v]) => v);
+  return values.length > 0 && values.every((v) => v !== 0 && v !== false);
 }
 
 /** An event as the pipeline sees it: rendered as the API returns it, with `EventData` decoded. */
@@ -398,7 +412,11 @@ export async function aggregateEvents(ctx: Ctx, folderKey: string, q: AggregateQ
       if (read > maxEvents) throw tooBroad(maxEvents);
       page.items.forEach((e, i) => {
         const doc = documentOf(e, ctx.ns);
-        if (matchers.every((m) => m.test(doc))) kept.push({ sk: page.sortKeys[i]!, doc: fields ? pick(doc, fields) : doc });
+        if (!matchers.every((m) => m.test(doc))) return;
+        kept.push({ sk: page.sortKeys[i]!, doc: fields ? pick(doc, fields) : doc });
+        if (!fields && kept.length > MAX_WHOLE_EVENTS) {
+          throw new ApiError(400, 'QueryTooBroad', `More than ${MAX_WHOLE_EVENTS} whole events pass the first $match: narrow it, or $group or $project what the answer needs first.`);
+        }
       });
       start = page.next;
     } while (start);

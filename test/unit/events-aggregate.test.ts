@@ -50,5 +50,7 @@ describe('fieldsRead', () => {
     expect(fieldsRead(parsePipeline([{ $sort: { OccurredOn: -1 } }, { $limit: 3 }]))).toBeUndefined();
     expect(fieldsRead(parsePipeline([{ $group: { _id: null, all: { $push: '$$ROOT' } } }]))).toBeUndefined();
     expect([...fieldsRead(parsePipeline([{ $group: { _id: '$$CURRENT.Key' } }]))!]).toEqual(['_id', 'Key']);
+    expect([...fieldsRead(parsePipeline([{ $project: { _id: 0, Key: 1, at: '$OccurredOn' } }, { $sort: { at: 1 } }]))!].sort()).toEqual(['Key', 'OccurredOn', '_id', 'at']);
+    expect(fieldsRead(parsePipeline([{ $project: { EventData: 0 } }, { $sort: { Key: 1 } }]))).toBeUndefined();
   });
 });
