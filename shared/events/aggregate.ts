@@ -8,9 +8,9 @@
  * range of the leading `$match` stages in the key condition; without a lower bound the window is
  * the last {@link DEFAULT_WINDOW_DAYS} days. `EventTypeKey`, `AppKey` and `Priority` have no index
  * within a folder's timeline: they are filtered in memory after the read, like everything else.
- * The leading `$match` stages filter each page as it arrives (only matches are kept, and of them
- * only the fields the pipeline reads: {@link fieldsRead}), the rest of the pipeline runs once
- * every timeline is read.
+ * Each event is rendered with only the fields the pipeline reads ({@link fieldsRead}), the leading
+ * `$match` stages filter each page as it arrives (only matches are kept), the rest of the pipeline
+ * runs once every timeline is read.
  *
  * Refused with 400 InvalidQuery, wherever they appear in the pipeline: stages other than
  * {@link STAGES}, accumulators other than {@link ACCUMULATORS}, operators that run code
@@ -62,7 +62,7 @@ import {
 import { foldersOf } from './list.ts';
 import { canonicalQuery } from './list-query.ts';
 import { decodeEventData } from './posting.ts';
-import { renderEvent } from './render.ts';
+import { renderEvent, renderEventFields } from './render.ts';
 
 /** Without a lower bound on `OccurredOn`, the window is this many days back from now. */
 export const DEFAULT_WINDOW_DAYS = 30;
@@ -357,23 +357,22 @@ function isInclusion(body: unknown): boolean {
   return values.length > 0 && values.every((v) => v !== 0 && v !== false);
 }
 
-/** An event as the pipeline sees it: rendered as the API returns it, with `EventData` decoded. */
-function documentOf(e: StoredObject, ns: string): Record<string, unknown> {
-  const doc = renderEvent(e, ns);
-  let data: unknown = null;
-  try {
-    data = decodeEventData(doc.EventDataBsonBase64);
-  } catch {
-    // Checked when the event was published; an event stored otherwise shows no data.
+/**
+ * An event as the pipeline sees it: rendered as the API returns it, with `EventData` decoded; only
+ * the fields `fields` when given.
+ */
+function documentOf(e: StoredObject, ns: string, fields: ReadonlySet<string> | undefined): Record<string, unknown> {
+  const doc = fields ? renderEventFields(e, ns, fields) : renderEvent(e, ns);
+  if (!fields || fields.has('EventData')) {
+    let data: unknown = null;
+    try {
+      data = decodeEventData(e.doc.EventDataBsonBase64);
+    } catch {
+      // Checked when the event was published; an event stored otherwise shows no data.
+    }
+    doc.EventData = data;
   }
-  doc.EventData = data;
   return toEngine(doc) as Record<string, unknown>;
-}
-
-function pick(doc: Record<string, unknown>, fields: ReadonlySet<string>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const f of fields) if (f in doc) out[f] = doc[f];
-  return out;
 }
 
 export interface AggregateLimits {
@@ -411,9 +410,10 @@ export async function aggregateEvents(ctx: Ctx, folderKey: string, q: AggregateQ
       read += page.scanned;
       if (read > maxEvents) throw tooBroad(maxEvents);
       page.items.forEach((e, i) => {
-        const doc = documentOf(e, ctx.ns);
+        // The fields the pipeline reads include every field its leading matches name.
+        const doc = documentOf(e, ctx.ns, fields);
         if (!matchers.every((m) => m.test(doc))) return;
-        kept.push({ sk: page.sortKeys[i]!, doc: fields ? pick(doc, fields) : doc });
+        kept.push({ sk: page.sortKeys[i]!, doc });
         if (!fields && kept.length > MAX_WHOLE_EVENTS) {
           throw new ApiError(400, 'QueryTooBroad', `More than ${MAX_WHOLE_EVENTS} whole events pass the first $match: narrow it, or $group or $project what the answer needs first.`);
         }

@@ -1,6 +1,8 @@
 /** The aggregation's pure parts: the pipeline check, the OccurredOn range of the key condition, the fields held. */
 import { describe, expect, it } from 'vitest';
 import { fieldsRead, occurredRange, parsePipeline } from '#shared/events/aggregate.ts';
+import { eventWrite } from '#shared/events/publish.ts';
+import { renderEvent, renderEventFields } from '#shared/events/render.ts';
 
 const match = (body: unknown) => (parsePipeline([{ $match: body }])[0]!.$match ?? {}) as Record<string, unknown>;
 
@@ -52,5 +54,31 @@ describe('fieldsRead', () => {
     expect([...fieldsRead(parsePipeline([{ $group: { _id: '$$CURRENT.Key' } }]))!]).toEqual(['_id', 'Key']);
     expect([...fieldsRead(parsePipeline([{ $project: { _id: 0, Key: 1, at: '$OccurredOn' } }, { $sort: { at: 1 } }]))!].sort()).toEqual(['Key', 'OccurredOn', '_id', 'at']);
     expect(fieldsRead(parsePipeline([{ $project: { EventData: 0 } }, { $sort: { Key: 1 } }]))).toBeUndefined();
+  });
+});
+
+describe('renderEventFields', () => {
+  it('gives exactly the named fields of the rendered event, derived ones included', () => {
+    const { event } = eventWrite({
+      key: 'a'.repeat(24),
+      placement: { folder: 'b'.repeat(24), path: ['c'.repeat(24), 'b'.repeat(24)], instances: ['c'.repeat(24)] },
+      appKey: 'd'.repeat(24),
+      eventTypeKey: 'e'.repeat(24),
+      eventTypeMoniker: { Namespace: 'Vendor', Nickname: 'Swipe' },
+      occurredOn: new Date('2026-11-01T00:00:00Z'),
+      publishedOn: new Date('2026-11-01T00:00:01Z'),
+      priority: 3,
+      requiresAcknowledgement: false,
+      messageLong: null,
+      messageShort: 'Swipe',
+      objectLinks: [{ $type: 'ObjectLinkItem', Relation: 'Reader', LinkedObjectKey: 'f'.repeat(24), CommonName: 'Door' }],
+      eventDataBsonBase64: null,
+      retentionDays: 1,
+    });
+    const full = renderEvent(event, 'NS');
+    for (const names of [['ObjectLinks', 'Priority', 'Missing'], ['Key', 'OccurredOn'], ['RelatedObjects', 'EventTypeMoniker', '$type'], []]) {
+      const expected = Object.fromEntries(names.filter((n) => n in full).map((n) => [n, full[n]]));
+      expect(renderEventFields(event, 'NS', new Set(names))).toEqual(expected);
+    }
   });
 });
