@@ -375,6 +375,19 @@ function documentOf(e: StoredObject, ns: string, fields: ReadonlySet<string> | u
   return toEngine(doc) as Record<string, unknown>;
 }
 
+/**
+ * The sort keys from `from` (an ISO instant) up to `end` (a timeline sort key, excluded) as `n`
+ * consecutive ranges that together hold exactly the same events; one range when the span is
+ * shorter than `n` milliseconds.
+ */
+export function splitWindow(from: string, end: string, n: number): SortRange[] {
+  const t0 = new Date(from).getTime();
+  const span = new Date(end.slice(0, 24)).getTime() - t0;
+  if (n <= 1 || !(span >= n)) return [{ from, to: end }];
+  const at = (i: number) => (i === 0 ? from : new Date(t0 + Math.floor((span * i) / n)).toISOString());
+  return Array.from({ length: n }, (_, i) => ({ from: at(i), to: i < n - 1 ? at(i + 1) : end }));
+}
+
 export interface AggregateLimits {
   /** Events one aggregation may read (GATEHOUSE_AGGREGATE_MAX_EVENTS). */
   readonly maxEvents: number;
@@ -395,12 +408,14 @@ export async function aggregateEvents(ctx: Ctx, folderKey: string, q: AggregateQ
   const from = bounds.from ?? new Date(ctx.now.getTime() - DEFAULT_WINDOW_DAYS * 86_400_000);
   if (bounds.to && bounds.to <= from) return aggregator ? run(aggregator, []) : [];
   const range: SortRange = { from: from.toISOString(), ...(bounds.to ? { to: bounds.to.toISOString() } : {}) };
-
   const folders = await foldersOf(ctx, folderKey, q);
+  // Fewer timelines than reads in flight: a timeline with more than a page in the window reads the
+  // rest as consecutive slices at once.
+  const slicesPerFolder = Math.ceil(CONCURRENCY / folders.length);
   const nowEpoch = Math.floor(ctx.now.getTime() / 1000);
   const kept: Array<{ sk: string; doc: Record<string, unknown> }> = [];
   let read = 0;
-  const readFolder = async (folder: string) => {
+  const readRange = async (folder: string, range: SortRange, split: boolean): Promise<void> => {
     let start: Record<string, unknown> | undefined;
     do {
       if (clock() - started > q.timeoutMs) throw timedOut(q.timeoutMs);
@@ -419,12 +434,17 @@ export async function aggregateEvents(ctx: Ctx, folderKey: string, q: AggregateQ
         }
       });
       start = page.next;
+      const last = page.sortKeys.at(-1);
+      if (split && start && last) {
+        await Promise.all(splitWindow(range.from!, last, slicesPerFolder).map((r) => readRange(folder, r, false)));
+        return;
+      }
     } while (start);
   };
   let next = 0;
   await Promise.all(
     Array.from({ length: Math.min(CONCURRENCY, folders.length) }, async () => {
-      while (next < folders.length) await readFolder(folders[next++]!);
+      while (next < folders.length) await readRange(folders[next++]!, range, slicesPerFolder > 1);
     }),
   );
   // The events list's order (newest first, ties by key), whatever the folders' interleaving.

@@ -1,6 +1,6 @@
 /** The aggregation's pure parts: the pipeline check, the OccurredOn range of the key condition, the fields held. */
 import { describe, expect, it } from 'vitest';
-import { fieldsRead, occurredRange, parsePipeline } from '#shared/events/aggregate.ts';
+import { fieldsRead, occurredRange, parsePipeline, splitWindow } from '#shared/events/aggregate.ts';
 import { eventWrite } from '#shared/events/publish.ts';
 import { renderEvent, renderEventFields } from '#shared/events/render.ts';
 
@@ -80,5 +80,20 @@ describe('renderEventFields', () => {
       const expected = Object.fromEntries(names.filter((n) => n in full).map((n) => [n, full[n]]));
       expect(renderEventFields(event, 'NS', new Set(names))).toEqual(expected);
     }
+  });
+});
+
+describe('splitWindow', () => {
+  it('cuts [from, end) into consecutive ranges that meet exactly, the last ending at the sort key', () => {
+    const end = `2026-11-02T00:00:00.000Z#${'a'.repeat(24)}`;
+    expect(splitWindow('2026-11-01T00:00:00.000Z', end, 4)).toEqual([
+      { from: '2026-11-01T00:00:00.000Z', to: '2026-11-01T06:00:00.000Z' },
+      { from: '2026-11-01T06:00:00.000Z', to: '2026-11-01T12:00:00.000Z' },
+      { from: '2026-11-01T12:00:00.000Z', to: '2026-11-01T18:00:00.000Z' },
+      { from: '2026-11-01T18:00:00.000Z', to: end },
+    ]);
+    expect(splitWindow('2026-11-01T00:00:00.000Z', end, 1)).toEqual([{ from: '2026-11-01T00:00:00.000Z', to: end }]);
+    const tiny = `2026-11-01T00:00:00.002Z#${'a'.repeat(24)}`;
+    expect(splitWindow('2026-11-01T00:00:00.000Z', tiny, 4)).toEqual([{ from: '2026-11-01T00:00:00.000Z', to: tiny }]);
   });
 });
