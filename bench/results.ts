@@ -1,5 +1,5 @@
 /**
- * The shape of `bench/results/latest.json`: exactly seven top-level entries, each (and each
+ * The shape of `bench/results/latest.json`: exactly eight top-level entries, each (and each
  * family or operation inside `coldStart` and `capacity`) with its raw figures beside `floor`,
  * `ratio` (figure / floor), `goal` and `meetsGoal`. A figure that could not be measured is null,
  * its verdict is `meetsGoal: false`, and `note` says why: numbers are never made up.
@@ -183,6 +183,22 @@ export interface Http extends Verdict {
   readonly measured: Measured;
 }
 
+/** One aggregation over a day of events, grouped by reader: items read against events in the window. */
+export interface Aggregate extends Verdict {
+  /** Events in the pipeline's `OccurredOn` window (the floor: each must be read once). */
+  readonly events: number;
+  /** Events of the same folder outside the window (a key condition never reads them). */
+  readonly outside: number;
+  readonly readers: number;
+  /** Items the timeline Queries read (ScannedCount). */
+  readonly itemsRead: number | null;
+  readonly requests: number | null;
+  readonly rcu: number | null;
+  /** In-process duration of the call through the real handler (warm). */
+  readonly durationMs: number | null;
+  readonly measured: Measured;
+}
+
 export interface Results {
   readonly handlerOverhead: HandlerOverhead;
   readonly coldStart: ColdStart;
@@ -191,10 +207,11 @@ export interface Results {
   readonly token: Token;
   readonly fanout: Fanout;
   readonly http: Http;
+  readonly aggregate: Aggregate;
 }
 
 /** The top-level keys, in order: the file has these and no others. */
-export const RESULT_KEYS = ['handlerOverhead', 'coldStart', 'capacity', 'paging', 'token', 'fanout', 'http'] as const satisfies ReadonlyArray<keyof Results>;
+export const RESULT_KEYS = ['handlerOverhead', 'coldStart', 'capacity', 'paging', 'token', 'fanout', 'http', 'aggregate'] as const satisfies ReadonlyArray<keyof Results>;
 
 const load = (): number[] => loadavg().map((x) => Math.round(x * 100) / 100);
 

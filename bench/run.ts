@@ -24,6 +24,7 @@ import { costMarkdown, type OperationFigures } from './cost.ts';
 import { startBenchDynamo } from './dynamo.ts';
 import { createHarness, expectStatus, type Harness } from './harness.ts';
 import { BASELINE, BASELINE_ENTRY, killDrivers, measureColdStart } from './measure-cold-start.ts';
+import { measureAggregate } from './measure-aggregate.ts';
 import { measureCapacity, measurePaging, setupEvents } from './measure-capacity.ts';
 import { measureHandlerOverhead } from './measure-handler.ts';
 import { measureFanout, measureHttp, startBenchRuntime, type BenchRuntime } from './measure-runtime.ts';
@@ -53,6 +54,7 @@ const SETTINGS = {
     httpSeconds: 1,
     httpRounds: 1,
     httpWarmRequests: 2,
+    aggregateEvents: 10_000,
   },
   full: {
     budgetMs: 285_000,
@@ -67,6 +69,7 @@ const SETTINGS = {
     httpSeconds: 2,
     httpRounds: 2,
     httpWarmRequests: 5,
+    aggregateEvents: 10_000,
   },
 } as const;
 
@@ -228,6 +231,7 @@ async function main(): Promise<number> {
     await phase('paging', 60_000, (measured) =>
       measurePaging({ h: harness, folderKey: seed.folderKey, people: s.people, pageSize: PAGE_SIZE, quick: mode === 'quick', measured }),
     );
+    await phase('aggregate', 60_000, (measured) => measureAggregate({ h: harness, instanceKey, events: s.aggregateEvents, measured }));
     await phase('token', 60_000, (measured) =>
       measureToken({ h: harness, passwordSamples: s.passwordSamples, refreshSamples: s.refreshSamples, measured }),
     );

@@ -1,7 +1,8 @@
 /**
- * Fast seeding of many people: the exact items `createObject` writes (`toItem`), sent 25 at a
- * time with BatchWriteItem, several batches in flight. People seeded this way carry no cards, so
- * they have no claim items, and nothing else would be in createObject's transaction.
+ * Fast seeding of many people and events: the exact items `createObject` (`toItem`) and a publish
+ * without related objects (`eventItem`) write, sent 25 at a time with BatchWriteItem, several
+ * batches in flight. People seeded this way carry no cards, so they have no claim items, and
+ * nothing else would be in createObject's transaction.
  *
  * The table's stream is switched off while they are written and on again after: DynamoDB Local
  * keeps the stream records of all its tables in one store whose cost grows with its size, and
@@ -10,9 +11,12 @@
  * stream is its own, and nothing listens to the benchmark's table anyway.
  */
 import { UpdateTableCommand } from '@aws-sdk/client-dynamodb';
+import { serialize } from 'bson';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '#shared/db/client.ts';
+import { eventItem } from '#shared/db/events-repo.ts';
 import { toItem, type StoredObject } from '#shared/db/objects-repo.ts';
+import { eventWrite } from '#shared/events/publish.ts';
 import { TABLE } from '#shared/db/table.ts';
 import { newKey, placeIn } from '#shared/model/placement.ts';
 
@@ -65,6 +69,59 @@ export async function seedPeople(db: Db, opts: SeedPeopleOptions): Promise<strin
     const o: StoredObject = { key, collection: 'people', type: 'PersonInfo', ...place, version: 1, doc: personDoc(n, name) };
     items.push(toItem(o));
   }
+  await writeItems(db, items, opts.concurrency);
+  return keys;
+}
+
+export interface SeedEventsOptions {
+  readonly folder: StoredObject;
+  /** Events spread evenly over [from, to). */
+  readonly from: Date;
+  readonly to: Date;
+  readonly total: number;
+  /** Reader names, taken in turn (`EventData.Reader.CommonName`). */
+  readonly readers: readonly string[];
+}
+
+/**
+ * Writes events exactly as a publish without related objects does (`eventWrite`, one item each,
+ * no pointers), of one app and event type, whose BSON data names a reader.
+ */
+export async function seedEvents(db: Db, opts: SeedEventsOptions): Promise<void> {
+  const placement = placeIn(opts.folder);
+  const [appKey, eventTypeKey] = [newKey(), newKey()];
+  const span = opts.to.getTime() - opts.from.getTime();
+  const items: Record<string, unknown>[] = [];
+  for (let n = 0; n < opts.total; n++) {
+    const at = new Date(opts.from.getTime() + Math.floor((n * span) / opts.total));
+    const reader = opts.readers[n % opts.readers.length]!;
+    const data = Buffer.from(serialize({ Reader: { CommonName: reader }, Card: n })).toString('base64');
+    const w = eventWrite({
+      key: newKey(),
+      placement,
+      appKey,
+      eventTypeKey,
+      eventTypeMoniker: { Namespace: 'Bench', Nickname: 'Swipe' },
+      occurredOn: at,
+      publishedOn: at,
+      priority: 3,
+      requiresAcknowledgement: false,
+      messageLong: null,
+      messageShort: `Swipe at ${reader}`,
+      objectLinks: [],
+      eventDataBsonBase64: data,
+      retentionDays: 365,
+    });
+    items.push(eventItem(w));
+  }
+  await writeItems(db, items);
+}
+
+/**
+ * Writes items 25 at a time with BatchWriteItem, `concurrency` batches in flight, the table's
+ * stream off meanwhile (see the module's comment).
+ */
+export async function writeItems(db: Db, items: readonly Record<string, unknown>[], concurrency = 6): Promise<void> {
   const batches: Record<string, unknown>[][] = [];
   for (let i = 0; i < items.length; i += 25) batches.push(items.slice(i, i + 25));
   let next = 0;
@@ -81,11 +138,10 @@ export async function seedPeople(db: Db, opts: SeedPeopleOptions): Promise<strin
   };
   await setStream(db, false);
   try {
-    await Promise.all(Array.from({ length: opts.concurrency ?? 6 }, worker));
+    await Promise.all(Array.from({ length: concurrency }, worker));
   } finally {
     await setStream(db, true);
   }
-  return keys;
 }
 
 async function setStream(db: Db, enabled: boolean): Promise<void> {

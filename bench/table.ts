@@ -115,6 +115,15 @@ export function rowsOf(r: Results): Row[] {
       verdict: verdict(s.meetsGoal, s.note),
     });
   }
+  const a = r.aggregate;
+  rows.push({
+    entry: 'aggregate',
+    figure: `${n(a.itemsRead, 0)} items read (${n(a.requests, 0)} req, ${n(a.rcu)} RCU, ${n(a.durationMs, 0)} ms)`,
+    floor: `${a.events} events in the window`,
+    ratio: n(a.ratio, 3),
+    goal: '<= 1.05',
+    verdict: verdict(a.meetsGoal, a.note),
+  });
   return rows;
 }
 

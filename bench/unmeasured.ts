@@ -2,7 +2,7 @@
  * The entry written for a measurement that could not run (a failure, or the run's time budget
  * spent): every figure null, `meetsGoal: false`, and a `note` saying why. Never invented numbers.
  */
-import type { Capacity, ColdStart, Fanout, HandlerOverhead, Http, HttpFloor, HttpScenario, Measured, Paging, Results, Token } from './results.ts';
+import type { Aggregate, Capacity, ColdStart, Fanout, HandlerOverhead, Http, HttpFloor, HttpScenario, Measured, Paging, Results, Token } from './results.ts';
 
 const base = (goal: string, reason: string) => ({ floor: null, ratio: null, goal, meetsGoal: false, note: `could not be measured: ${reason}` });
 const noFloor: HttpFloor = { rps: null, p50Ms: null, p99Ms: null, errors: null, non2xx: null };
@@ -81,6 +81,17 @@ export const unmeasured: { readonly [K in keyof Results]: (reason: string, measu
     connections: 0,
     durationSeconds: 0,
     rounds: 0,
+    measured,
+  }),
+  aggregate: (reason, measured): Aggregate => ({
+    ...base('items read / events in the window <= 1.05', reason),
+    events: 0,
+    outside: 0,
+    readers: 0,
+    itemsRead: null,
+    requests: null,
+    rcu: null,
+    durationMs: null,
     measured,
   }),
 };

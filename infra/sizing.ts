@@ -22,6 +22,9 @@ export const SIZING: Readonly<Partial<Record<Family, FunctionSizing>>> = Object.
   token: { memoryMb: 1024, timeoutSeconds: 15 },
   // IoT Core gives a custom authorizer 5 seconds.
   mqttauth: { memoryMb: 512, timeoutSeconds: 5 },
+  // An aggregation reads for up to its queryTimeout (at most 25 s, MAX_QUERY_TIMEOUT_SECONDS of
+  // shared/events/aggregate.ts), then runs its pipeline; API Gateway waits 30 s at most.
+  events: { memoryMb: 512, timeoutSeconds: 29 },
 });
 
 /** The memory a family's function is deployed with. */

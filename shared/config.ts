@@ -48,6 +48,7 @@ const schema = z.object({
   GATEHOUSE_LICENSE_AUTHORITY_KEY: z.string().optional(),
   GATEHOUSE_NOTIFY_TOPIC_ARN: z.string().optional(),
   GATEHOUSE_EVENT_RETENTION_DAYS: int(1, 36500).default(365),
+  GATEHOUSE_AGGREGATE_MAX_EVENTS: int(1, 10_000_000).default(100_000),
   GATEHOUSE_WEBSOCKET_MANAGEMENT_URL: z.string().optional(),
   GATEHOUSE_MQTT_PUBLISHER_URL: z.string().default('ws://localhost:3000/mqtt'),
   GATEHOUSE_MQTT_PUBLISH_URL: z.string().url().optional(),
@@ -92,6 +93,8 @@ export type Config = Readonly<{
   licenseAuthorityKey: string | undefined;
   notifyTopicArn: string | undefined;
   eventRetentionDays: number;
+  /** Events one aggregation may read; more answers 400 QueryTooBroad. */
+  aggregateMaxEvents: number;
   websocketManagementUrl: string | undefined;
   /** Where MQTT clients connect (sysinfo's `MqttPublisherUrl`). */
   mqttPublisherUrl: string;
@@ -156,6 +159,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     licenseAuthorityKey: e.GATEHOUSE_LICENSE_AUTHORITY_KEY,
     notifyTopicArn: e.GATEHOUSE_NOTIFY_TOPIC_ARN,
     eventRetentionDays: e.GATEHOUSE_EVENT_RETENTION_DAYS,
+    aggregateMaxEvents: e.GATEHOUSE_AGGREGATE_MAX_EVENTS,
     websocketManagementUrl: e.GATEHOUSE_WEBSOCKET_MANAGEMENT_URL,
     mqttPublisherUrl: e.GATEHOUSE_MQTT_PUBLISHER_URL,
     mqttPublishUrl: e.GATEHOUSE_MQTT_PUBLISH_URL,

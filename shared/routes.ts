@@ -129,6 +129,9 @@ export const ROUTES: readonly Route[] = Object.freeze([
   // The spec sends the keys as a GET body; POST is the same call for clients that cannot
   route('GET', `${F}/lastevent`, 'events', 'lastEvent'),
   route('POST', `${F}/lastevent`, 'events', 'lastEvent'),
+  // Clients send `Events` capitalised; API Gateway and the router match paths case-sensitively.
+  route('POST', `${F}/aggregate/Events`, 'events', 'aggregateEvents'),
+  route('POST', `${F}/aggregate/events`, 'events', 'aggregateEvents'),
 
   // Search
   route('POST', `${F}/search`, 'search', 'search'),

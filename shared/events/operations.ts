@@ -50,6 +50,17 @@ const lastEventOp: Operation = async (req, deps) => {
   return ok(await lastEvents(ctx, p(req, 'folderKey'), dateParam(req, 'since'), req.body));
 };
 
+/** The aggregation engine is loaded on the first aggregation, not on every cold start of the family. */
+let aggregation: Promise<typeof import('./aggregate.ts')> | undefined;
+
+const aggregateEventsOp: Operation = async (req, deps) => {
+  const ctx = contextOf(req, deps);
+  const { aggregateEvents, parseAggregateQuery } = await (aggregation ??= import('./aggregate.ts'));
+  const q = parseAggregateQuery(req);
+  const limits = { maxEvents: deps.config.aggregateMaxEvents, clock: () => deps.now().getTime() };
+  return ok(await aggregateEvents(ctx, p(req, 'folderKey'), q, limits));
+};
+
 export const eventOperations: Readonly<Record<string, Operation>> = {
   publish: publishOp,
   listEvents: listEventsOp,
@@ -57,4 +68,5 @@ export const eventOperations: Readonly<Record<string, Operation>> = {
   getEventLink: getEventLinkOp,
   acknowledge: acknowledgeOp,
   lastEvent: lastEventOp,
+  aggregateEvents: aggregateEventsOp,
 };

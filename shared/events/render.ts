@@ -57,6 +57,24 @@ export function renderEvent(o: StoredObject, ns: string): Record<string, unknown
   return out;
 }
 
+/** The fields {@link renderEvent} sets or derives rather than renders from the stored document. */
+const DERIVED_FIELDS = ['$type', 'Key', 'Href', 'InFolderKey', 'Links', 'EventTypeMoniker', 'RelatedObjects'];
+
+/**
+ * The fields `fields` of {@link renderEvent}'s answer (those the event has), rendering only them
+ * when none is derived: aggregations read a few fields of many events.
+ */
+export function renderEventFields(o: StoredObject, ns: string, fields: ReadonlySet<string>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (DERIVED_FIELDS.some((f) => fields.has(f))) {
+    const full = renderEvent(o, ns);
+    for (const f of fields) if (f in full) out[f] = full[f];
+    return out;
+  }
+  for (const f of fields) if (f in o.doc) out[f] = renderValue(o.doc[f], ns);
+  return out;
+}
+
 /** An event type as the API returns it. */
 export function renderEventType(o: StoredObject, ns: string): Record<string, unknown> {
   const out = renderObject(o, ns);

@@ -223,7 +223,7 @@ export function parseQueryBody(body: unknown): QueryDoc {
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
 
 /** A date written as an ISO string or `{"$date": ...}`, as a Date; anything else unchanged. */
-function asDate(v: unknown): unknown {
+export function asDate(v: unknown): unknown {
   if (typeof v === 'string' && ISO_DATE.test(v)) {
     const d = new Date(v);
     return Number.isNaN(d.getTime()) ? v : d;
@@ -231,7 +231,8 @@ function asDate(v: unknown): unknown {
   return v;
 }
 
-function checkRegex(pattern: unknown, options: unknown): void {
+/** Refuses a `$regex` (with its `$options`) that RE2 cannot run or that is too long. */
+export function checkRegex(pattern: unknown, options: unknown): void {
   if (typeof pattern !== 'string') throw invalidQuery('$regex needs a string pattern.');
   if (pattern.length > MAX_REGEX_LENGTH) throw invalidQuery(`A $regex pattern is limited to ${MAX_REGEX_LENGTH} characters.`);
   if (options !== undefined && (typeof options !== 'string' || !/^[imsx]*$/.test(options))) {
@@ -313,9 +314,10 @@ const $regex = (selector: string, value: unknown) => {
   };
 };
 
-const CONTEXT = Context.init({
-  query: { $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $exists, $and, $or, $nor, $not, $elemMatch, $all, $size, $regex } as never,
-});
+/** The query operators of {@link ALLOWED_OPERATORS}, `$regex` through RE2 (aggregation's `$match` uses them too). */
+export const QUERY_OPERATORS = { $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $exists, $and, $or, $nor, $not, $elemMatch, $all, $size, $regex } as never;
+
+const CONTEXT = Context.init({ query: QUERY_OPERATORS });
 
 /**
  * An integer beyond 2^53 (a 64-bit card number) as the matcher sees it, in queries and documents
@@ -376,7 +378,7 @@ export type Plan =
   | { readonly kind: 'types'; readonly types: readonly string[] | undefined };
 
 /** The conditions that must all hold: the top level and the members of a top-level `$and`. */
-function conjuncts(q: QueryDoc): Array<[string, unknown]> {
+export function conjuncts(q: QueryDoc): Array<[string, unknown]> {
   const out: Array<[string, unknown]> = [];
   for (const [k, v] of Object.entries(q)) {
     if (k === '$and' && Array.isArray(v)) for (const sub of v) out.push(...conjuncts(sub as QueryDoc));

@@ -161,6 +161,11 @@ const ops: Op[] = [
   { name: 'search', kind: 'read', run: (token) => api.post(`${A()}/search`, { token, body: JSON.stringify("{ '_t': 'Person' }"), query: { includeChildInstances: true } }) },
   { name: 'events list', kind: 'read', run: (token) => api.get(`${A()}/events`, { token, query: { includeChildInstances: true } }) },
   { name: 'lastevent', kind: 'read', run: (token) => api.post(`${A()}/lastevent`, { token, body: [dataA.person.Key] }) },
+  {
+    name: 'aggregate events',
+    kind: 'read',
+    run: (token) => api.post(`${A()}/aggregate/Events`, { token, body: ['{"$project":{"EventData":0}}'], query: { spanScope: true, includeSubFolders: true } }),
+  },
   { name: 'publish', kind: 'write', run: (token) => api.post(`${A()}/eventmessagesink`, { token, body: posting(dataA.app.Key, dataA.nickname, dataA.person.Key) }) },
   { name: 'connections', kind: 'read', run: (token) => api.get(`${dataA.person.Href}/connections`, { token }) },
   {
@@ -191,6 +196,7 @@ describe("isolation: each caller's own view", () => {
         api.get(`${base}/people`, { token: c.token, query: { includeChildInstances: true } }),
         api.get(`${base}/instances`, { token: c.token }),
         api.get(`${base}/events`, { token: c.token, query: { includeChildInstances: true } }),
+        api.post(`${base}/aggregate/Events`, { token: c.token, body: [], query: { spanScope: true, includeSubFolders: true } }),
         api.post(`${base}/search`, { token: c.token, body: JSON.stringify('{}'), query: { includeChildInstances: true } }),
       ];
       for (const r of await Promise.all(calls)) check(c, 'ok', r, 'own view');
