@@ -22,6 +22,9 @@ export const SIZING: Readonly<Partial<Record<Family, FunctionSizing>>> = Object.
   token: { memoryMb: 1024, timeoutSeconds: 15 },
   // IoT Core gives a custom authorizer 5 seconds.
   mqttauth: { memoryMb: 512, timeoutSeconds: 5 },
+  // A webhook delivery waits up to 10 s for its receiver (the test call and each queued job); a
+  // batch's jobs run at once, so 30 s covers a batch with room for the store and the queue.
+  webhooks: { memoryMb: 512, timeoutSeconds: 30 },
 });
 
 /** The memory a family's function is deployed with. */
