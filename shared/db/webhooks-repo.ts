@@ -334,12 +334,11 @@ export async function listAttempts(db: Db, webhookKey: string, skip: number, lim
   return items.slice(skip, skip + limit).map((i) => toAttempt(webhookKey, i));
 }
 
-/** A job of the local runtime's queue. */
-export interface QueuedJob {
-  /** The item's sort key: pass it back to {@link deleteQueuedJob}. */
+/** A job of the local runtime's queue, as listed (the body is read when the job starts). */
+export interface QueuedJobRef {
+  /** The item's sort key: pass it to {@link queuedJobBody} and {@link deleteQueuedJob}. */
   readonly id: string;
   readonly webhookKey: string;
-  readonly body: string;
 }
 
 /** Puts jobs on the local queue, each due at its `dueAt` (epoch ms). */
@@ -361,19 +360,41 @@ export async function putQueuedJobs(
   );
 }
 
-/** Jobs due at `nowMs` or earlier, oldest first: one Query of at most `limit` items. */
-export async function dueJobs(db: Db, nowMs: number, limit: number): Promise<QueuedJob[]> {
-  const out = await send<{ Items?: Record<string, unknown>[] }>(
+/**
+ * Jobs due at `nowMs` or earlier, oldest first (their ids and subscriptions only): one Query of
+ * at most `limit` items, from `start` (the `next` of the page before).
+ */
+export async function dueJobs(
+  db: Db,
+  nowMs: number,
+  limit: number,
+  start?: Record<string, unknown>,
+): Promise<{ jobs: QueuedJobRef[]; next: Record<string, unknown> | undefined }> {
+  const out = await send<{ Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown> }>(
     db,
     new QueryCommand({
       TableName: db.tableName,
       ConsistentRead: true,
       KeyConditionExpression: 'PK = :pk AND SK <= :due',
+      ProjectionExpression: 'PK, SK, WebhookKey',
       ExpressionAttributeValues: { ':pk': WEBHOOK_QUEUE_PK, ':due': webhookQueueSk(nowMs, '~') },
       Limit: limit,
+      ...(start ? { ExclusiveStartKey: start } : {}),
     }),
   );
-  return (out.Items ?? []).map((i) => ({ id: i.SK as string, webhookKey: i.WebhookKey as string, body: i.Job as string }));
+  return {
+    jobs: (out.Items ?? []).map((i) => ({ id: i.SK as string, webhookKey: i.WebhookKey as string })),
+    next: out.LastEvaluatedKey,
+  };
+}
+
+/** The body of a queued job, or undefined when it is gone (handled meanwhile). One GetItem. */
+export async function queuedJobBody(db: Db, id: string): Promise<string | undefined> {
+  const out = await send<{ Item?: Record<string, unknown> }>(
+    db,
+    new GetCommand({ TableName: db.tableName, Key: { PK: WEBHOOK_QUEUE_PK, SK: id }, ConsistentRead: true }),
+  );
+  return typeof out.Item?.Job === 'string' ? out.Item.Job : undefined;
 }
 
 /** Removes a job that was handled (idempotent). */

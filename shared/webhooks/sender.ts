@@ -34,6 +34,8 @@ import { TargetRefused, checkedLookup, refusal } from './ssrf.ts';
 export const DELIVERY_TIMEOUT_MS = 10_000;
 /** Days an attempt record is kept. */
 export const ATTEMPT_RETENTION_DAYS = 30;
+/** How stale LastDeliveryOn may be (it is not rewritten on every delivery). */
+export const LAST_DELIVERY_RESOLUTION_MS = 60_000;
 /** Most response bytes read (and thrown away). */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
@@ -221,7 +223,9 @@ export async function handleJob(deps: SenderDeps, job: DeliveryJob): Promise<Job
 
   if (succeeded(outcome)) {
     await putAttempt(deps.db, record(outcome, null, false), ttl);
-    await recordWebhookOutcome(deps.db, hook, { kind: 'delivered', at: at.toISOString() });
+    // LastDeliveryOn is kept to the minute: a busy subscription's item is not written per delivery.
+    const fresh = !hook.failingSince && hook.lastDeliveryOn !== null && at.getTime() - Date.parse(hook.lastDeliveryOn) < LAST_DELIVERY_RESOLUTION_MS;
+    if (!fresh) await recordWebhookOutcome(deps.db, hook, { kind: 'delivered', at: at.toISOString() });
     return { kind: 'delivered' };
   }
 
