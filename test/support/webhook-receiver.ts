@@ -34,7 +34,8 @@ export class WebhookReceiver {
   /** Called with each verified delivery (the benchmark times arrivals). */
   onDelivery: ((path: string, d: Delivery) => void) | undefined;
 
-  async start(): Promise<this> {
+  /** Listens on 127.0.0.1 at `port` (0: a free port); the endpoints registered before are kept. */
+  async start(port = 0): Promise<this> {
     this.server = createServer((req, res) => {
       const chunks: Buffer[] = [];
       req.on('data', (c: Buffer) => chunks.push(c));
@@ -83,7 +84,7 @@ export class WebhookReceiver {
         res.end();
       });
     });
-    await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
+    await new Promise<void>((r) => this.server!.listen(port, '127.0.0.1', r));
     this.port = (this.server.address() as AddressInfo).port;
     return this;
   }
@@ -129,9 +130,15 @@ export class WebhookReceiver {
     return e;
   }
 
+  /** The port it listens (or listened) on. */
+  get listeningPort(): number {
+    return this.port;
+  }
+
   async stop(): Promise<void> {
     const s = this.server;
     if (!s) return;
+    this.server = undefined;
     await new Promise<void>((r) => {
       s.close(() => r());
       s.closeAllConnections();
