@@ -1,5 +1,5 @@
 /**
- * The shape of `bench/results/latest.json`: exactly seven top-level entries, each (and each
+ * The shape of `bench/results/latest.json`: exactly eight top-level entries, each (and each
  * family or operation inside `coldStart` and `capacity`) with its raw figures beside `floor`,
  * `ratio` (figure / floor), `goal` and `meetsGoal`. A figure that could not be measured is null,
  * its verdict is `meetsGoal: false`, and `note` says why: numbers are never made up.
@@ -151,6 +151,24 @@ export interface MqttFanout {
   readonly messageBytes: number | null;
 }
 
+/** Webhook deliveries to one loopback receiver (verified with the standardwebhooks package). */
+export interface Webhooks extends Verdict {
+  readonly events: number;
+  readonly published: number;
+  /** Distinct events delivered (by webhook-id). */
+  readonly delivered: number;
+  readonly lost: number | null;
+  readonly duplicates: number | null;
+  /** Deliveries whose signature did not verify. */
+  readonly invalid: number | null;
+  readonly clients: number;
+  /** From the start of the publishing HTTP request to the verified delivery's arrival. */
+  readonly latencyMs: Summary | null;
+  /** The sender's own attempt (POST and answer), as the deliveries list records it. */
+  readonly attemptMs: Summary | null;
+  readonly measured: Measured;
+}
+
 export interface HttpScenario extends Verdict {
   readonly rps: number | null;
   readonly p50Ms: number | null;
@@ -190,11 +208,12 @@ export interface Results {
   readonly paging: Paging;
   readonly token: Token;
   readonly fanout: Fanout;
+  readonly webhooks: Webhooks;
   readonly http: Http;
 }
 
 /** The top-level keys, in order: the file has these and no others. */
-export const RESULT_KEYS = ['handlerOverhead', 'coldStart', 'capacity', 'paging', 'token', 'fanout', 'http'] as const satisfies ReadonlyArray<keyof Results>;
+export const RESULT_KEYS = ['handlerOverhead', 'coldStart', 'capacity', 'paging', 'token', 'fanout', 'webhooks', 'http'] as const satisfies ReadonlyArray<keyof Results>;
 
 const load = (): number[] => loadavg().map((x) => Math.round(x * 100) / 100);
 
