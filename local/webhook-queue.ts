@@ -13,7 +13,8 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { Db } from '#shared/db/client.ts';
-import { deleteQueuedJob, dueJobs, queuedJobBody, type QueuedJobRef } from '#shared/db/webhooks-repo.ts';
+import { deleteQueuedJobs, dueJobs, queuedJobBody, type QueuedJobRef } from '#shared/db/webhooks-repo.ts';
+import { onTableJobsQueued } from '#shared/webhooks/queue.ts';
 
 /** Jobs of one subscription in flight at once. */
 export const PER_WEBHOOK = 16;
@@ -22,8 +23,8 @@ export const MAX_IN_FLIGHT = 64;
 /** Due jobs read per Query, and Queries per read at most. */
 const PAGE_SIZE = 1000;
 const PAGES_PER_READ = 10;
-/** Reads at most this often while jobs are waiting for a free slot. */
-const MIN_READ_GAP_MS = 50;
+/** Reads at most this often (while jobs wait for a free slot, or new ones were queued). */
+const MIN_READ_GAP_MS = 20;
 /** A job handled this recently is not started again from a read that began before it was deleted. */
 const DONE_MEMORY_MS = 60_000;
 
@@ -69,11 +70,31 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
   const backoff = new Map<string, { until: number; failures: number }>();
   /** Job id → when it was handled and deleted. */
   const done = new Map<string, number>();
+  /** Handled jobs not deleted yet (deleted 25 per request by {@link flush}). */
+  let handled: string[] = [];
+  /** Handled jobs whose delete failed: kept out of the buffer until a later flush deletes them. */
+  async function flush(): Promise<void> {
+    if (handled.length === 0) return;
+    const ids = handled;
+    handled = [];
+    try {
+      await deleteQueuedJobs(opts.db, ids);
+    } catch (err) {
+      handled.push(...ids);
+      opts.logger.warn('webhook queue: deleting handled jobs failed; retried', { error: (err as Error).message });
+    }
+  }
   /** Due jobs from the last read, not started yet. */
   let buffer: QueuedJobRef[] = [];
   let lastRead = 0;
   let stopped = false;
   let wake: (() => void) | undefined;
+  /** Jobs were queued in this process since the last read: read again without waiting for the timer. */
+  let fresh = false;
+  const stopListening = onTableJobsQueued(() => {
+    fresh = true;
+    wake?.();
+  });
 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -93,8 +114,9 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
       const res = (await opts.invoke({ Records: [sqsRecord(job.id, body)] })) as Partial<SQSBatchResponse> | undefined;
       ok = (res?.batchItemFailures ?? []).length === 0;
       if (ok) {
-        await deleteQueuedJob(opts.db, job.id);
+        // Handled: never started again here; deleted with the next batch of handled jobs.
         done.set(job.id, Date.now());
+        handled.push(job.id);
       }
     } catch (err) {
       opts.logger.error('webhook queue: a job failed; it stays queued', { error: (err as Error).message });
@@ -150,7 +172,8 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
     }
     buffer = jobs;
     lastRead = now;
-    for (const [id, at] of done) if (now - at > DONE_MEMORY_MS) done.delete(id);
+    const pendingDelete = new Set(handled);
+    for (const [id, at] of done) if (now - at > DONE_MEMORY_MS && !pendingDelete.has(id)) done.delete(id);
   }
 
   const loop = (async () => {
@@ -159,7 +182,12 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
         const now = Date.now();
         const waiting = buffer.some((j) => startable(j, now));
         // Read when the timer is due, or sooner when nothing read so far can start.
-        if (now - lastRead >= idleMs || (!waiting && inFlight.size < MAX_IN_FLIGHT && now - lastRead >= MIN_READ_GAP_MS)) await read(now);
+        const due = now - lastRead >= idleMs || ((fresh || !waiting) && inFlight.size < MAX_IN_FLIGHT && now - lastRead >= MIN_READ_GAP_MS);
+        await flush();
+        if (due) {
+          fresh = false;
+          await read(now);
+        }
         startFromBuffer(Date.now());
       } catch (err) {
         opts.logger.warn('webhook queue: reading due jobs failed', { error: (err as Error).message });
@@ -171,10 +199,12 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
   return {
     async stop() {
       stopped = true;
+      stopListening();
       wake?.();
       await loop;
-      // Jobs in flight finish or stay queued for the next start.
+      // Jobs in flight finish or stay queued for the next start (at least once).
       await Promise.race([Promise.allSettled([...inFlight.values()]), new Promise((r) => setTimeout(r, 2000).unref())]);
+      await flush();
     },
   };
 }

@@ -13,8 +13,8 @@
  * queue partition is only used by the local runtime (in AWS the jobs are SQS messages): due jobs
  * are one Query with `SK <= <now>`.
  */
-import { DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
-import { ConditionFailed } from '../errors.ts';
+import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionFailed, StoreUnavailable } from '../errors.ts';
 import { parseJson, stringifyJson } from '../json.ts';
 import type { Db } from './client.ts';
 import { WEBHOOK_QUEUE_PK, webhookAttemptPk, webhookPk, webhookQueueSk } from './keys.ts';
@@ -341,22 +341,30 @@ export interface QueuedJobRef {
   readonly webhookKey: string;
 }
 
-/** Puts jobs on the local queue, each due at its `dueAt` (epoch ms). */
+/** Writes requests 25 at a time (BatchWriteItem), retrying unprocessed ones with backoff. */
+async function batchWrite(db: Db, requests: Array<Record<string, unknown>>): Promise<void> {
+  for (let i = 0; i < requests.length; i += 25) {
+    let pending: Record<string, unknown[]> | undefined = { [db.tableName]: requests.slice(i, i + 25) };
+    for (let attempt = 0; pending && Object.keys(pending).length > 0; attempt++) {
+      if (attempt >= 8) throw new StoreUnavailable(new Error('unprocessed webhook queue writes'));
+      if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
+      const out: { UnprocessedItems?: Record<string, unknown[]> } = await send(db, new BatchWriteCommand({ RequestItems: pending as never }));
+      pending = out.UnprocessedItems;
+    }
+  }
+}
+
+/** Puts jobs on the local queue, each due at its `dueAt` (epoch ms): BatchWriteItem, 25 a request. */
 export async function putQueuedJobs(
   db: Db,
   jobs: ReadonlyArray<{ jobId: string; webhookKey: string; dueAt: number; body: string }>,
   ttl: number,
 ): Promise<void> {
-  await Promise.all(
-    jobs.map((j) =>
-      send(
-        db,
-        new PutCommand({
-          TableName: db.tableName,
-          Item: { PK: WEBHOOK_QUEUE_PK, SK: webhookQueueSk(j.dueAt, j.jobId), WebhookKey: j.webhookKey, Job: j.body, ttl },
-        }),
-      ),
-    ),
+  await batchWrite(
+    db,
+    jobs.map((j) => ({
+      PutRequest: { Item: { PK: WEBHOOK_QUEUE_PK, SK: webhookQueueSk(j.dueAt, j.jobId), WebhookKey: j.webhookKey, Job: j.body, ttl } },
+    })),
   );
 }
 
@@ -397,7 +405,7 @@ export async function queuedJobBody(db: Db, id: string): Promise<string | undefi
   return typeof out.Item?.Job === 'string' ? out.Item.Job : undefined;
 }
 
-/** Removes a job that was handled (idempotent). */
-export async function deleteQueuedJob(db: Db, id: string): Promise<void> {
-  await send(db, new DeleteCommand({ TableName: db.tableName, Key: { PK: WEBHOOK_QUEUE_PK, SK: id } }));
+/** Removes jobs that were handled (idempotent): BatchWriteItem, 25 a request. */
+export async function deleteQueuedJobs(db: Db, ids: readonly string[]): Promise<void> {
+  await batchWrite(db, ids.map((id) => ({ DeleteRequest: { Key: { PK: WEBHOOK_QUEUE_PK, SK: id } } })));
 }

@@ -37,16 +37,30 @@ export interface WebhookQueue {
 /** Days a queued job is kept at most (the schedule spans about three). */
 const JOB_TTL_SECONDS = 14 * 86_400;
 
+const queuedListeners = new Set<() => void>();
+
+/**
+ * Calls `listener` after jobs are put on the table's queue in this process: the local runtime's
+ * timer (same process) then looks for them at once instead of at its next read. Returns the
+ * function that stops listening.
+ */
+export function onTableJobsQueued(listener: () => void): () => void {
+  queuedListeners.add(listener);
+  return () => queuedListeners.delete(listener);
+}
+
 /** The local runtime's queue: items of the table, read by the runtime's timer. */
 export function tableQueue(db: Db): WebhookQueue {
   return {
     async send(jobs) {
+      if (jobs.length === 0) return;
       const ttl = Math.floor(Date.now() / 1000) + JOB_TTL_SECONDS;
       await putQueuedJobs(
         db,
         jobs.map((j) => ({ jobId: newKey(), webhookKey: j.webhookKey, dueAt: j.notBefore, body: JSON.stringify(j) })),
         ttl,
       );
+      if (jobs.some((j) => j.notBefore <= Date.now())) for (const l of queuedListeners) l();
     },
   };
 }

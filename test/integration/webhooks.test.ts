@@ -13,6 +13,7 @@ import type { WebhookDeps } from '#shared/webhooks/operations.ts';
 import { tableQueue } from '#shared/webhooks/queue.ts';
 import { handleJob, postOnce } from '#shared/webhooks/sender.ts';
 import { messageIdOf } from '#shared/webhooks/signing.ts';
+import { handleQueueBatch } from '#functions/webhooks/handler.ts';
 import { createApi } from '../support/api.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';
 import { seedTenant, testDeps, type Tenant } from '../support/tokens.ts';
@@ -214,5 +215,42 @@ describe('webhook deliveries', () => {
     expect(byName.error).toMatch(/^Refused: localhost resolves to .* a loopback address\.$/);
     const literal = await postOnce('https://192.168.1.10/x', {}, '{}', { allowLoopback: true });
     expect(literal.error).toBe('Refused: 192.168.1.10 is a private address.');
+  });
+
+  it('handles a queue batch: delivers a due job, hands an early one back, drops what is not a job', async () => {
+    const rx = await receiver();
+    try {
+      const c = await api.post(hooks(root), { token: root.tokens.Operator, body: { Url: rx.url } });
+      const job = {
+        webhookKey: c.body.Key,
+        instanceKey: root.instance.key,
+        eventKey: '0123456789abcdef0123456a',
+        messageId: messageIdOf('0123456789abcdef0123456a', c.body.Key),
+        type: 'event',
+        timestamp: new Date().toISOString(),
+        data: { Key: '0123456789abcdef0123456a' },
+        attempt: 1,
+        notBefore: Date.now(),
+      };
+      const record = (messageId: string, body: string) => ({
+        messageId,
+        receiptHandle: messageId,
+        body,
+        attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'test', ApproximateFirstReceiveTimestamp: '0' },
+        messageAttributes: {},
+        md5OfBody: '',
+        eventSource: 'aws:sqs',
+        eventSourceARN: 'arn:aws:sqs:local:000000000000:jobs',
+        awsRegion: 'local',
+      });
+      const res = await handleQueueBatch(deps, {
+        Records: [record('due', JSON.stringify(job)), record('early', JSON.stringify({ ...job, notBefore: Date.now() + 3_600_000 })), record('junk', '{"not":"a job"}')],
+      });
+      expect(res.batchItemFailures).toEqual([{ itemIdentifier: 'early' }]);
+      expect(rx.got).toHaveLength(1);
+      expect(rx.got[0]!.headers['webhook-id']).toBe(job.messageId);
+    } finally {
+      await rx.close();
+    }
   });
 });
