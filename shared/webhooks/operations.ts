@@ -36,6 +36,8 @@ import { matchable, renderWebhook, settingsFrom, webhookReceives } from './subsc
 
 /** Most events one replay may re-send. */
 export const MAX_REPLAY = 10_000;
+/** Most events one replay may read (matching or not) before it is refused as too broad. */
+export const MAX_REPLAY_SCANNED = 50_000;
 
 export interface WebhookDeps extends CoreDeps {
   readonly queue: WebhookQueue;
@@ -216,10 +218,15 @@ const replay: Operation<WebhookDeps> = async (req, deps) => {
   const nowEpoch = Math.floor(ctx.now.getTime() / 1000);
   const events: StoredObject[] = [];
   const tooMany = () => badRequest('TooManyEvents', `The window holds more than ${MAX_REPLAY} matching events; replay a shorter window.`);
+  let scanned = 0;
   for (const folder of folders) {
     let start: Record<string, unknown> | undefined;
     do {
       const page = await queryFolderEvents(ctx.db, folder, { from: since, to: until }, 1000, start, nowEpoch);
+      scanned += page.scanned;
+      if (scanned > MAX_REPLAY_SCANNED) {
+        throw badRequest('QueryTooBroad', `The window holds more than ${MAX_REPLAY_SCANNED} events of the instance; replay a shorter window.`);
+      }
       for (const e of page.items) {
         if (webhookReceives(active, matchable(e.doc, e.instances, linkedObjectKeys(e.doc)))) events.push(e);
       }

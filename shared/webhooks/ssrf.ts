@@ -86,8 +86,10 @@ export function checkedLookup(allowLoopback: boolean): LookupFunction {
       if (err) return callback(err, '', 0);
       const list = addresses as Array<{ address: string; family: number }>;
       for (const a of list) {
-        const why = refusal(a.address, allowLoopback);
-        if (why) return callback(new TargetRefused(`Refused: ${hostname} resolves to ${why}.`), '', 0);
+        const k = addressKind(a.address);
+        if (k && !(k === 'loopback' && allowLoopback)) {
+          return callback(new TargetRefused(`Refused: ${hostname} resolves to ${a.address}, a ${k} address.`), '', 0);
+        }
       }
       const first = list[0];
       if (!first) return callback(new TargetRefused(`Refused: ${hostname} resolves to no address.`), '', 0);

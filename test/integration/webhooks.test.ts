@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { getWebhook } from '#shared/db/webhooks-repo.ts';
 import type { WebhookDeps } from '#shared/webhooks/operations.ts';
 import { tableQueue } from '#shared/webhooks/queue.ts';
-import { handleJob, postOnce } from '#shared/webhooks/sender.ts';
+import { DISABLED_FAILING, handleJob, postOnce } from '#shared/webhooks/sender.ts';
 import { messageIdOf } from '#shared/webhooks/signing.ts';
 import { handleQueueBatch } from '#functions/webhooks/handler.ts';
 import { createApi } from '../support/api.ts';
@@ -249,6 +249,39 @@ describe('webhook deliveries', () => {
       expect(res.batchItemFailures).toEqual([{ itemIdentifier: 'early' }]);
       expect(rx.got).toHaveLength(1);
       expect(rx.got[0]!.headers['webhook-id']).toBe(job.messageId);
+    } finally {
+      await rx.close();
+    }
+  });
+
+  it('disables a subscription after five days of failures without a success (the window scaled down)', async () => {
+    const rx = await receiver([500, 500, 500]);
+    try {
+      const c = await api.post(hooks(root), { token: root.tokens.Operator, body: { Url: rx.url } });
+      // Five days times 1e-7: 43 ms.
+      const fast = { ...deps, config: { ...deps.config, webhookRetryScale: 1e-7 } };
+      const job = {
+        webhookKey: c.body.Key,
+        instanceKey: root.instance.key,
+        eventKey: '0123456789abcdef0123456b',
+        messageId: messageIdOf('0123456789abcdef0123456b', c.body.Key),
+        type: 'event',
+        timestamp: new Date().toISOString(),
+        data: { Key: '0123456789abcdef0123456b' },
+        attempt: 1,
+        notBefore: Date.now(),
+      };
+      expect((await handleJob(fast, job)).kind).toBe('retrying');
+      expect((await getWebhook(t.db, root.instance.key, c.body.Key))?.failingSince).toEqual(expect.any(String));
+      await new Promise((r) => setTimeout(r, 100));
+      expect((await handleJob(fast, { ...job, attempt: 2 })).kind).toBe('dead-lettered');
+      const hook = await getWebhook(t.db, root.instance.key, c.body.Key);
+      expect(hook?.settings.Enabled).toBe(false);
+      expect(hook?.disabledReason).toBe(DISABLED_FAILING);
+      // Enabling it again ends the streak.
+      const on = await api.put(c.body.Href, { token: root.tokens.Operator, body: { Url: rx.url, Enabled: true } });
+      expect(on.body).toMatchObject({ Enabled: true, DisabledReason: null });
+      expect((await getWebhook(t.db, root.instance.key, c.body.Key))?.failingSince).toBeNull();
     } finally {
       await rx.close();
     }
