@@ -89,6 +89,17 @@ describe('webhooks collection', () => {
     expect(list.text).not.toContain(r.body.Secret.slice(6));
   });
 
+  it('is linked from the instance (not from a folder), and a folder has no webhooks', async () => {
+    const inst = await api.get(`/api/f/${root.instance.key}`, { token: root.tokens.ReadOnly });
+    const link = inst.body.Links.find((l: any) => l.Relation === 'Webhooks');
+    expect(link.Anchor.Href).toBe('webhooks');
+    expect((await api.get(`${inst.body.Href}/${link.Anchor.Href}`, { token: root.tokens.ReadOnly })).status).toBe(200);
+    const folder = await api.post(`/api/f/${root.instance.key}/folders`, { token: root.tokens.Operator, body: { $type: 'FolderInfo', CommonName: 'f' } });
+    expect(folder.body.Links.some((l: any) => l.Relation === 'Webhooks')).toBe(false);
+    const none = await api.get(`/api/f/${folder.body.Key}/webhooks`, { token: root.tokens.Operator });
+    expect(none.status).toBe(404);
+  });
+
   it('replaces and deletes a subscription', async () => {
     const c = await api.post(hooks(root), { token: root.tokens.Administrator, body: { Url: 'http://localhost:9/x' } });
     const put = await api.put(c.body.Href, {
@@ -206,6 +217,27 @@ describe('webhook deliveries', () => {
     } finally {
       await rx.close();
     }
+  });
+
+  it('records a delivery to a name that resolves to a refused address as a failed attempt with a clear error', async () => {
+    const c = await api.post(hooks(root), { token: root.tokens.Operator, body: { Url: 'http://localhost:9/hook' } });
+    // The same subscription where loopback is not allowed (as in AWS): refused when the name is resolved.
+    const strict = { ...deps, config: { ...deps.config, webhookAllowLoopback: false } };
+    const job = {
+      webhookKey: c.body.Key,
+      instanceKey: root.instance.key,
+      eventKey: '0123456789abcdef0123456c',
+      messageId: messageIdOf('0123456789abcdef0123456c', c.body.Key),
+      type: 'event',
+      timestamp: new Date().toISOString(),
+      data: { Key: '0123456789abcdef0123456c' },
+      attempt: 1,
+      notBefore: Date.now(),
+    };
+    expect((await handleJob(strict, job)).kind).toBe('retrying');
+    const d = await api.get(`${c.body.Href}/deliveries`, { token: root.tokens.Operator });
+    expect(d.body[0]).toMatchObject({ Attempt: 1, EventKey: job.eventKey, Error: expect.stringMatching(/^Refused: localhost resolves to (127\.0\.0\.1|::1), a loopback address\.$/) });
+    expect(d.body[0].StatusCode).toBeUndefined();
   });
 
   it('refuses a name that resolves to a non-public address, at delivery time, with a clear error', async () => {
