@@ -62,6 +62,11 @@ export async function queueWebhooks(deps: WebhookChannelDeps, events: readonly C
       }
       for (const h of list ?? []) {
         if (!webhookReceives(h, m)) continue;
+        if (deps.queue.maxJobBytes !== undefined && !fits(e, deps.queue.maxJobBytes)) {
+          // Retrying cannot make it fit: skipped with an error, as MQTT skips events above 128 KB.
+          deps.logger.error('fan-out: event too large for a webhook job; not delivered', { event: e.key, webhook: h.key });
+          continue;
+        }
         jobs.push({
           record: e.record,
           job: {
@@ -94,6 +99,17 @@ export async function queueWebhooks(deps: WebhookChannelDeps, events: readonly C
     }),
   );
   return failed;
+}
+
+const sizes = new WeakMap<ChannelEvent, number>();
+/** Whether an event's job (its rendered data and about 400 bytes of job fields) fits in `max` bytes. */
+function fits(e: ChannelEvent, max: number): boolean {
+  let size = sizes.get(e);
+  if (size === undefined) {
+    size = Buffer.byteLength(JSON.stringify(e.rendered)) + 400;
+    sizes.set(e, size);
+  }
+  return size <= max;
 }
 
 /** Forgets the cached subscriptions (tests). */

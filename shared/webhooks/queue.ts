@@ -32,6 +32,8 @@ export interface DeliveryJob {
 export interface WebhookQueue {
   /** Queues jobs; resolves once every one is stored (throws if any could not be). */
   send(jobs: readonly DeliveryJob[]): Promise<void>;
+  /** The largest job (JSON bytes) the queue carries; undefined: no limit below the event's own. */
+  readonly maxJobBytes?: number;
 }
 
 /** Days a queued job is kept at most (the schedule spans about three). */

@@ -5,8 +5,10 @@
  * delivers it once more. Only the fan-out and the webhooks function (the sender) import this
  * module, and the SDK client is loaded on first use.
  */
-import type { DeliveryJob, WebhookQueue } from './queue.ts';
+import type { WebhookQueue } from './queue.ts';
 
+/** SQS's largest message, and largest batch (the sum of its messages). */
+export const MAX_BATCH_BYTES = 256 * 1024;
 /** SQS's longest DelaySeconds. */
 export const MAX_DELAY_SECONDS = 900;
 /** SQS's longest visibility timeout. */
@@ -29,15 +31,28 @@ export function createSqsQueue(opts: { queueUrl: string; region: string; now?: (
     return client;
   };
   return {
+    maxJobBytes: MAX_BATCH_BYTES,
     async send(jobs) {
       const { sdk, c } = await load();
-      for (let i = 0; i < jobs.length; i += 10) {
-        const chunk = jobs.slice(i, i + 10);
-        let entries = chunk.map((j: DeliveryJob, n) => ({
-          Id: String(n),
-          MessageBody: JSON.stringify(j),
-          DelaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((j.notBefore - now()) / 1000))),
-        }));
+      // Batches of at most 10 messages and 256 KB in all.
+      const batches: Array<Array<{ Id: string; MessageBody: string; DelaySeconds: number }>> = [];
+      let batch: Array<{ Id: string; MessageBody: string; DelaySeconds: number }> = [];
+      let bytes = 0;
+      for (const j of jobs) {
+        const body = JSON.stringify(j);
+        const size = Buffer.byteLength(body);
+        if (size > MAX_BATCH_BYTES) throw new Error(`A webhook job of ${size} bytes is larger than an SQS message (event ${j.eventKey})`);
+        if (batch.length === 10 || bytes + size > MAX_BATCH_BYTES) {
+          batches.push(batch);
+          batch = [];
+          bytes = 0;
+        }
+        batch.push({ Id: String(batch.length), MessageBody: body, DelaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((j.notBefore - now()) / 1000))) });
+        bytes += size;
+      }
+      if (batch.length > 0) batches.push(batch);
+      for (const first of batches) {
+        let entries = first;
         for (let attempt = 1; entries.length > 0; attempt++) {
           const out = await c.send(new sdk.SendMessageBatchCommand({ QueueUrl: opts.queueUrl, Entries: entries }));
           const failed = new Set((out.Failed ?? []).map((f) => f.Id));
