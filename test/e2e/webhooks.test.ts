@@ -147,6 +147,29 @@ describe('webhooks on the local runtime', () => {
     expect(attempts[0].NextAttemptOn).toBeNull();
   });
 
+  it('never lets a slow receiver delay another subscription', async () => {
+    const slow = await subscribe('/slow', { IncludeAuditEvents: false });
+    const fast = await subscribe('/fast', { IncludeAuditEvents: false });
+    rx.setDelay('/slow', 6000);
+    await settle();
+    const N = 48;
+    const keys = new Set<string>();
+    const started = Date.now();
+    await Promise.all(Array.from({ length: 8 }, async (_, c) => {
+      for (let i = c; i < N; i += 8) keys.add((await publish('A', 1000 + i)).Key);
+    }));
+    const ours = (path: string) => rx.received(path).filter((d) => keys.has(d.payload.data.Key));
+    // Every event reaches the fast receiver while the slow one (6 s an answer, 16 at a time) is still far behind.
+    expect(await waitFor(() => ours('/fast').length === N, 30_000)).toBe(true);
+    const fastDone = Date.now() - started;
+    expect(ours('/slow').length).toBeLessThan(N);
+    expect(await waitFor(() => ours('/slow').length === N, 60_000)).toBe(true);
+    const slowDone = Date.now() - started;
+    expect(slowDone).toBeGreaterThan(fastDone + 5000);
+    expect(new Set(ours('/slow').map((d) => d.id)).size).toBe(N);
+    expect(slow.Key).not.toBe(fast.Key);
+  });
+
   it('disables a subscription whose receiver answers 410', async () => {
     const hook = await subscribe('/gone');
     rx.setStatus('/gone', () => 410);

@@ -25,6 +25,8 @@ interface Endpoint {
   received: Delivery[];
   invalid: Array<{ headers: IncomingHttpHeaders; body: string; error: string }>;
   requests: number;
+  /** How long each answer is held back (a slow receiver). */
+  delayMs: number;
 }
 
 export class WebhookReceiver {
@@ -75,13 +77,17 @@ export class WebhookReceiver {
           at: Date.now(),
           headers: req.headers,
         };
-        const status = ep.status(n, d);
-        if (status >= 200 && status < 300) {
-          ep.received.push(d);
-          this.onDelivery?.(req.url ?? '', d);
-        }
-        res.statusCode = status;
-        res.end();
+        const answer = () => {
+          const status = ep.status(n, d);
+          if (status >= 200 && status < 300) {
+            ep.received.push(d);
+            this.onDelivery?.(req.url ?? '', d);
+          }
+          res.statusCode = status;
+          res.end();
+        };
+        if (ep.delayMs > 0) setTimeout(answer, ep.delayMs);
+        else answer();
       });
     });
     await new Promise<void>((r) => this.server!.listen(port, '127.0.0.1', r));
@@ -91,13 +97,18 @@ export class WebhookReceiver {
 
   /** Registers a path; returns its URL. */
   endpoint(path: string, status: (n: number, d: Delivery) => number = () => 200): string {
-    this.endpoints.set(path, { secrets: [], status, received: [], invalid: [], requests: 0 });
+    this.endpoints.set(path, { secrets: [], status, received: [], invalid: [], requests: 0, delayMs: 0 });
     return `http://127.0.0.1:${this.port}${path}`;
   }
 
   /** The secrets a path's deliveries are verified with (any one verifying is enough). */
   secrets(path: string, ...secrets: string[]): void {
     this.ep(path).secrets = secrets;
+  }
+
+  /** Holds each answer of a path back for `ms` (a slow receiver; under 10 s it still succeeds). */
+  setDelay(path: string, ms: number): void {
+    this.ep(path).delayMs = ms;
   }
 
   setStatus(path: string, status: (n: number, d: Delivery) => number): void {
