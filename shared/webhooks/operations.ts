@@ -18,7 +18,7 @@ import {
   webhooksOf,
   type StoredWebhook,
 } from '../db/webhooks-repo.ts';
-import { foldersOf } from '../events/list.ts';
+import { foldersOf } from '../events/folders.ts';
 import { renderEvent } from '../events/render.ts';
 import { parsePaging } from '../http/params.ts';
 import { accepted, created, noContent, ok, type ApiRequest, type Operation } from '../http/types.ts';
