@@ -135,6 +135,8 @@ export const ROUTES: readonly Route[] = Object.freeze([
   route('GET', `${F}/webhooks/{key}/deliveries`, 'webhooks', 'listDeliveries'),
   route('POST', `${F}/webhooks/{key}/deliveries/{linkKey}/redeliver`, 'webhooks', 'redeliver'),
   route('POST', `${F}/webhooks/{key}/replay`, 'webhooks', 'replay'),
+  // GET on the action links (rotatesecret, test, replay): 405 with Allow: POST
+  route('GET', `${F}/webhooks/{key}/{link}`, 'webhooks', 'getWebhookLink'),
 ]);
 
 /** The families that serve HTTP routes, in table order. */

@@ -4,7 +4,7 @@
  * replay. Administrators and Operators of the instance (or of an instance above it) manage them;
  * ReadOnly users list and read them. The secret is shown on create and on rotation only.
  */
-import { ApiError, badRequest, conflict, ConditionFailed } from '../errors.ts';
+import { ApiError, badRequest, conflict, ConditionFailed, methodNotAllowed } from '../errors.ts';
 import { getEvent, queryFolderEvents } from '../db/events-repo.ts';
 import type { StoredObject } from '../db/objects-repo.ts';
 import {
@@ -241,6 +241,16 @@ const replay: Operation<WebhookDeps> = async (req, deps) => {
   return accepted({ Count: jobs.length, Since: since, Until: until });
 };
 
+/** The links a subscription's Links name that are calls: GET on them answers 405. */
+const ACTIONS = new Set(['rotatesecret', 'test', 'replay']);
+
+const getWebhookLink: Operation<WebhookDeps> = async (req, deps) => {
+  const ctx = contextOf(req, deps);
+  await webhookOf(ctx, req);
+  if (ACTIONS.has(req.params.link!)) throw methodNotAllowed('POST');
+  throw objectNotFound();
+};
+
 export const webhookOperations: Readonly<Record<string, Operation<WebhookDeps>>> = {
   listWebhooks,
   createWebhook,
@@ -252,4 +262,5 @@ export const webhookOperations: Readonly<Record<string, Operation<WebhookDeps>>>
   listDeliveries,
   redeliver,
   replay,
+  getWebhookLink,
 };

@@ -87,6 +87,13 @@ describe('webhooks collection', () => {
     const list = await api.get(hooks(root), { token: root.tokens.ReadOnly });
     expect(list.body.map((h: any) => h.Key)).toContain(r.body.Key);
     expect(list.text).not.toContain(r.body.Secret.slice(6));
+
+    // Every link resolves: deliveries lists, the calls answer 405 to GET.
+    for (const l of read.body.Links) {
+      const got = await api.get(`${r.body.Href}/${l.Anchor.Href}`, { token: root.tokens.ReadOnly });
+      if (l.Relation === 'Deliveries') expect(got.status).toBe(200);
+      else expect([got.status, got.headers.allow]).toEqual([405, 'POST']);
+    }
   });
 
   it('is linked from the instance (not from a folder), and a folder has no webhooks', async () => {
