@@ -32,6 +32,8 @@ export const IOT_PER_MILLION_MESSAGES = 1.0;
 export const IOT_MESSAGE_INCREMENT_BYTES = 5 * 1024;
 /** AWS IoT Core: per million connection minutes. */
 export const IOT_PER_MILLION_CONNECTION_MINUTES = 0.08;
+/** SQS standard queue: per million requests (each 64 KB chunk of a request counts as one). */
+export const SQS_PER_MILLION_REQUESTS = 0.4;
 /** The subscriber counts docs/cost.md prices an event at, for both live protocols. */
 export const SUBSCRIBER_COUNTS = [1, 10, 1000] as const;
 
@@ -119,6 +121,53 @@ export function mqttCostPerMillionEvents(messageBytes: number, subscribers: numb
   return (1 + subscribers) * iotMessagesFor(messageBytes) * IOT_PER_MILLION_MESSAGES;
 }
 
+/** What one webhook delivery attempt is priced at. */
+export interface WebhookAttemptInput {
+  /** How long the receiver takes to answer (the sender waits, at most 10 s). */
+  readonly receiverMs: number;
+  /** Jobs per SQS batch (and so per sender invocation): 1 when deliveries trickle in, up to 10 when busy. */
+  readonly batchSize: number;
+  /** The webhooks function's memory. */
+  readonly memoryMb: number;
+}
+
+/**
+ * The sender's own store and queue round trips per attempt besides the receiver (GetItem of the
+ * subscription, PutItem of the attempt record): an estimate, as DynamoDB Local's timings are not AWS's.
+ */
+export const WEBHOOK_STORE_MS = 20;
+
+export interface WebhookAttemptCost {
+  readonly sqs: number;
+  readonly lambdaRequests: number;
+  readonly lambdaDuration: number;
+  readonly dynamoReads: number;
+  readonly dynamoWrites: number;
+  readonly total: number;
+}
+
+/**
+ * Dollars per million webhook delivery attempts in AWS. SQS: the fan-out's SendMessageBatch, the
+ * event source's ReceiveMessage and DeleteMessageBatch, each shared by the batch. Lambda: one
+ * invocation per batch, whose jobs run at once, so it lasts about one receiver answer plus the
+ * store round trips, shared by the batch. DynamoDB: one strongly consistent GetItem of the
+ * subscription (1 read unit) and one attempt record (1 write unit, under 1 KB); LastDeliveryOn is
+ * written at most once a minute per subscription (left out). A retry adds one SendMessage (not
+ * batched) and, for steps longer than 15 minutes, a receive and a ChangeMessageVisibility per 12 hours.
+ */
+export function webhookAttemptCost(i: WebhookAttemptInput): WebhookAttemptCost {
+  const sqs = (3 / i.batchSize) * SQS_PER_MILLION_REQUESTS;
+  const lambdaRequests = LAMBDA_PER_MILLION_REQUESTS / i.batchSize;
+  const lambdaDuration = ((i.memoryMb / 1024) * (billedMs(i.receiverMs + WEBHOOK_STORE_MS) / 1000) * 1e6 * LAMBDA_ARM64_PER_GB_SECOND) / i.batchSize;
+  const dynamoReads = 1 * DYNAMODB_PER_MILLION_READ_REQUEST_UNITS;
+  const dynamoWrites = 1 * DYNAMODB_PER_MILLION_WRITE_REQUEST_UNITS;
+  return { sqs, lambdaRequests, lambdaDuration, dynamoReads, dynamoWrites, total: sqs + lambdaRequests + lambdaDuration + dynamoReads + dynamoWrites };
+}
+
+/** The receiver answer times and batch sizes docs/cost.md prices a webhook delivery at. */
+export const WEBHOOK_RECEIVER_MS = [50, 250, 1000, 10_000] as const;
+export const WEBHOOK_BATCH_SIZES = [1, 10] as const;
+
 /** `$1.2345` with enough digits to tell small parts apart. */
 export function dollars(x: number | null): string {
   if (x === null || !Number.isFinite(x)) return 'n/a';
@@ -140,6 +189,10 @@ export interface CostDocInput {
   readonly fanoutMessageBytes: number | null;
   /** Mean delivered MQTT payload size (BSON), bytes; null (or absent) when MQTT was not measured. */
   readonly mqttMessageBytes?: number | null;
+  /** The webhooks function's memory (MB); absent: webhooks are not priced. */
+  readonly webhookMemoryMb?: number;
+  /** Measured p50 of a local delivery attempt to a loopback receiver (ms), shown beside the model; null when not measured. */
+  readonly webhookAttemptMs?: number | null;
   readonly notes: readonly string[];
 }
 
@@ -242,6 +295,42 @@ export function costMarkdown(input: CostDocInput): string {
         '(the table above counts one topic). A subscriber connected for a 30-day month costs ' +
         `${dollars(connectionMonthCost())} on the WebSocket, ${dollars(connectionMonthCost(IOT_PER_MILLION_CONNECTION_MINUTES))} on IoT Core ` +
         '(which also runs the custom authorizer on connect and every 5 minutes: about 8 600 Lambda invocations a month).',
+    );
+  }
+  if (input.webhookMemoryMb !== undefined) {
+    const mem = input.webhookMemoryMb;
+    lines.push('');
+    lines.push('## Webhooks, per delivery');
+    lines.push('');
+    lines.push(
+      `One delivery attempt in AWS: an SQS message (SQS ${dollars(SQS_PER_MILLION_REQUESTS)} per million requests), a share of one ` +
+        `invocation of the webhooks function (${mem} MB) that waits for the receiver, one read of the subscription and one attempt ` +
+        'record in the table. Dollars per **million attempts** (a delivery that succeeds at once is one attempt), by how long the ' +
+        'receiver takes to answer and how many jobs share an SQS batch (1 when deliveries trickle in, 10 when busy):',
+    );
+    lines.push('');
+    lines.push(`| receiver answers in | batch | SQS | Lambda requests | Lambda duration | DynamoDB reads | DynamoDB writes | **total per million** |`);
+    lines.push('| ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |');
+    for (const ms of WEBHOOK_RECEIVER_MS) {
+      for (const batchSize of WEBHOOK_BATCH_SIZES) {
+        const c = webhookAttemptCost({ receiverMs: ms, batchSize, memoryMb: mem });
+        lines.push(
+          `| ${ms} ms | ${batchSize} | ${dollars(c.sqs)} | ${dollars(c.lambdaRequests)} | ${dollars(c.lambdaDuration)} | ${dollars(c.dynamoReads)} | ` +
+            `${dollars(c.dynamoWrites)} | **${dollars(c.total)}** |`,
+        );
+      }
+    }
+    lines.push('');
+    lines.push(
+      `The sender's own store round trips are estimated at ${WEBHOOK_STORE_MS} ms per attempt` +
+        (input.webhookAttemptMs === null || input.webhookAttemptMs === undefined
+          ? ' (the local attempt time was not measured in this run).'
+          : `; locally, an attempt to a loopback receiver measured p50 ${num(input.webhookAttemptMs)} ms (the POST and its answer).`) +
+        ' A retry is another attempt plus one SendMessage; a step longer than 15 minutes adds a receive and a ChangeMessageVisibility ' +
+        'per 12 hours of wait. The fan-out also reads each instance\'s subscriptions at most once a second per execution environment ' +
+        '(one Query), and each attempt record passes through the table\'s stream to the fan-out, which ignores it (a share of a ' +
+        'batch of 100 records). The job queue\'s event source polls SQS even when idle (long polling by a few pollers, well under a ' +
+        'million requests a month).',
     );
   }
   lines.push('');

@@ -63,6 +63,7 @@ export function firstRequests(c: ColdStartContext, families: readonly string[], 
     apps: list('apps'),
     alarms: list('alarmdefinitions'),
     events: list('events'),
+    webhooks: list('webhooks'),
     search: {
       what: 'POST search {"CommonName": ...}',
       event: httpEvent('POST', `/api/f/${c.instanceKey}/search`, { ...auth, body: { CommonName: c.searchName } }),

@@ -151,6 +151,24 @@ export interface MqttFanout {
   readonly messageBytes: number | null;
 }
 
+/** Webhook deliveries to one loopback receiver (verified with the standardwebhooks package). */
+export interface Webhooks extends Verdict {
+  readonly events: number;
+  readonly published: number;
+  /** Distinct events delivered (by webhook-id). */
+  readonly delivered: number;
+  readonly lost: number | null;
+  readonly duplicates: number | null;
+  /** Deliveries whose signature did not verify. */
+  readonly invalid: number | null;
+  readonly clients: number;
+  /** From the start of the publishing HTTP request to the verified delivery's arrival. */
+  readonly latencyMs: Summary | null;
+  /** The sender's own attempt (POST and answer), as the deliveries list records it. */
+  readonly attemptMs: Summary | null;
+  readonly measured: Measured;
+}
+
 export interface HttpScenario extends Verdict {
   readonly rps: number | null;
   readonly p50Ms: number | null;
@@ -206,12 +224,13 @@ export interface Results {
   readonly paging: Paging;
   readonly token: Token;
   readonly fanout: Fanout;
+  readonly webhooks: Webhooks;
   readonly http: Http;
   readonly aggregate: Aggregate;
 }
 
 /** The top-level keys, in order: the file has these and no others. */
-export const RESULT_KEYS = ['handlerOverhead', 'coldStart', 'capacity', 'paging', 'token', 'fanout', 'http', 'aggregate'] as const satisfies ReadonlyArray<keyof Results>;
+export const RESULT_KEYS = ['handlerOverhead', 'coldStart', 'capacity', 'paging', 'token', 'fanout', 'webhooks', 'http', 'aggregate'] as const satisfies ReadonlyArray<keyof Results>;
 
 const load = (): number[] => loadavg().map((x) => Math.round(x * 100) / 100);
 

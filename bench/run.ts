@@ -29,6 +29,7 @@ import { measureCapacity, measurePaging, setupEvents } from './measure-capacity.
 import { measureHandlerOverhead } from './measure-handler.ts';
 import { measureFanout, measureHttp, startBenchRuntime, type BenchRuntime } from './measure-runtime.ts';
 import { measureToken } from './measure-token.ts';
+import { measureWebhooks } from './measure-webhooks.ts';
 import { RESULT_KEYS, startMeasuring, type Measured, type Results } from './results.ts';
 import { renderTable, rowsOf } from './table.ts';
 import { seedPeople } from './seed.ts';
@@ -51,6 +52,8 @@ const SETTINGS = {
     coldStartRounds: 1,
     fanoutEvents: 200,
     fanoutSettleMs: 5_000,
+    webhookEvents: 200,
+    webhookSettleMs: 10_000,
     httpSeconds: 1,
     httpRounds: 1,
     httpWarmRequests: 2,
@@ -66,6 +69,8 @@ const SETTINGS = {
     coldStartRounds: 5,
     fanoutEvents: 1_000,
     fanoutSettleMs: 15_000,
+    webhookEvents: 1_000,
+    webhookSettleMs: 30_000,
     httpSeconds: 2,
     httpRounds: 2,
     httpWarmRequests: 5,
@@ -261,8 +266,8 @@ async function main(): Promise<number> {
 
     // The local runtime last: its stream poller would otherwise run beside the in-process timings.
     try {
-      if (only && !only.has('fanout') && !only.has('http')) {
-        fail(['fanout', 'http'], 'not selected (--only)');
+      if (only && !only.has('fanout') && !only.has('webhooks') && !only.has('http')) {
+        fail(['fanout', 'webhooks', 'http'], 'not selected (--only)');
       } else if (left() > 8_000) {
         log('starting the local runtime');
         const runtime: BenchRuntime = await withTimeout(startBenchRuntime(dynamo.endpoint, workDir), 30_000, 'local runtime start');
@@ -279,6 +284,17 @@ async function main(): Promise<number> {
             measured,
           }),
         );
+        const webhooksLimit = mode === 'quick' ? 25_000 : 120_000;
+        await phase('webhooks', webhooksLimit, (measured) =>
+          measureWebhooks({
+            rt: runtime,
+            events: s.webhookEvents,
+            clients: CLIENTS,
+            settleMs: s.webhookSettleMs,
+            publishDeadline: Date.now() + Math.max(3_000, Math.min(webhooksLimit, left() - (mode === 'quick' ? 8_000 : 30_000)) - s.webhookSettleMs - 4_000),
+            measured,
+          }),
+        );
         await phase('http', 60_000, (measured) =>
           measureHttp({
             rt: runtime,
@@ -292,9 +308,9 @@ async function main(): Promise<number> {
         );
       }
     } catch (err) {
-      fail(['fanout', 'http'], `the local runtime could not be started: ${(err as Error).message}`);
+      fail(['fanout', 'webhooks', 'http'], `the local runtime could not be started: ${(err as Error).message}`);
     }
-    fail(['fanout', 'http'], 'the run\'s time budget was spent before the local runtime phases');
+    fail(['fanout', 'webhooks', 'http'], 'the run\'s time budget was spent before the local runtime phases');
   } catch (err) {
     if (!interrupted) log(`setup failed: ${(err as Error).stack ?? err}`);
     fail(RESULT_KEYS, `setup failed: ${(err as Error).message}`);
@@ -352,6 +368,8 @@ async function costInput(r: Results, mode: Mode) {
     ],
     fanoutMessageBytes: r.fanout.messageBytes,
     mqttMessageBytes: r.fanout.mqtt?.messageBytes ?? null,
+    webhookMemoryMb: memoryOf('webhooks'),
+    webhookAttemptMs: r.webhooks.attemptMs?.p50 ?? null,
     notes,
   };
 }

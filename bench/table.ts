@@ -104,6 +104,17 @@ export function rowsOf(r: Results): Row[] {
     goal: 'lost 0, report',
     verdict: m ? (m.lost === 0 && m.duplicates === 0 ? 'ok' : 'MISSED') : verdict(false, f.note),
   });
+  const w = r.webhooks;
+  rows.push({
+    entry: 'webhooks',
+    figure:
+      `${w.delivered}/${w.published} delivered, lost ${n(w.lost, 0)}, duplicates ${n(w.duplicates, 0)}, ` +
+      `p50 ${n(w.latencyMs?.p50)} ms, p99 ${n(w.latencyMs?.p99)} ms (attempt p50 ${n(w.attemptMs?.p50)} ms)`,
+    floor: '',
+    ratio: '',
+    goal: 'lost 0, p50 <= 1000 ms',
+    verdict: verdict(w.meetsGoal, w.note),
+  });
   for (const name of ['getPerson', 'publish'] as const) {
     const s = r.http[name];
     rows.push({

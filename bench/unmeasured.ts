@@ -2,7 +2,7 @@
  * The entry written for a measurement that could not run (a failure, or the run's time budget
  * spent): every figure null, `meetsGoal: false`, and a `note` saying why. Never invented numbers.
  */
-import type { Aggregate, Capacity, ColdStart, Fanout, HandlerOverhead, Http, HttpFloor, HttpScenario, Measured, Paging, Results, Token } from './results.ts';
+import type { Aggregate, Capacity, ColdStart, Fanout, HandlerOverhead, Http, HttpFloor, HttpScenario, Measured, Paging, Results, Token, Webhooks } from './results.ts';
 
 const base = (goal: string, reason: string) => ({ floor: null, ratio: null, goal, meetsGoal: false, note: `could not be measured: ${reason}` });
 const noFloor: HttpFloor = { rps: null, p50Ms: null, p99Ms: null, errors: null, non2xx: null };
@@ -70,6 +70,19 @@ export const unmeasured: { readonly [K in keyof Results]: (reason: string, measu
     messageBytes: null,
     streamPollIdleMs: 0,
     mqtt: null,
+    measured,
+  }),
+  webhooks: (reason, measured): Webhooks => ({
+    ...base('lost = 0 and p50 <= 1000 ms', reason),
+    events: 0,
+    published: 0,
+    delivered: 0,
+    lost: null,
+    duplicates: null,
+    invalid: null,
+    clients: 0,
+    latencyMs: null,
+    attemptMs: null,
     measured,
   }),
   http: (reason, measured): Http => ({

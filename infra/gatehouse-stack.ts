@@ -24,6 +24,7 @@ import { acknowledge, acknowledgeWildcardResource } from './nag.ts';
 import { SigningKeys } from './signing-keys.ts';
 import { SIZING } from './sizing.ts';
 import { GatehouseMqtt } from './mqtt.ts';
+import { GatehouseWebhooks } from './webhooks.ts';
 import { GatehouseWebSocketApi } from './websocket-api.ts';
 
 export interface GatehouseStackProps extends StackProps {
@@ -97,6 +98,8 @@ export class GatehouseStack extends Stack {
   readonly fanoutDeadLetters: Queue;
   /** The MQTT live feed on IoT Core (custom authorizer, data endpoint). */
   readonly mqtt: GatehouseMqtt;
+  /** Webhook delivery: the job queue, its dead-letter queue and alarm. */
+  readonly webhooks: GatehouseWebhooks;
   /** Every family's function (HTTP families, websocket, fanout, mqttauth). */
   readonly functions: ReadonlyMap<Family, GatehouseFunction>;
 
@@ -201,8 +204,13 @@ export class GatehouseStack extends Stack {
               }
             : {}),
           ...(family === 'events' ? { GATEHOUSE_EVENT_RETENTION_DAYS: String(eventRetentionDays) } : {}),
+          // Private targets are always refused in AWS.
+          ...(family === 'webhooks' ? { GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: 'false' } : {}),
         },
-        noDeadLetterQueueReason: HTTP_INVOKED,
+        noDeadLetterQueueReason:
+          family === 'webhooks'
+            ? `${HTTP_INVOKED} Its other caller, the SQS event source of the webhook job queue, dead-letters through the queue's redrive policy.`
+            : HTTP_INVOKED,
       });
       functions.set(family, fn);
     }
@@ -218,6 +226,7 @@ export class GatehouseStack extends Stack {
         GATEHOUSE_MQTT_PUBLISHER_URL: this.mqtt.url,
         GATEHOUSE_MQTT_PUBLISH_URL: this.mqtt.publishUrl,
         GATEHOUSE_EVENT_RETENTION_DAYS: String(eventRetentionDays),
+        GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: 'false',
       },
       noDeadLetterQueueReason:
         'Invoked by the DynamoDB stream event source mapping, whose failed batches go to its on-failure SQS ' +
@@ -262,6 +271,10 @@ export class GatehouseStack extends Stack {
     }
     // One IoT Publish per (event, topic); the broker fans out to the MQTT subscribers.
     this.mqtt.grantPublish(fanout.function);
+    // One SQS message per (event, webhook subscription); the webhooks function delivers them.
+    const webhooksFn = functions.get('webhooks')!;
+    this.webhooks = new GatehouseWebhooks(this, 'Webhooks', { sender: webhooksFn.function, producers: [fanout.function] });
+    for (const fn of [webhooksFn, fanout]) fn.function.addEnvironment('GATEHOUSE_WEBHOOK_QUEUE_URL', this.webhooks.queue.queueUrl);
     this.fanoutDeadLetters = new Queue(this, 'FanoutDeadLetters', {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,

@@ -25,6 +25,9 @@ export const SIZING: Readonly<Partial<Record<Family, FunctionSizing>>> = Object.
   // An aggregation reads for up to its queryTimeout (at most 25 s, MAX_QUERY_TIMEOUT_SECONDS of
   // shared/events/aggregate.ts), then runs its pipeline; API Gateway waits 30 s at most.
   events: { memoryMb: 512, timeoutSeconds: 29 },
+  // A webhook delivery waits up to 10 s for its receiver (the test call and each queued job); a
+  // batch's jobs run at once, so 30 s covers a batch with room for the store and the queue.
+  webhooks: { memoryMb: 512, timeoutSeconds: 30 },
 });
 
 /** The memory a family's function is deployed with. */

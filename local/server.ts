@@ -1,8 +1,8 @@
 /**
  * The embedded local runtime: one `node:http` server that plays API Gateway (HTTP API payload 2.0
  * with its stage throttling, and the WebSocket API with its Management API), an embedded DynamoDB
- * Local, and a stream poller that plays the Lambda event source mapping (with a dead-letter file
- * for its on-failure destination). The handlers are the same modules that run in AWS.
+ * Local, a stream poller that plays the Lambda event source mapping (with a dead-letter file
+ * for its on-failure destination), and a timer that plays the webhook SQS queue from the table. The handlers are the same modules that run in AWS.
  *
  * The handlers read their configuration from the environment once (`shared/config.ts`), so the
  * runtime sets the derived variables before the first handler loads, and one process runs one
@@ -28,6 +28,7 @@ import { FamilyLoader, FamilyMissing } from './lambda.ts';
 import { MqttBroker } from './mqtt-broker.ts';
 import { startStreamPoller, type StreamPoller } from './stream-poller.ts';
 import { stageThrottle, type ThrottleSettings } from './throttle.ts';
+import { startWebhookQueue, type WebhookQueueRunner } from './webhook-queue.ts';
 import { WebSocketGateway, type WebSocketGatewayOptions } from './websocket-gateway.ts';
 
 /** Bodies above this are not read at all (the pipeline answers 413 above GATEHOUSE_MAX_BODY_BYTES). */
@@ -181,12 +182,15 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
 
   let dynamo: RunningDynamo | undefined;
   let poller: StreamPoller | undefined;
+  let webhooks: { runner: WebhookQueueRunner; db: ReturnType<typeof createDb> } | undefined;
   let stopping: Promise<void> | undefined;
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
       await gateway.close();
       await mqtt.close();
       await poller?.stop();
+      await webhooks?.runner.stop();
+      webhooks?.db.raw.destroy();
       await closeServer(server);
       await dynamo?.stop();
       // `npm run admin` looks here for a running runtime's database.
@@ -209,6 +213,8 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     // The fan-out publishes through the runtime's emulation of the IoT data plane.
     process.env.GATEHOUSE_MQTT_PUBLISH_URL = url;
     process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
+    // Webhooks to receivers on this machine (http to loopback) unless the operator says otherwise.
+    process.env.GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK ??= 'true';
     resetConfigForTests();
     const cfg = config();
     maxBody = Math.max(HARD_BODY_CAP, cfg.maxBodyBytes + 1);
@@ -223,6 +229,9 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       // The stand-in for the event source mapping's SQS on-failure destination.
       onFailedBatch: fileDeadLetters(join(dataDir, DEAD_LETTER_FILE), logger),
     });
+    // Webhook deliveries: the jobs the fan-out and the webhooks family put in the table.
+    const queueDb = createDb(cfg);
+    webhooks = { db: queueDb, runner: startWebhookQueue({ db: queueDb, invoke: (event) => families.invoke('webhooks', event), logger }) };
   } catch (err) {
     await stop();
     throw err;

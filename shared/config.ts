@@ -57,6 +57,12 @@ const schema = z.object({
   // The local runtime's stage throttling, as the HTTP API's in AWS (infra/http-api.ts).
   GATEHOUSE_THROTTLE_RATE: int(0, 1_000_000).default(100),
   GATEHOUSE_THROTTLE_BURST: int(0, 1_000_000).default(200),
+  // Webhooks: the SQS queue of deliveries in AWS (unset: the table-backed queue of the local runtime).
+  GATEHOUSE_WEBHOOK_QUEUE_URL: z.string().url().optional(),
+  // The local runtime sets true; AWS false (private targets are always refused there).
+  GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: bool.default(false),
+  // Test-only: multiplies the retry delays and the five-day disable window (1 = the real schedule).
+  GATEHOUSE_WEBHOOK_RETRY_SCALE: z.coerce.number().positive().max(1).default(1),
 });
 
 export type Config = Readonly<{
@@ -106,6 +112,12 @@ export type Config = Readonly<{
   throttleRate: number;
   /** Local runtime: requests let through at once (the token bucket's size); 0 turns throttling off. */
   throttleBurst: number;
+  /** The SQS queue of webhook deliveries; unset: the local runtime's table-backed queue. */
+  webhookQueueUrl: string | undefined;
+  /** Webhook URLs may name loopback addresses, over http too (the local runtime only). */
+  webhookAllowLoopback: boolean;
+  /** Test-only factor on the webhook retry delays and the five-day disable window. */
+  webhookRetryScale: number;
 }>;
 
 /** The package version, injected by esbuild at bundle time and read from package.json otherwise. */
@@ -167,6 +179,9 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     maxBodyBytes: e.GATEHOUSE_MAX_BODY_BYTES,
     throttleRate: e.GATEHOUSE_THROTTLE_RATE,
     throttleBurst: e.GATEHOUSE_THROTTLE_BURST,
+    webhookQueueUrl: e.GATEHOUSE_WEBHOOK_QUEUE_URL,
+    webhookAllowLoopback: e.GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK,
+    webhookRetryScale: e.GATEHOUSE_WEBHOOK_RETRY_SCALE,
   });
 }
 

@@ -135,6 +135,20 @@ export const ROUTES: readonly Route[] = Object.freeze([
 
   // Search
   route('POST', `${F}/search`, 'search', 'search'),
+
+  // Webhooks (a Gatehouse extension): subscriptions of an instance, their deliveries, replay
+  route('GET', `${F}/webhooks`, 'webhooks', 'listWebhooks'),
+  route('POST', `${F}/webhooks`, 'webhooks', 'createWebhook'),
+  route('GET', `${F}/webhooks/{key}`, 'webhooks', 'getWebhook'),
+  route('PUT', `${F}/webhooks/{key}`, 'webhooks', 'replaceWebhook'),
+  route('DELETE', `${F}/webhooks/{key}`, 'webhooks', 'removeWebhook'),
+  route('POST', `${F}/webhooks/{key}/rotatesecret`, 'webhooks', 'rotateSecret'),
+  route('POST', `${F}/webhooks/{key}/test`, 'webhooks', 'testWebhook'),
+  route('GET', `${F}/webhooks/{key}/deliveries`, 'webhooks', 'listDeliveries'),
+  route('POST', `${F}/webhooks/{key}/deliveries/{linkKey}/redeliver`, 'webhooks', 'redeliver'),
+  route('POST', `${F}/webhooks/{key}/replay`, 'webhooks', 'replay'),
+  // GET on the action links (rotatesecret, test, replay): 405 with Allow: POST
+  route('GET', `${F}/webhooks/{key}/{link}`, 'webhooks', 'getWebhookLink'),
 ]);
 
 /** The families that serve HTTP routes, in table order. */

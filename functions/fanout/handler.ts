@@ -1,7 +1,7 @@
 /**
  * Fan-out family: invoked with batches of the table's stream records (the Lambda event source
  * mapping in AWS, the stream poller locally). Two consumers share each batch: the live feed
- * (new events to subscribed WebSocket clients and to the MQTT broker) and the audit trail (object changes become
+ * (new events to subscribed WebSocket clients, to the MQTT broker and to the webhook queue) and the audit trail (object changes become
  * events). Records either could not handle are returned in `batchItemFailures`
  * (ReportBatchItemFailures); both are safe to retry.
  */
@@ -11,6 +11,8 @@ import { config } from '#shared/config.ts';
 import { createLiveDeps, type LiveDeps } from '#shared/live/deps.ts';
 import { fanOut } from '#shared/live/fanout.ts';
 import { createIotPublisher } from '#shared/live/mqtt-publisher.ts';
+import { tableQueue } from '#shared/webhooks/queue.ts';
+import { createSqsQueue } from '#shared/webhooks/sqs-queue.ts';
 
 export function createHandler(deps: () => LiveDeps) {
   return async function fanout(event: DynamoDBStreamEvent, _context?: Context): Promise<DynamoDBBatchResponse> {
@@ -22,11 +24,16 @@ export function createHandler(deps: () => LiveDeps) {
 
 let deps: LiveDeps | undefined;
 
-/** The live deps with the MQTT channel on when an IoT data endpoint is configured. */
+/**
+ * The live deps with the MQTT channel on when an IoT data endpoint is configured, and webhook
+ * jobs queued on SQS when a queue URL is configured (AWS), else on the table (the local runtime).
+ */
 function fanoutDeps(): LiveDeps {
   const cfg = config();
   const endpoint = cfg.mqttPublishUrl;
-  return createLiveDeps(endpoint ? { config: cfg, mqtt: createIotPublisher({ endpoint, region: cfg.region }) } : { config: cfg });
+  const live = createLiveDeps(endpoint ? { config: cfg, mqtt: createIotPublisher({ endpoint, region: cfg.region }) } : { config: cfg });
+  const queueUrl = cfg.webhookQueueUrl;
+  return { ...live, webhooks: queueUrl ? createSqsQueue({ queueUrl, region: cfg.region }) : tableQueue(live.db) };
 }
 
 export const handler = createHandler(() => (deps ??= fanoutDeps()));

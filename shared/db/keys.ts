@@ -14,6 +14,9 @@
  * | event pointer        | `EP#<objectKey>`                 | `<occurredOn>#<eventKey>` |                                      |                               |
  * | ws connection        | `WSC#<connectionId>`             | `C`                     |                                        |                               |
  * | ws subscription      | `SUB#<instanceKey>`              | `<connectionId>#<topic>`|                                        |                               |
+ * | webhook subscription | `WH#<instanceKey>`               | `<webhookKey>`          |                                        |                               |
+ * | webhook attempt      | `WD#<webhookKey>`                | `<attemptKey>`          |                                        |                               |
+ * | webhook job (local)  | `WQ`                             | `<dueAt ms, 15 digits>#<jobId>` |                                |                               |
  *
  * Events are objects (PK `O#<eventKey>`, SK `A`) whose GSI1 is `EV#<folder>` / `<occurredOn>#<key>`.
  *
@@ -59,6 +62,14 @@ export const wsConnectionPk = (connectionId: string): string => `WSC#${connectio
 export const WS_CONNECTION_SK = 'C';
 export const subscriptionPk = (instanceKey: string): string => `SUB#${instanceKey}`;
 export const subscriptionSk = (connectionId: string, topic: string): string => `${connectionId}#${topic}`;
+
+/** Webhook subscriptions of an instance: one Query per instance finds them all. */
+export const webhookPk = (instanceKey: string): string => `WH#${instanceKey}`;
+/** Delivery attempts of one webhook subscription, newest last (attempt keys are ObjectIds). */
+export const webhookAttemptPk = (webhookKey: string): string => `WD#${webhookKey}`;
+/** The local runtime's webhook queue: one partition, sorted by when each job is due. */
+export const WEBHOOK_QUEUE_PK = 'WQ';
+export const webhookQueueSk = (dueAtMs: number, jobId: string): string => `${String(Math.max(0, Math.floor(dueAtMs))).padStart(15, '0')}#${jobId}`;
 
 /** Object keys are 24 lower-case hex digits (ObjectIds). */
 export const OBJECT_KEY = /^[0-9a-f]{24}$/;

@@ -23,19 +23,20 @@
  */
 import { ApiError } from '../errors.ts';
 import { queryFolderEvents, queryPointers, type EventPointer, type SortRange } from '../db/events-repo.ts';
-import { getObjects, listCollection, type StoredObject } from '../db/objects-repo.ts';
+import { getObjects, type StoredObject } from '../db/objects-repo.ts';
 import { connectionsTo, type Connection } from '../db/relations-repo.ts';
 import { SCHEDULED_ACCESS_LEVEL } from '../relations/rules.ts';
 import { windowHolds, windowOf } from '../relations/window.ts';
 import { requireFolderInScope } from '../objects/access.ts';
 import type { Ctx } from '../objects/context.ts';
 import { TtlCache } from '../ttl-cache.ts';
+import { foldersOf } from './folders.ts';
 import { eventFilter, type EventDocView, type EventListQuery } from './list-query.ts';
+
+export { MAX_FOLDERS, foldersOf } from './folders.ts';
 
 /** Items one listing may read before it is refused as too broad. */
 export const MAX_SCANNED = 50_000;
-/** Folders one listing may merge. */
-export const MAX_FOLDERS = 1_000;
 /** Object keys whose pointers a listing merges; more falls back to the folder timelines. */
 export const MAX_POINTER_STREAMS = 100;
 
@@ -105,37 +106,6 @@ function pointerStream(ctx: Ctx, objectKey: string, range: SortRange, limit: num
     const page = await queryPointers(ctx.db, objectKey, range, n, start, nowEpoch);
     return { entries: page.items.map((pointer) => ({ sk: pointer.SK, key: pointer.EventKey, pointer })), next: page.next, scanned: page.scanned };
   });
-}
-
-/** Every folder key whose timeline a listing reads, the listed folder first. */
-export async function foldersOf(ctx: Ctx, folderKey: string, q: Pick<EventListQuery, 'includeSubFolders' | 'spanScope'>): Promise<string[]> {
-  const out = [folderKey];
-  const seen = new Set(out);
-  const add = (k: string) => {
-    if (seen.has(k)) return;
-    if (seen.size >= MAX_FOLDERS) throw tooBroad(`spans more than ${MAX_FOLDERS} folders`);
-    seen.add(k);
-    out.push(k);
-  };
-  const children = async (parent: string, collection: string): Promise<string[]> => {
-    const keys: string[] = [];
-    let after: string | undefined;
-    do {
-      const page = await listCollection(ctx.db, parent, collection, 1000, after);
-      keys.push(...page.items.map((o) => o.key));
-      after = page.nextStart;
-    } while (after);
-    return keys;
-  };
-  for (let i = 0; i < out.length; i++) {
-    const parent = out[i]!;
-    const [instances, folders] = await Promise.all([
-      q.spanScope ? children(parent, 'instances') : Promise.resolve([]),
-      q.includeSubFolders ? children(parent, 'folders') : Promise.resolve([]),
-    ]);
-    [...instances, ...folders].forEach(add);
-  }
-  return out;
 }
 
 /**

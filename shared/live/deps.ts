@@ -3,6 +3,7 @@
  * sends messages to WebSocket connections.
  */
 import { createCoreDeps, type CoreDeps, type CoreDepsOverrides } from '../deps.ts';
+import type { WebhookQueue } from '../webhooks/queue.ts';
 import type { MqttPublisher } from './mqtt-channel.ts';
 import { createManagementNotifier, type ConnectionNotifier } from './notifier.ts';
 
@@ -11,11 +12,14 @@ export interface LiveDeps extends CoreDeps {
   readonly connections: ConnectionNotifier;
   /** Publishes to the MQTT broker (the fan-out passes one, see `mqtt-publisher.ts`); undefined elsewhere. */
   readonly mqtt: MqttPublisher | undefined;
+  /** Queues webhook deliveries (the fan-out passes one: SQS in AWS, the table locally); undefined elsewhere. */
+  readonly webhooks: WebhookQueue | undefined;
 }
 
 export interface LiveDepsOverrides extends CoreDepsOverrides {
   readonly connections?: ConnectionNotifier;
   readonly mqtt?: MqttPublisher;
+  readonly webhooks?: WebhookQueue;
 }
 
 export function createLiveDeps(over: LiveDepsOverrides = {}): LiveDeps {
@@ -25,5 +29,5 @@ export function createLiveDeps(over: LiveDepsOverrides = {}): LiveDeps {
     throw new Error('Invalid configuration: GATEHOUSE_WEBSOCKET_MANAGEMENT_URL is required by the live event feed');
   }
   const connections = over.connections ?? createManagementNotifier({ endpoint: endpoint!, region: core.config.region });
-  return { ...core, connections, mqtt: over.mqtt };
+  return { ...core, connections, mqtt: over.mqtt, webhooks: over.webhooks };
 }

@@ -5,7 +5,8 @@
  *
  * - JSON WebSocket (here): one Query per instance per batch finds the subscribers; each matching
  *   subscription receives the event once;
- * - MQTT (`mqtt-channel.ts`): one publish per (event, topic), the broker fans out.
+ * - MQTT (`mqtt-channel.ts`): one publish per (event, topic), the broker fans out;
+ * - webhooks (`webhook-channel.ts`): one queued delivery job per (event, subscription).
  */
 import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
 import { deleteConnection, eventFromStreamRecord, subscriptionsOf, type StreamedEvent, type Subscription } from '../db/live-repo.ts';
@@ -13,6 +14,7 @@ import { renderEvent } from '../events/render.ts';
 import type { LiveDeps } from './deps.ts';
 import { publishToMqtt, type ChannelEvent } from './mqtt-channel.ts';
 import { linkedObjectKeys, subscriptionMatches } from './topics.ts';
+import { queueWebhooks } from './webhook-channel.ts';
 
 /** How many PostToConnection calls run at once. */
 const POST_CONCURRENCY = 16;
@@ -48,11 +50,12 @@ export async function fanOut(deps: LiveDeps, records: readonly DynamoDBRecord[])
     e ? [{ record, key: e.key, instances: e.instances, linkedObjectKeys: linkedObjectKeys(e.doc), rendered: rendered.get(e)! }] : [],
   );
 
-  const [json, mqtt] = await Promise.all([
+  const [json, mqtt, webhooks] = await Promise.all([
     toWebSocketSubscribers(deps, events, rendered),
     deps.mqtt ? publishToMqtt({ mqtt: deps.mqtt, logger: deps.logger }, channelEvents) : new Set<number>(),
+    deps.webhooks ? queueWebhooks({ ...deps, queue: deps.webhooks }, channelEvents) : new Set<number>(),
   ]);
-  const failed = new Set([...json, ...mqtt]);
+  const failed = new Set([...json, ...mqtt, ...webhooks]);
   return {
     batchItemFailures: [...failed]
       .sort((a, b) => a - b)

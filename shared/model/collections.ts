@@ -16,6 +16,7 @@ export type Family =
   | 'alarms'
   | 'events'
   | 'search'
+  | 'webhooks'
   | 'websocket'
   | 'fanout'
   | 'mqttauth';
@@ -33,6 +34,7 @@ export const FAMILIES: readonly Family[] = [
   'alarms',
   'events',
   'search',
+  'webhooks',
   'websocket',
   'fanout',
   'mqttauth',

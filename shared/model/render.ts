@@ -90,7 +90,11 @@ export function collectionLinkDefs(o: Pick<StoredObject, 'collection'>): LinkDef
  * and those an alarm definition references (served by the events issue's routes).
  */
 const EXTRA_LINKS: Readonly<Record<string, readonly LinkDef[]>> = {
-  instances: [{ relation: 'Events', href: 'events', text: 'Events' }],
+  instances: [
+    { relation: 'Events', href: 'events', text: 'Events' },
+    // A Gatehouse extension: the instance's webhook subscriptions.
+    { relation: 'Webhooks', href: 'webhooks', text: 'Webhooks' },
+  ],
   folders: [{ relation: 'Events', href: 'events', text: 'Events' }],
   apps: [{ relation: 'EventTypes', href: 'eventtypes', text: 'Event Types' }],
   alarmdefinitions: [{ relation: 'EventTypes', href: 'collections/eventtypes', text: 'Event Types' }],

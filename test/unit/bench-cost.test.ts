@@ -25,6 +25,9 @@ import {
   websocketCostPerMillionEvents,
   messagesFor,
   operationCost,
+  SQS_PER_MILLION_REQUESTS,
+  WEBHOOK_STORE_MS,
+  webhookAttemptCost,
 } from '../../bench/cost.ts';
 
 const figures = { name: 'GET one person', family: 'people', memoryMb: 512, durationMs: 9.2, rcu: 1, wcu: 0 };
@@ -137,5 +140,28 @@ describe('costMarkdown', () => {
   it('says when fan-out was not measured instead of pricing it', () => {
     const md = costMarkdown({ generatedAt: 'x', mode: 'quick', loadavg: [0], operations: [], fanoutMessageBytes: null, notes: [] });
     expect(md).toContain('Not measured in this run');
+  });
+});
+
+describe('webhookAttemptCost', () => {
+  it('prices an attempt as SQS requests, a share of an invocation, one read and one write', () => {
+    const one = webhookAttemptCost({ receiverMs: 230, batchSize: 1, memoryMb: 512 });
+    expect(one.sqs).toBeCloseTo(3 * SQS_PER_MILLION_REQUESTS, 10);
+    expect(one.lambdaRequests).toBeCloseTo(LAMBDA_PER_MILLION_REQUESTS, 10);
+    expect(one.lambdaDuration).toBeCloseTo(0.5 * ((230 + WEBHOOK_STORE_MS) / 1000) * 1e6 * LAMBDA_ARM64_PER_GB_SECOND, 6);
+    expect(one.dynamoReads).toBe(DYNAMODB_PER_MILLION_READ_REQUEST_UNITS);
+    expect(one.dynamoWrites).toBe(DYNAMODB_PER_MILLION_WRITE_REQUEST_UNITS);
+    expect(one.total).toBeCloseTo(one.sqs + one.lambdaRequests + one.lambdaDuration + one.dynamoReads + one.dynamoWrites, 10);
+    const ten = webhookAttemptCost({ receiverMs: 230, batchSize: 10, memoryMb: 512 });
+    expect(ten.sqs).toBeCloseTo(one.sqs / 10, 10);
+    expect(ten.lambdaDuration).toBeCloseTo(one.lambdaDuration / 10, 10);
+    expect(ten.dynamoWrites).toBe(one.dynamoWrites);
+  });
+
+  it('adds a webhooks section to the document when the function is sized', () => {
+    const md = costMarkdown({ generatedAt: 'now', mode: 'quick', loadavg: [1], operations: [], fanoutMessageBytes: null, webhookMemoryMb: 512, webhookAttemptMs: 3.2, notes: [] });
+    expect(md).toContain('## Webhooks, per delivery');
+    expect(md).toContain('| 250 ms | 10 |');
+    expect(md).toContain('measured p50 3.2 ms');
   });
 });

@@ -1,0 +1,210 @@
+/**
+ * The local stand-in for the webhook SQS queue and its event source mapping: a timer reads the
+ * jobs that are due from the table's queue partition and invokes the `webhooks` family with
+ * SQS-shaped events, one job per invocation, many at once. A job is deleted once the handler has
+ * handled it (the sender has queued any next attempt by then); a job reported failed stays and is
+ * tried again after a backoff. Jobs live in the table, so pending attempts survive a restart, and
+ * a job in flight when the process dies is simply made again (at least once).
+ *
+ * Fairness: at most {@link PER_WEBHOOK} jobs of one subscription are in flight, so a slow
+ * receiver (up to 10 s per attempt) never takes the slots of the others; the due jobs are read
+ * as ids (a small projection) and each job's body when it starts.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
+import type { Db } from '#shared/db/client.ts';
+import { deleteQueuedJobs, dueJobs, queuedJobBody, type QueuedJobRef } from '#shared/db/webhooks-repo.ts';
+import { onTableJobsQueued } from '#shared/webhooks/queue.ts';
+
+/** Jobs of one subscription in flight at once. */
+export const PER_WEBHOOK = 16;
+/** Jobs in flight at once. */
+export const MAX_IN_FLIGHT = 64;
+/** Due jobs read per Query, and Queries per read at most. */
+const PAGE_SIZE = 1000;
+const PAGES_PER_READ = 10;
+/** Reads at most this often (while jobs wait for a free slot, or new ones were queued). */
+const MIN_READ_GAP_MS = 20;
+/** A job handled this recently is not started again from a read that began before it was deleted. */
+const DONE_MEMORY_MS = 60_000;
+
+export interface WebhookQueueOptions {
+  readonly db: Db;
+  /** Invokes the webhooks handler with one queue event. */
+  readonly invoke: (event: SQSEvent) => Promise<unknown>;
+  readonly logger: Logger;
+  /** How often the table is read for new jobs when nothing else wakes the timer. @default 100 */
+  readonly idleMs?: number;
+}
+
+export interface WebhookQueueRunner {
+  /** Stops reading; waits a moment for jobs in flight (those not done stay queued). */
+  stop(): Promise<void>;
+}
+
+function sqsRecord(id: string, body: string): SQSRecord {
+  const now = String(Date.now());
+  return {
+    messageId: id,
+    receiptHandle: id,
+    body,
+    attributes: {
+      ApproximateReceiveCount: '1',
+      SentTimestamp: now,
+      SenderId: 'local',
+      ApproximateFirstReceiveTimestamp: now,
+    },
+    messageAttributes: {},
+    md5OfBody: '',
+    eventSource: 'aws:sqs',
+    eventSourceARN: 'arn:aws:sqs:local:000000000000:gatehouse-webhooks',
+    awsRegion: 'local',
+  };
+}
+
+export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner {
+  const idleMs = opts.idleMs ?? 100;
+  const inFlight = new Map<string, Promise<void>>();
+  const perWebhook = new Map<string, number>();
+  /** Job id → epoch ms before which a failed job is not tried again, and its failures so far. */
+  const backoff = new Map<string, { until: number; failures: number }>();
+  /** Job id → when it was handled and deleted. */
+  const done = new Map<string, number>();
+  /** Handled jobs not deleted yet (deleted 25 per request by {@link flush}). */
+  let handled: string[] = [];
+  /** Handled jobs whose delete failed: kept out of the buffer until a later flush deletes them. */
+  async function flush(): Promise<void> {
+    if (handled.length === 0) return;
+    const ids = handled;
+    handled = [];
+    try {
+      await deleteQueuedJobs(opts.db, ids);
+    } catch (err) {
+      handled.push(...ids);
+      opts.logger.warn('webhook queue: deleting handled jobs failed; retried', { error: (err as Error).message });
+    }
+  }
+  /** Due jobs from the last read, not started yet. */
+  let buffer: QueuedJobRef[] = [];
+  let lastRead = 0;
+  let stopped = false;
+  let wake: (() => void) | undefined;
+  /** Jobs were queued in this process since the last read: read again without waiting for the timer. */
+  let fresh = false;
+  const stopListening = onTableJobsQueued(() => {
+    fresh = true;
+    wake?.();
+  });
+
+  const sleep = (ms: number) =>
+    new Promise<void>((resolve) => {
+      const t = setTimeout(resolve, ms);
+      wake = () => {
+        clearTimeout(t);
+        resolve();
+      };
+    });
+
+  async function run(job: QueuedJobRef): Promise<void> {
+    let ok = false;
+    try {
+      const body = await queuedJobBody(opts.db, job.id);
+      // Gone: another round handled it.
+      if (body === undefined) return void done.set(job.id, Date.now());
+      const res = (await opts.invoke({ Records: [sqsRecord(job.id, body)] })) as Partial<SQSBatchResponse> | undefined;
+      ok = (res?.batchItemFailures ?? []).length === 0;
+      if (ok) {
+        // Handled: never started again here; deleted with the next batch of handled jobs.
+        done.set(job.id, Date.now());
+        handled.push(job.id);
+      }
+    } catch (err) {
+      opts.logger.error('webhook queue: a job failed; it stays queued', { error: (err as Error).message });
+    }
+    if (ok) {
+      backoff.delete(job.id);
+    } else if (!done.has(job.id)) {
+      const failures = (backoff.get(job.id)?.failures ?? 0) + 1;
+      backoff.set(job.id, { until: Date.now() + Math.min(60_000, 500 * 2 ** failures), failures });
+    }
+  }
+
+  function start(job: QueuedJobRef): void {
+    perWebhook.set(job.webhookKey, (perWebhook.get(job.webhookKey) ?? 0) + 1);
+    const p = run(job).finally(() => {
+      inFlight.delete(job.id);
+      const n = (perWebhook.get(job.webhookKey) ?? 1) - 1;
+      if (n <= 0) perWebhook.delete(job.webhookKey);
+      else perWebhook.set(job.webhookKey, n);
+      // A free slot: start a waiting job now.
+      wake?.();
+    });
+    inFlight.set(job.id, p);
+  }
+
+  const startable = (job: QueuedJobRef, now: number) =>
+    !inFlight.has(job.id) && !done.has(job.id) && (backoff.get(job.id)?.until ?? 0) <= now && (perWebhook.get(job.webhookKey) ?? 0) < PER_WEBHOOK;
+
+  /** Starts what the buffer holds, as slots allow; jobs of a subscription at its limit wait. */
+  function startFromBuffer(now: number): number {
+    let started = 0;
+    const rest: QueuedJobRef[] = [];
+    for (const job of buffer) {
+      if (inFlight.size < MAX_IN_FLIGHT && startable(job, now)) {
+        start(job);
+        started++;
+      } else if (!inFlight.has(job.id) && !done.has(job.id)) {
+        rest.push(job);
+      }
+    }
+    buffer = rest;
+    return started;
+  }
+
+  async function read(now: number): Promise<void> {
+    const jobs: QueuedJobRef[] = [];
+    let next: Record<string, unknown> | undefined;
+    for (let page = 0; page < PAGES_PER_READ; page++) {
+      const due = await dueJobs(opts.db, now, PAGE_SIZE, next);
+      jobs.push(...due.jobs);
+      next = due.next;
+      if (!next) break;
+    }
+    buffer = jobs;
+    lastRead = now;
+    const pendingDelete = new Set(handled);
+    for (const [id, at] of done) if (now - at > DONE_MEMORY_MS && !pendingDelete.has(id)) done.delete(id);
+  }
+
+  const loop = (async () => {
+    while (!stopped) {
+      try {
+        const now = Date.now();
+        const waiting = buffer.some((j) => startable(j, now));
+        // Read when the timer is due, or sooner when nothing read so far can start.
+        const due = now - lastRead >= idleMs || ((fresh || !waiting) && inFlight.size < MAX_IN_FLIGHT && now - lastRead >= MIN_READ_GAP_MS);
+        await flush();
+        if (due) {
+          fresh = false;
+          await read(now);
+        }
+        startFromBuffer(Date.now());
+      } catch (err) {
+        opts.logger.warn('webhook queue: reading due jobs failed', { error: (err as Error).message });
+      }
+      if (!stopped) await sleep(Math.max(MIN_READ_GAP_MS, idleMs - (Date.now() - lastRead)));
+    }
+  })();
+
+  return {
+    async stop() {
+      stopped = true;
+      stopListening();
+      wake?.();
+      await loop;
+      // Jobs in flight finish or stay queued for the next start (at least once).
+      await Promise.race([Promise.allSettled([...inFlight.values()]), new Promise((r) => setTimeout(r, 2000).unref())]);
+      await flush();
+    },
+  };
+}

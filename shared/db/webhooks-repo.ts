@@ -1,0 +1,411 @@
+/**
+ * Webhook items: subscriptions, delivery attempts, and the local runtime's delivery queue.
+ *
+ * | item          | PK                  | SK                               | attributes                                    |
+ * | ------------- | ------------------- | -------------------------------- | --------------------------------------------- |
+ * | subscription  | `WH#<instanceKey>`  | `<webhookKey>`                   | Key, Instances, Doc (JSON), Secret, PreviousSecret, PreviousSecretUntil, Version, DisabledReason, LastDeliveryOn, LastFailureOn, FailingSince |
+ * | attempt       | `WD#<webhookKey>`   | `<attemptKey>`                   | EventKey, MessageId, Attempt, StatusCode or Error, DurationMs, AttemptedOn, NextAttemptOn, DeadLettered, ttl |
+ * | queued job    | `WQ`                | `<dueAt ms>#<jobId>`             | WebhookKey, Job (JSON), ttl                   |
+ *
+ * Access patterns: the subscriptions of an instance are one Query on `WH#<instance>` (the fan-out
+ * runs one per instance of an event's chain, per batch, cached briefly); one subscription is one
+ * GetItem; the attempts of a subscription, newest first, are one Query on `WD#<webhookKey>`. The
+ * queue partition is only used by the local runtime (in AWS the jobs are SQS messages): due jobs
+ * are one Query with `SK <= <now>`.
+ */
+import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionFailed, StoreUnavailable } from '../errors.ts';
+import { parseJson, stringifyJson } from '../json.ts';
+import type { Db } from './client.ts';
+import { WEBHOOK_QUEUE_PK, webhookAttemptPk, webhookPk, webhookQueueSk } from './keys.ts';
+import { send } from './objects-repo.ts';
+
+/** What the client sets on a subscription (stored as the document). */
+export interface WebhookSettings {
+  readonly CommonName: string;
+  readonly Url: string;
+  readonly Enabled: boolean;
+  readonly Topics: readonly string[];
+  readonly AppKeys: readonly string[];
+  readonly EventTypeKeys: readonly string[];
+  readonly MinimumPriority: number | null;
+  readonly IncludeAuditEvents: boolean;
+}
+
+export interface StoredWebhook {
+  readonly key: string;
+  /** The instance that holds it (its Href's folder). */
+  readonly instanceKey: string;
+  readonly settings: WebhookSettings;
+  readonly secret: string;
+  readonly previousSecret: string | undefined;
+  /** Epoch ms until which the previous secret still signs. */
+  readonly previousSecretUntil: number | undefined;
+  readonly version: number;
+  readonly disabledReason: string | null;
+  readonly lastDeliveryOn: string | null;
+  readonly lastFailureOn: string | null;
+  /** ISO time of the first failure since the last success. */
+  readonly failingSince: string | null;
+}
+
+function toWebhook(i: Record<string, unknown>): StoredWebhook {
+  return {
+    key: i.Key as string,
+    instanceKey: i.Instance as string,
+    settings: parseJson(i.Doc as string) as WebhookSettings,
+    secret: i.Secret as string,
+    previousSecret: (i.PreviousSecret as string | undefined) ?? undefined,
+    previousSecretUntil: typeof i.PreviousSecretUntil === 'number' ? i.PreviousSecretUntil : undefined,
+    version: Number(i.Version ?? 1),
+    disabledReason: (i.DisabledReason as string | undefined) ?? null,
+    lastDeliveryOn: (i.LastDeliveryOn as string | undefined) ?? null,
+    lastFailureOn: (i.LastFailureOn as string | undefined) ?? null,
+    failingSince: (i.FailingSince as string | undefined) ?? null,
+  };
+}
+
+/** Creates a subscription (its key is new: the write fails only if it somehow exists). */
+export async function putWebhook(db: Db, w: StoredWebhook): Promise<void> {
+  await send(
+    db,
+    new PutCommand({
+      TableName: db.tableName,
+      Item: {
+        PK: webhookPk(w.instanceKey),
+        SK: w.key,
+        Key: w.key,
+        Instance: w.instanceKey,
+        Doc: stringifyJson(w.settings),
+        Secret: w.secret,
+        Version: w.version,
+      },
+      ConditionExpression: 'attribute_not_exists(PK)',
+    }),
+  );
+}
+
+/** One subscription, or undefined. One strongly consistent GetItem. */
+export async function getWebhook(db: Db, instanceKey: string, key: string): Promise<StoredWebhook | undefined> {
+  const out = await send<{ Item?: Record<string, unknown> }>(
+    db,
+    new GetCommand({ TableName: db.tableName, Key: { PK: webhookPk(instanceKey), SK: key }, ConsistentRead: true }),
+  );
+  return out.Item ? toWebhook(out.Item) : undefined;
+}
+
+/** Every subscription of one instance: one Query (all pages) on `WH#<instance>`. */
+export async function webhooksOf(db: Db, instanceKey: string): Promise<StoredWebhook[]> {
+  const hooks: StoredWebhook[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out: { Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown> } = await send(
+      db,
+      new QueryCommand({
+        TableName: db.tableName,
+        KeyConditionExpression: 'PK = :pk',
+        ExpressionAttributeValues: { ':pk': webhookPk(instanceKey) },
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }),
+    );
+    hooks.push(...(out.Items ?? []).map(toWebhook));
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return hooks;
+}
+
+const isConditionFailure = (err: unknown) => (err as { name?: string }).name === 'ConditionalCheckFailedException';
+
+/**
+ * Replaces the settings of a subscription if it exists (and, when `expectedVersion` is given, if
+ * it still has that version). Enabling clears the reason it was disabled and its failure streak.
+ */
+export async function replaceWebhookSettings(
+  db: Db,
+  w: Pick<StoredWebhook, 'instanceKey' | 'key'>,
+  settings: WebhookSettings,
+  expectedVersion: number | undefined,
+): Promise<StoredWebhook> {
+  try {
+    const out = await send<{ Attributes?: Record<string, unknown> }>(
+      db,
+      new UpdateCommand({
+        TableName: db.tableName,
+        Key: { PK: webhookPk(w.instanceKey), SK: w.key },
+        UpdateExpression: `SET Doc = :doc, Version = Version + :one${settings.Enabled ? ' REMOVE DisabledReason, FailingSince' : ''}`,
+        ConditionExpression: expectedVersion === undefined ? 'attribute_exists(PK)' : 'attribute_exists(PK) AND Version = :v',
+        ExpressionAttributeValues: {
+          ':doc': stringifyJson(settings),
+          ':one': 1,
+          ...(expectedVersion === undefined ? {} : { ':v': expectedVersion }),
+        },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return toWebhook(out.Attributes!);
+  } catch (err) {
+    if (isConditionFailure(err)) throw new ConditionFailed('The webhook changed or is gone.');
+    throw err;
+  }
+}
+
+/** Replaces the secret, keeping the old one as the previous secret until `previousUntil`. */
+export async function rotateWebhookSecret(
+  db: Db,
+  w: Pick<StoredWebhook, 'instanceKey' | 'key'>,
+  secret: string,
+  previousUntil: number,
+): Promise<StoredWebhook> {
+  try {
+    const out = await send<{ Attributes?: Record<string, unknown> }>(
+      db,
+      new UpdateCommand({
+        TableName: db.tableName,
+        Key: { PK: webhookPk(w.instanceKey), SK: w.key },
+        UpdateExpression: 'SET PreviousSecret = Secret, PreviousSecretUntil = :until, Secret = :secret, Version = Version + :one',
+        ConditionExpression: 'attribute_exists(PK)',
+        ExpressionAttributeValues: { ':secret': secret, ':until': previousUntil, ':one': 1 },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return toWebhook(out.Attributes!);
+  } catch (err) {
+    if (isConditionFailure(err)) throw new ConditionFailed('The webhook is gone.');
+    throw err;
+  }
+}
+
+/** Deletes a subscription (idempotent). Its attempt records expire with their TTL. */
+export async function deleteWebhook(db: Db, instanceKey: string, key: string): Promise<boolean> {
+  const out = await send<{ Attributes?: unknown }>(
+    db,
+    new DeleteCommand({ TableName: db.tableName, Key: { PK: webhookPk(instanceKey), SK: key }, ReturnValues: 'ALL_OLD' }),
+  );
+  return out.Attributes !== undefined;
+}
+
+/** The outcome of a delivery attempt, as the subscription keeps it. */
+export type WebhookOutcome = { readonly kind: 'delivered' | 'failed'; readonly at: string };
+
+/**
+ * Records a delivery's outcome on the subscription (never re-creating a deleted one): a success
+ * sets LastDeliveryOn and ends the failure streak; a failure sets LastFailureOn and starts the
+ * streak if none is running. Returns the subscription as updated, or undefined when it is gone.
+ */
+export async function recordWebhookOutcome(
+  db: Db,
+  w: Pick<StoredWebhook, 'instanceKey' | 'key'>,
+  outcome: WebhookOutcome,
+): Promise<StoredWebhook | undefined> {
+  try {
+    const out = await send<{ Attributes?: Record<string, unknown> }>(
+      db,
+      new UpdateCommand({
+        TableName: db.tableName,
+        Key: { PK: webhookPk(w.instanceKey), SK: w.key },
+        UpdateExpression:
+          outcome.kind === 'delivered'
+            ? 'SET LastDeliveryOn = :at REMOVE FailingSince'
+            : 'SET LastFailureOn = :at, FailingSince = if_not_exists(FailingSince, :at)',
+        ConditionExpression: 'attribute_exists(PK)',
+        ExpressionAttributeValues: { ':at': outcome.at },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    return out.Attributes ? toWebhook(out.Attributes) : undefined;
+  } catch (err) {
+    if (isConditionFailure(err)) return undefined;
+    throw err;
+  }
+}
+
+/** Turns a subscription off with a reason (its document's Enabled becomes false). */
+export async function disableWebhook(db: Db, w: StoredWebhook, reason: string): Promise<void> {
+  try {
+    await send(
+      db,
+      new UpdateCommand({
+        TableName: db.tableName,
+        Key: { PK: webhookPk(w.instanceKey), SK: w.key },
+        UpdateExpression: 'SET Doc = :doc, DisabledReason = :reason, Version = Version + :one',
+        ConditionExpression: 'attribute_exists(PK)',
+        ExpressionAttributeValues: { ':doc': stringifyJson({ ...w.settings, Enabled: false }), ':reason': reason, ':one': 1 },
+      }),
+    );
+  } catch (err) {
+    if (!isConditionFailure(err)) throw err;
+  }
+}
+
+/** One delivery attempt, as listed by `GET <webhook>/deliveries`. */
+export interface DeliveryAttempt {
+  readonly key: string;
+  readonly webhookKey: string;
+  /** The event's key; `null` for a test delivery. */
+  readonly eventKey: string | null;
+  /** The `webhook-id` header sent. */
+  readonly messageId: string;
+  readonly attempt: number;
+  readonly statusCode: number | null;
+  readonly error: string | null;
+  readonly durationMs: number;
+  readonly attemptedOn: string;
+  readonly nextAttemptOn: string | null;
+  /** The last attempt failed and no further one is scheduled: kept for replay and redelivery. */
+  readonly deadLettered: boolean;
+}
+
+/** Keeps an attempt record until `ttl` (epoch seconds). */
+export async function putAttempt(db: Db, a: DeliveryAttempt, ttl: number): Promise<void> {
+  await send(
+    db,
+    new PutCommand({
+      TableName: db.tableName,
+      Item: {
+        PK: webhookAttemptPk(a.webhookKey),
+        SK: a.key,
+        Key: a.key,
+        EventKey: a.eventKey,
+        MessageId: a.messageId,
+        Attempt: a.attempt,
+        StatusCode: a.statusCode,
+        Error: a.error,
+        DurationMs: a.durationMs,
+        AttemptedOn: a.attemptedOn,
+        NextAttemptOn: a.nextAttemptOn,
+        DeadLettered: a.deadLettered,
+        ttl,
+      },
+    }),
+  );
+}
+
+function toAttempt(webhookKey: string, i: Record<string, unknown>): DeliveryAttempt {
+  return {
+    key: i.Key as string,
+    webhookKey,
+    eventKey: (i.EventKey as string | null | undefined) ?? null,
+    messageId: i.MessageId as string,
+    attempt: Number(i.Attempt ?? 1),
+    statusCode: typeof i.StatusCode === 'number' ? i.StatusCode : null,
+    error: (i.Error as string | null | undefined) ?? null,
+    durationMs: Number(i.DurationMs ?? 0),
+    attemptedOn: i.AttemptedOn as string,
+    nextAttemptOn: (i.NextAttemptOn as string | null | undefined) ?? null,
+    deadLettered: i.DeadLettered === true,
+  };
+}
+
+/** One attempt record, or undefined (expired ones too). */
+export async function getAttempt(db: Db, webhookKey: string, key: string, nowEpoch: number): Promise<DeliveryAttempt | undefined> {
+  const out = await send<{ Item?: Record<string, unknown> }>(
+    db,
+    new GetCommand({ TableName: db.tableName, Key: { PK: webhookAttemptPk(webhookKey), SK: key } }),
+  );
+  const i = out.Item;
+  if (!i || (typeof i.ttl === 'number' && i.ttl <= nowEpoch)) return undefined;
+  return toAttempt(webhookKey, i);
+}
+
+/**
+ * The attempts of a subscription, newest first: the first `limit` after skipping `skip`. One Query
+ * reading at most `skip + limit` items (pages are bounded by the caller).
+ */
+export async function listAttempts(db: Db, webhookKey: string, skip: number, limit: number, nowEpoch: number): Promise<DeliveryAttempt[]> {
+  const items: Record<string, unknown>[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out: { Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown> } = await send(
+      db,
+      new QueryCommand({
+        TableName: db.tableName,
+        KeyConditionExpression: 'PK = :pk',
+        FilterExpression: 'attribute_not_exists(#ttl) OR #ttl > :now',
+        ExpressionAttributeNames: { '#ttl': 'ttl' },
+        ExpressionAttributeValues: { ':pk': webhookAttemptPk(webhookKey), ':now': nowEpoch },
+        ScanIndexForward: false,
+        Limit: skip + limit - items.length,
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }),
+    );
+    items.push(...(out.Items ?? []));
+    start = out.LastEvaluatedKey;
+  } while (start && items.length < skip + limit);
+  return items.slice(skip, skip + limit).map((i) => toAttempt(webhookKey, i));
+}
+
+/** A job of the local runtime's queue, as listed (the body is read when the job starts). */
+export interface QueuedJobRef {
+  /** The item's sort key: pass it to {@link queuedJobBody} and {@link deleteQueuedJob}. */
+  readonly id: string;
+  readonly webhookKey: string;
+}
+
+/** Writes requests 25 at a time (BatchWriteItem), retrying unprocessed ones with backoff. */
+async function batchWrite(db: Db, requests: Array<Record<string, unknown>>): Promise<void> {
+  for (let i = 0; i < requests.length; i += 25) {
+    let pending: Record<string, unknown[]> | undefined = { [db.tableName]: requests.slice(i, i + 25) };
+    for (let attempt = 0; pending && Object.keys(pending).length > 0; attempt++) {
+      if (attempt >= 8) throw new StoreUnavailable(new Error('unprocessed webhook queue writes'));
+      if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
+      const out: { UnprocessedItems?: Record<string, unknown[]> } = await send(db, new BatchWriteCommand({ RequestItems: pending as never }));
+      pending = out.UnprocessedItems;
+    }
+  }
+}
+
+/** Puts jobs on the local queue, each due at its `dueAt` (epoch ms): BatchWriteItem, 25 a request. */
+export async function putQueuedJobs(
+  db: Db,
+  jobs: ReadonlyArray<{ jobId: string; webhookKey: string; dueAt: number; body: string }>,
+  ttl: number,
+): Promise<void> {
+  await batchWrite(
+    db,
+    jobs.map((j) => ({
+      PutRequest: { Item: { PK: WEBHOOK_QUEUE_PK, SK: webhookQueueSk(j.dueAt, j.jobId), WebhookKey: j.webhookKey, Job: j.body, ttl } },
+    })),
+  );
+}
+
+/**
+ * Jobs due at `nowMs` or earlier, oldest first (their ids and subscriptions only): one Query of
+ * at most `limit` items, from `start` (the `next` of the page before).
+ */
+export async function dueJobs(
+  db: Db,
+  nowMs: number,
+  limit: number,
+  start?: Record<string, unknown>,
+): Promise<{ jobs: QueuedJobRef[]; next: Record<string, unknown> | undefined }> {
+  const out = await send<{ Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown> }>(
+    db,
+    new QueryCommand({
+      TableName: db.tableName,
+      ConsistentRead: true,
+      KeyConditionExpression: 'PK = :pk AND SK <= :due',
+      ProjectionExpression: 'PK, SK, WebhookKey',
+      ExpressionAttributeValues: { ':pk': WEBHOOK_QUEUE_PK, ':due': webhookQueueSk(nowMs, '~') },
+      Limit: limit,
+      ...(start ? { ExclusiveStartKey: start } : {}),
+    }),
+  );
+  return {
+    jobs: (out.Items ?? []).map((i) => ({ id: i.SK as string, webhookKey: i.WebhookKey as string })),
+    next: out.LastEvaluatedKey,
+  };
+}
+
+/** The body of a queued job, or undefined when it is gone (handled meanwhile). One GetItem. */
+export async function queuedJobBody(db: Db, id: string): Promise<string | undefined> {
+  const out = await send<{ Item?: Record<string, unknown> }>(
+    db,
+    new GetCommand({ TableName: db.tableName, Key: { PK: WEBHOOK_QUEUE_PK, SK: id }, ConsistentRead: true }),
+  );
+  return typeof out.Item?.Job === 'string' ? out.Item.Job : undefined;
+}
+
+/** Removes jobs that were handled (idempotent): BatchWriteItem, 25 a request. */
+export async function deleteQueuedJobs(db: Db, ids: readonly string[]): Promise<void> {
+  await batchWrite(db, ids.map((id) => ({ DeleteRequest: { Key: { PK: WEBHOOK_QUEUE_PK, SK: id } } })));
+}

@@ -1,0 +1,118 @@
+/**
+ * The webhooks channel of the fan-out: queues one delivery job per (event, subscription). The
+ * subscriptions that may receive an event live under the instances of its chain, so one Query per
+ * instance per batch finds them (kept for a second, so a busy instance is read about once a
+ * second, not once per batch); matching (topics, scope, filters) is `webhookReceives`. The channel
+ * only queues: the sender (`shared/webhooks/sender.ts`) delivers, so a slow or failing receiver
+ * never holds up the stream batch, the other channels or another subscription.
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Db } from '../db/client.ts';
+import { webhooksOf, type StoredWebhook } from '../db/webhooks-repo.ts';
+import { TtlCache } from '../ttl-cache.ts';
+import type { DeliveryJob, WebhookQueue } from '../webhooks/queue.ts';
+import { messageIdOf } from '../webhooks/signing.ts';
+import { matchable, webhookReceives } from '../webhooks/subscriptions.ts';
+import type { ChannelEvent } from './mqtt-channel.ts';
+
+/** How long an instance's subscriptions are reused: a new or changed subscription applies within it. */
+export const SUBSCRIPTIONS_CACHE_MS = 1000;
+const cache = new TtlCache<StoredWebhook[]>(10_000, SUBSCRIPTIONS_CACHE_MS);
+
+/** Jobs per queue call (SQS sends them 10 per request). */
+const CHUNK = 100;
+
+export interface WebhookChannelDeps {
+  readonly db: Db;
+  readonly logger: Logger;
+  readonly now: () => Date;
+  readonly queue: WebhookQueue;
+}
+
+/** Queues the batch's deliveries. Returns the records (indexes) whose jobs could not all be queued. */
+export async function queueWebhooks(deps: WebhookChannelDeps, events: readonly ChannelEvent[]): Promise<Set<number>> {
+  const failed = new Set<number>();
+  const instances = [...new Set(events.flatMap((e) => e.instances))];
+  const hooks = new Map<string, StoredWebhook[] | Error>();
+  await Promise.all(
+    instances.map(async (i) => {
+      const id = `${deps.db.tableName}\u0000${i}`;
+      const known = cache.get(id);
+      if (known) return void hooks.set(i, known);
+      try {
+        const list = await webhooksOf(deps.db, i);
+        cache.set(id, list);
+        hooks.set(i, list);
+      } catch (err) {
+        hooks.set(i, err as Error);
+      }
+    }),
+  );
+
+  const now = deps.now();
+  const jobs: Array<{ record: number; job: DeliveryJob }> = [];
+  for (const e of events) {
+    const m = matchable(e.rendered, e.instances, e.linkedObjectKeys);
+    for (const i of new Set(e.instances)) {
+      const list = hooks.get(i);
+      if (list instanceof Error) {
+        deps.logger.error('fan-out: reading webhook subscriptions failed', { instance: i, error: list.message });
+        failed.add(e.record);
+        continue;
+      }
+      for (const h of list ?? []) {
+        if (!webhookReceives(h, m)) continue;
+        if (deps.queue.maxJobBytes !== undefined && !fits(e, deps.queue.maxJobBytes)) {
+          // Retrying cannot make it fit: skipped with an error, as MQTT skips events above 128 KB.
+          deps.logger.error('fan-out: event too large for a webhook job; not delivered', { event: e.key, webhook: h.key });
+          continue;
+        }
+        jobs.push({
+          record: e.record,
+          job: {
+            webhookKey: h.key,
+            instanceKey: h.instanceKey,
+            eventKey: e.key,
+            messageId: messageIdOf(e.key, h.key),
+            type: 'event',
+            timestamp: now.toISOString(),
+            data: e.rendered,
+            attempt: 1,
+            notBefore: now.getTime(),
+          },
+        });
+      }
+    }
+  }
+
+  const chunks: Array<typeof jobs> = [];
+  for (let i = 0; i < jobs.length; i += CHUNK) chunks.push(jobs.slice(i, i + CHUNK));
+  await Promise.all(
+    chunks.map(async (chunk) => {
+      try {
+        await deps.queue.send(chunk.map((j) => j.job));
+      } catch (err) {
+        // The stream retries these records; jobs queued twice are one webhook-id to the receiver.
+        deps.logger.error('fan-out: queueing webhook deliveries failed', { jobs: chunk.length, error: (err as Error).message });
+        for (const j of chunk) failed.add(j.record);
+      }
+    }),
+  );
+  return failed;
+}
+
+const sizes = new WeakMap<ChannelEvent, number>();
+/** Whether an event's job (its rendered data and about 400 bytes of job fields) fits in `max` bytes. */
+function fits(e: ChannelEvent, max: number): boolean {
+  let size = sizes.get(e);
+  if (size === undefined) {
+    size = Buffer.byteLength(JSON.stringify(e.rendered)) + 400;
+    sizes.set(e, size);
+  }
+  return size <= max;
+}
+
+/** Forgets the cached subscriptions (tests). */
+export function clearWebhookCache(): void {
+  cache.clear();
+}

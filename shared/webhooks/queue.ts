@@ -1,0 +1,80 @@
+/**
+ * The delivery queue: one job per (event, subscription) delivery attempt. In AWS a job is an SQS
+ * message (`sqs-queue.ts`); on the local runtime it is an item of the table's queue partition,
+ * which the runtime's timer reads (`local/webhook-queue.ts`). Either way the same sender
+ * (`sender.ts`) handles each job, and a failed attempt puts the next one back on the queue.
+ */
+import type { Db } from '../db/client.ts';
+import { putQueuedJobs } from '../db/webhooks-repo.ts';
+import { newKey } from '../model/placement.ts';
+
+/** One delivery attempt to make. */
+export interface DeliveryJob {
+  readonly webhookKey: string;
+  /** The instance holding the subscription (its item's partition). */
+  readonly instanceKey: string;
+  /** The event delivered; `null` for a test delivery. */
+  readonly eventKey: string | null;
+  /** The `webhook-id`: the same on every attempt, redelivery and replay of the event. */
+  readonly messageId: string;
+  /** `event`, or `webhook.test`. */
+  readonly type: string;
+  /** The body's `timestamp` (ISO). */
+  readonly timestamp: string;
+  /** The body's `data`: the EventMessageData as the API returns it. */
+  readonly data: Readonly<Record<string, unknown>>;
+  /** 1 for the first attempt. */
+  readonly attempt: number;
+  /** Epoch ms before which the attempt must not be made. */
+  readonly notBefore: number;
+}
+
+export interface WebhookQueue {
+  /** Queues jobs; resolves once every one is stored (throws if any could not be). */
+  send(jobs: readonly DeliveryJob[]): Promise<void>;
+  /** The largest job (JSON bytes) the queue carries; undefined: no limit below the event's own. */
+  readonly maxJobBytes?: number;
+}
+
+/** Days a queued job is kept at most (the schedule spans about three). */
+const JOB_TTL_SECONDS = 14 * 86_400;
+
+const queuedListeners = new Set<() => void>();
+
+/**
+ * Calls `listener` after jobs are put on the table's queue in this process: the local runtime's
+ * timer (same process) then looks for them at once instead of at its next read. Returns the
+ * function that stops listening.
+ */
+export function onTableJobsQueued(listener: () => void): () => void {
+  queuedListeners.add(listener);
+  return () => queuedListeners.delete(listener);
+}
+
+/** The local runtime's queue: items of the table, read by the runtime's timer. */
+export function tableQueue(db: Db): WebhookQueue {
+  return {
+    async send(jobs) {
+      if (jobs.length === 0) return;
+      const ttl = Math.floor(Date.now() / 1000) + JOB_TTL_SECONDS;
+      await putQueuedJobs(
+        db,
+        jobs.map((j) => ({ jobId: newKey(), webhookKey: j.webhookKey, dueAt: j.notBefore, body: JSON.stringify(j) })),
+        ttl,
+      );
+      if (jobs.some((j) => j.notBefore <= Date.now())) for (const l of queuedListeners) l();
+    },
+  };
+}
+
+/** Parses a job from a queue message; undefined when it is not one. */
+export function parseJob(body: string): DeliveryJob | undefined {
+  try {
+    const j = JSON.parse(body) as Partial<DeliveryJob>;
+    if (typeof j.webhookKey !== 'string' || typeof j.instanceKey !== 'string' || typeof j.messageId !== 'string') return undefined;
+    if (typeof j.attempt !== 'number' || typeof j.notBefore !== 'number' || !j.data || typeof j.data !== 'object') return undefined;
+    return j as DeliveryJob;
+  } catch {
+    return undefined;
+  }
+}

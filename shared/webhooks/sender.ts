@@ -1,0 +1,255 @@
+/**
+ * The sender: makes one delivery attempt of a job, records it, and schedules what follows. The
+ * same code runs in AWS (the webhooks function consuming the SQS queue) and on the local runtime
+ * (its timer reading the table's queue partition).
+ *
+ * - Success is any 2xx within 10 s; redirects are not followed (a 3xx is a failure).
+ * - A failure puts the next attempt back on the queue (see `schedule.ts`); after the last one the
+ *   attempt record is marked dead-lettered and kept for redelivery and replay.
+ * - A `410 Gone` disables the subscription at once; five days of failures without a success
+ *   disable it too. A disabled or deleted subscription's pending jobs are recorded dead-lettered
+ *   (disabled) or dropped (deleted).
+ */
+import type { Logger } from '@aws-lambda-powertools/logger';
+import { request as httpRequest } from 'node:http';
+import { request as httpsRequest } from 'node:https';
+import { isIP } from 'node:net';
+import type { Config } from '../config.ts';
+import type { Db } from '../db/client.ts';
+import {
+  disableWebhook,
+  getWebhook,
+  putAttempt,
+  recordWebhookOutcome,
+  type DeliveryAttempt,
+  type StoredWebhook,
+} from '../db/webhooks-repo.ts';
+import { newKey } from '../model/placement.ts';
+import type { DeliveryJob, WebhookQueue } from './queue.ts';
+import { FAILING_DISABLE_MS, MAX_ATTEMPTS, retryDelayMs } from './schedule.ts';
+import { signedHeaders } from './signing.ts';
+import { TargetRefused, checkedLookup, refusal } from './ssrf.ts';
+
+/** How long a receiver has to answer. */
+export const DELIVERY_TIMEOUT_MS = 10_000;
+/** Days an attempt record is kept. */
+export const ATTEMPT_RETENTION_DAYS = 30;
+/** How stale LastDeliveryOn may be (it is not rewritten on every delivery). */
+export const LAST_DELIVERY_RESOLUTION_MS = 60_000;
+/** Most response bytes read (and thrown away). */
+const MAX_RESPONSE_BYTES = 64 * 1024;
+
+export const DISABLED_GONE = 'Gone: the receiver answered 410.';
+export const DISABLED_FAILING = 'Failing: no delivery succeeded for five days.';
+
+export interface SenderDeps {
+  readonly db: Db;
+  readonly logger: Logger;
+  readonly config: Config;
+  readonly now: () => Date;
+  readonly queue: WebhookQueue;
+}
+
+export interface PostOutcome {
+  readonly statusCode: number | null;
+  readonly error: string | null;
+  readonly durationMs: number;
+}
+
+/**
+ * Posts a body to a URL: the host checked when it is resolved, no redirects, a 10 s limit for the
+ * whole exchange. Never throws: a refused target, a network error or a timeout is an `error`.
+ */
+export function postOnce(
+  url: string,
+  headers: Readonly<Record<string, string>>,
+  body: string,
+  opts: { readonly allowLoopback: boolean; readonly timeoutMs?: number },
+): Promise<PostOutcome> {
+  const started = performance.now();
+  const done = (statusCode: number | null, error: string | null): PostOutcome => ({
+    statusCode,
+    error,
+    durationMs: Math.round(performance.now() - started),
+  });
+  return new Promise((resolve) => {
+    let target: URL;
+    try {
+      target = new URL(url);
+    } catch {
+      return resolve(done(null, 'The URL is not valid.'));
+    }
+    const host = target.hostname.startsWith('[') ? target.hostname.slice(1, -1) : target.hostname;
+    // A literal address is connected to without a lookup: check it here.
+    if (isIP(host)) {
+      const why = refusal(host, opts.allowLoopback);
+      if (why) return resolve(done(null, `Refused: ${why}.`));
+    }
+    const send = target.protocol === 'https:' ? httpsRequest : target.protocol === 'http:' ? httpRequest : undefined;
+    if (!send) return resolve(done(null, 'The URL must use https.'));
+    const timeoutMs = opts.timeoutMs ?? DELIVERY_TIMEOUT_MS;
+    let settled = false;
+    const finish = (o: PostOutcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      resolve(o);
+    };
+    const req = send(
+      target,
+      {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'Gatehouse-Webhooks/1' },
+        lookup: checkedLookup(opts.allowLoopback),
+        // No connection reuse between receivers or attempts.
+        agent: false,
+      },
+      (res) => {
+        let read = 0;
+        res.on('data', (chunk: Buffer) => {
+          read += chunk.length;
+          if (read > MAX_RESPONSE_BYTES) res.destroy();
+        });
+        const end = () => finish(done(res.statusCode ?? null, null));
+        res.on('end', end);
+        res.on('close', end);
+        res.on('error', end);
+      },
+    );
+    const timer = setTimeout(() => {
+      req.destroy(new Error(`No answer within ${Math.round(timeoutMs / 1000)} s.`));
+    }, timeoutMs);
+    req.on('error', (err) => {
+      const e = err as NodeJS.ErrnoException;
+      const message = err instanceof TargetRefused ? err.message : e.code ? `${e.code}: ${e.message}` : e.message;
+      finish(done(null, message));
+    });
+    req.end(body);
+  });
+}
+
+/** Whether an outcome is a success: a 2xx. */
+export const succeeded = (o: PostOutcome): boolean => o.statusCode !== null && o.statusCode >= 200 && o.statusCode < 300;
+
+/** The secrets a delivery is signed with: the current one, and the previous one during its 24 hours. */
+export function signingSecrets(hook: StoredWebhook, nowMs: number): string[] {
+  return hook.previousSecret && (hook.previousSecretUntil ?? 0) > nowMs ? [hook.secret, hook.previousSecret] : [hook.secret];
+}
+
+/** The body and headers of a delivery, signed now. */
+export function signedDelivery(hook: StoredWebhook, job: Pick<DeliveryJob, 'messageId' | 'type' | 'timestamp' | 'data'>, now: Date) {
+  const body = JSON.stringify({ type: job.type, timestamp: job.timestamp, data: job.data });
+  const headers = signedHeaders(signingSecrets(hook, now.getTime()), job.messageId, Math.floor(now.getTime() / 1000), body);
+  return { body, headers };
+}
+
+const epoch = (d: Date) => Math.floor(d.getTime() / 1000);
+
+/** Makes a test delivery now (filters do not apply) and records it. */
+export async function sendTest(deps: SenderDeps, hook: StoredWebhook): Promise<PostOutcome> {
+  const now = deps.now();
+  const messageId = `msg_test_${newKey()}`;
+  const { body, headers } = signedDelivery(
+    hook,
+    {
+      messageId,
+      type: 'webhook.test',
+      timestamp: now.toISOString(),
+      data: { WebhookKey: hook.key, Message: 'A test delivery from Gatehouse.' },
+    },
+    now,
+  );
+  const outcome = await postOnce(hook.settings.Url, headers, body, { allowLoopback: deps.config.webhookAllowLoopback });
+  await putAttempt(
+    deps.db,
+    {
+      key: newKey(),
+      webhookKey: hook.key,
+      eventKey: null,
+      messageId,
+      attempt: 1,
+      statusCode: outcome.statusCode,
+      error: outcome.error,
+      durationMs: outcome.durationMs,
+      attemptedOn: now.toISOString(),
+      nextAttemptOn: null,
+      deadLettered: false,
+    },
+    epoch(now) + ATTEMPT_RETENTION_DAYS * 86_400,
+  );
+  return outcome;
+}
+
+/** What became of a job. */
+export type JobResult =
+  | { readonly kind: 'delivered' | 'retrying' | 'dead-lettered' | 'dropped' }
+  /** Not due yet: hide it this many ms more (SQS only; the local queue reads only due jobs). */
+  | { readonly kind: 'early'; readonly waitMs: number };
+
+/**
+ * Handles one job: one attempt, its record, the subscription's outcome fields, and the next
+ * attempt queued when this one failed. Throws only when the store or the queue fails (the job
+ * then comes back from its queue and is tried again: at least once).
+ */
+export async function handleJob(deps: SenderDeps, job: DeliveryJob): Promise<JobResult> {
+  const now = deps.now();
+  if (job.notBefore - now.getTime() > 1000) return { kind: 'early', waitMs: job.notBefore - now.getTime() };
+  const hook = await getWebhook(deps.db, job.instanceKey, job.webhookKey);
+  if (!hook) return { kind: 'dropped' };
+  const ttl = epoch(now) + ATTEMPT_RETENTION_DAYS * 86_400;
+  const record = (o: PostOutcome, nextAttemptOn: string | null, deadLettered: boolean): DeliveryAttempt => ({
+    key: newKey(),
+    webhookKey: hook.key,
+    eventKey: job.eventKey,
+    messageId: job.messageId,
+    attempt: job.attempt,
+    statusCode: o.statusCode,
+    error: o.error,
+    durationMs: o.durationMs,
+    attemptedOn: now.toISOString(),
+    nextAttemptOn,
+    deadLettered,
+  });
+
+  if (!hook.settings.Enabled) {
+    // Kept for replay and redelivery once the subscription is enabled again.
+    await putAttempt(deps.db, record({ statusCode: null, error: 'The subscription is disabled.', durationMs: 0 }, null, true), ttl);
+    return { kind: 'dead-lettered' };
+  }
+
+  const { body, headers } = signedDelivery(hook, job, now);
+  const outcome = await postOnce(hook.settings.Url, headers, body, { allowLoopback: deps.config.webhookAllowLoopback });
+  const at = deps.now();
+
+  if (succeeded(outcome)) {
+    await putAttempt(deps.db, record(outcome, null, false), ttl);
+    // LastDeliveryOn is kept to the minute: a busy subscription's item is not written per delivery.
+    const fresh = !hook.failingSince && hook.lastDeliveryOn !== null && at.getTime() - Date.parse(hook.lastDeliveryOn) < LAST_DELIVERY_RESOLUTION_MS;
+    if (!fresh) await recordWebhookOutcome(deps.db, hook, { kind: 'delivered', at: at.toISOString() });
+    return { kind: 'delivered' };
+  }
+
+  const updated = await recordWebhookOutcome(deps.db, hook, { kind: 'failed', at: at.toISOString() });
+  const failingFor = updated?.failingSince ? at.getTime() - Date.parse(updated.failingSince) : 0;
+  const disable =
+    outcome.statusCode === 410
+      ? DISABLED_GONE
+      : failingFor >= FAILING_DISABLE_MS * deps.config.webhookRetryScale
+        ? DISABLED_FAILING
+        : undefined;
+  if (disable && updated) {
+    await disableWebhook(deps.db, updated, disable);
+    deps.logger.warn('webhook disabled', { webhook: hook.key, reason: disable });
+  }
+  const delay = disable ? undefined : retryDelayMs(job.attempt, deps.config.webhookRetryScale);
+  if (delay === undefined || job.attempt >= MAX_ATTEMPTS) {
+    await putAttempt(deps.db, record(outcome, null, true), ttl);
+    return { kind: 'dead-lettered' };
+  }
+  const next = at.getTime() + delay;
+  // Queue the next attempt before this job is acknowledged: a crash in between repeats an
+  // attempt (receivers de-duplicate on webhook-id), it never loses one.
+  await deps.queue.send([{ ...job, attempt: job.attempt + 1, notBefore: next }]);
+  await putAttempt(deps.db, record(outcome, new Date(next).toISOString(), false), ttl);
+  return { kind: 'retrying' };
+}

@@ -1,0 +1,114 @@
+/**
+ * Webhook delivery in every regional stack: the job queue with its dead-letter queue and alarm,
+ * the webhooks function consuming it (ReportBatchItemFailures), the fan-out's right to queue
+ * jobs, the queue URL in both functions, loopback targets refused, and the SQS client bundled
+ * only where it is used.
+ */
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { CfnElement } from 'aws-cdk-lib';
+import { build } from 'esbuild';
+import { describe, expect, it } from 'vitest';
+import { esbuildOptionsFrom, functionNames } from '../../bench/bundle.ts';
+import type { GatehouseStack } from '../../infra/app.ts';
+import { bundlingOptions, functionEntry, packageVersion } from '../../infra/bundling.ts';
+import { MAX_RECEIVES } from '../../infra/webhooks.ts';
+import { buildTemplates, cdkJsonContext, resourcesOf } from './app-fixture.ts';
+
+const built = buildTemplates();
+const regions = Object.values(cdkJsonContext()['gatehouse:regions'] as Record<string, string>);
+
+const idOf = (stack: GatehouseStack, element: CfnElement): string => stack.resolve(stack.getLogicalId(element)) as string;
+
+describe('webhooks in every region', () => {
+  it('builds one stack per region of the context', () => {
+    expect(built.stacks.map((s) => s.region).sort()).toEqual([...regions].sort());
+  });
+});
+
+describe.each(built.stacks.map((s) => [s.region, s] as const))('webhooks in %s', (_region, stack) => {
+  const template = built.templates.get(stack.stackName)!;
+  const queueId = idOf(stack, stack.webhooks.queue.node.defaultChild as CfnElement);
+  const dlqId = idOf(stack, stack.webhooks.deadLetters.node.defaultChild as CfnElement);
+  const senderFn = idOf(stack, stack.functions.get('webhooks')!.function.node.defaultChild as CfnElement);
+  const senderRole = idOf(stack, stack.functions.get('webhooks')!.role.node.defaultChild as CfnElement);
+  const fanoutFn = idOf(stack, stack.functions.get('fanout')!.function.node.defaultChild as CfnElement);
+  const fanoutRole = idOf(stack, stack.functions.get('fanout')!.role.node.defaultChild as CfnElement);
+
+  const actions = (role: string) =>
+    Object.values(resourcesOf(template, 'AWS::IAM::Policy'))
+      .filter((p) => JSON.stringify(p.Properties.Roles).includes(`"${role}"`))
+      .flatMap((p) => (p.Properties.PolicyDocument as { Statement: Array<{ Action: string | string[]; Resource: unknown }> }).Statement)
+      .filter((s) => JSON.stringify(s.Resource).includes(`"${queueId}"`))
+      .flatMap((s) => [s.Action].flat());
+  const env = (fn: string) =>
+    (resourcesOf(template, 'AWS::Lambda::Function')[fn]!.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+
+  it('has an encrypted job queue that dead-letters after a bounded number of receives', () => {
+    const q = resourcesOf(template, 'AWS::SQS::Queue')[queueId]!.Properties;
+    expect(q.SqsManagedSseEnabled).toBe(true);
+    expect(q.MessageRetentionPeriod).toBe(14 * 86_400);
+    expect(q.VisibilityTimeout).toBeGreaterThanOrEqual(6 * 30);
+    expect(q.RedrivePolicy).toEqual({ deadLetterTargetArn: { 'Fn::GetAtt': [dlqId, 'Arn'] }, maxReceiveCount: MAX_RECEIVES });
+  });
+
+  it('alarms when a job reaches the dead-letter queue', () => {
+    template.hasResourceProperties('AWS::CloudWatch::Alarm', {
+      MetricName: 'ApproximateNumberOfMessagesVisible',
+      Namespace: 'AWS/SQS',
+      Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [dlqId, 'QueueName'] } }],
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
+  });
+
+  it('feeds the job queue to the webhooks function with partial batch failures', () => {
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      EventSourceArn: { 'Fn::GetAtt': [queueId, 'Arn'] },
+      FunctionName: { Ref: senderFn },
+      BatchSize: 10,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+    });
+    expect(resourcesOf(template, 'AWS::Lambda::Function')[senderFn]!.Properties.Timeout).toBe(30);
+  });
+
+  it('lets the sender consume and re-queue jobs, and the fan-out only send them', () => {
+    expect(actions(senderRole)).toEqual(expect.arrayContaining(['sqs:ReceiveMessage', 'sqs:ChangeMessageVisibility', 'sqs:DeleteMessage', 'sqs:SendMessage']));
+    const fanout = actions(fanoutRole);
+    expect(fanout).toContain('sqs:SendMessage');
+    expect(fanout.filter((a) => /Receive|Delete|Purge/.test(a))).toEqual([]);
+  });
+
+  it('gives both the queue URL and refuses loopback targets', () => {
+    for (const fn of [senderFn, fanoutFn]) {
+      expect(env(fn).GATEHOUSE_WEBHOOK_QUEUE_URL).toEqual({ Ref: queueId });
+      expect(env(fn).GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK).toBe('false');
+    }
+    // No other function knows the queue.
+    for (const [family, fn] of stack.functions) {
+      if (family === 'webhooks' || family === 'fanout') continue;
+      const id = idOf(stack, fn.function.node.defaultChild as CfnElement);
+      expect(env(id).GATEHOUSE_WEBHOOK_QUEUE_URL, family).toBeUndefined();
+    }
+  });
+});
+
+describe('the SQS client', () => {
+  it('is in the bundles of the fan-out and the webhooks function only', async () => {
+    const entries: Record<string, string> = {};
+    for (const name of await functionNames()) entries[name] = functionEntry(name);
+    const outdir = await mkdtemp(join(tmpdir(), 'gatehouse-bundles-'));
+    try {
+      const result = await build({ ...esbuildOptionsFrom(bundlingOptions(packageVersion()), entries, outdir), write: false });
+      const withSqs = Object.entries(result.metafile!.outputs)
+        .filter(([path]) => path.endsWith('index.mjs'))
+        .filter(([, out]) => Object.keys(out.inputs).some((i) => i.includes('@aws-sdk/client-sqs/')) || out.imports.some((i) => i.path.startsWith('@aws-sdk/client-sqs')))
+        .map(([path]) => path.split('/').at(-2))
+        .sort();
+      expect(withSqs).toEqual(['fanout', 'webhooks']);
+    } finally {
+      await rm(outdir, { recursive: true, force: true });
+    }
+  });
+});

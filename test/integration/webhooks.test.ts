@@ -1,0 +1,328 @@
+/**
+ * The webhooks collection against DynamoDB Local, through the real family handler in-process:
+ * CRUD, the secret shown once, validation, roles and tenant scope, rotation, and the sender's
+ * attempts recorded as deliveries (a real `node:http` receiver on loopback, every delivery
+ * verified with the `standardwebhooks` package).
+ */
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { Webhook } from 'standardwebhooks';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { getWebhook } from '#shared/db/webhooks-repo.ts';
+import type { WebhookDeps } from '#shared/webhooks/operations.ts';
+import { tableQueue } from '#shared/webhooks/queue.ts';
+import { DISABLED_FAILING, handleJob, postOnce } from '#shared/webhooks/sender.ts';
+import { messageIdOf } from '#shared/webhooks/signing.ts';
+import { handleQueueBatch } from '#functions/webhooks/handler.ts';
+import { createApi } from '../support/api.ts';
+import { createTestDb, type TestDb } from '../support/db.ts';
+import { seedTenant, testDeps, type Tenant } from '../support/tokens.ts';
+
+interface Received {
+  readonly headers: IncomingMessage['headers'];
+  readonly body: string;
+}
+
+/** A receiver on 127.0.0.1 answering each request with the next status of `statuses` (then 200). */
+async function receiver(statuses: number[] = []) {
+  const got: Received[] = [];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      got.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      res.statusCode = statuses.shift() ?? 200;
+      res.end();
+    });
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+  return { url, got, close: () => new Promise<void>((r) => server.close(() => r())) };
+}
+
+const verify = (secret: string, r: Received) =>
+  new Webhook(secret).verify(r.body, {
+    'webhook-id': String(r.headers['webhook-id']),
+    'webhook-timestamp': String(r.headers['webhook-timestamp']),
+    'webhook-signature': String(r.headers['webhook-signature']),
+  });
+
+let t: TestDb;
+let deps: WebhookDeps;
+let api: ReturnType<typeof createApi>;
+let root: Tenant;
+let child: Tenant;
+let sibling: Tenant;
+
+beforeAll(async () => {
+  t = await createTestDb({ GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: 'true', GATEHOUSE_WEBHOOK_RETRY_SCALE: '0.001' });
+  const core = testDeps(t);
+  deps = { ...core, queue: tableQueue(t.db) };
+  api = createApi(deps);
+  root = await seedTenant(t, core);
+  child = await seedTenant(t, core, { parent: root.instance });
+  sibling = await seedTenant(t, core);
+});
+
+afterAll(() => t?.db.raw.destroy());
+
+const hooks = (instance: Tenant) => `/api/f/${instance.instance.key}/webhooks`;
+
+describe('webhooks collection', () => {
+  it('creates a subscription with defaults and shows its secret once', async () => {
+    const r = await api.post(hooks(root), { token: root.tokens.Operator, body: { CommonName: 'mine', Url: 'http://127.0.0.1:9/x' } });
+    expect(r.status, r.text).toBe(201);
+    expect(r.body.$type).toBe('Gatehouse.Model.WebhookSubscriptionInfo, Gatehouse.Model');
+    expect(r.body.Topics).toEqual([`/${root.instance.key}/$`]);
+    expect(r.body.IncludeAuditEvents).toBe(true);
+    expect(r.body.Enabled).toBe(true);
+    expect(r.body.Secret).toMatch(/^whsec_[A-Za-z0-9+/]{43}=$/);
+    expect(Buffer.from(r.body.Secret.slice(6), 'base64')).toHaveLength(32);
+    expect(r.body.Href).toBe(`${hooks(root)}/${r.body.Key}`);
+
+    const read = await api.get(r.body.Href, { token: root.tokens.ReadOnly });
+    expect(read.status).toBe(200);
+    expect(read.body.Secret).toBeUndefined();
+    expect(read.text).not.toContain(r.body.Secret.slice(6));
+    const list = await api.get(hooks(root), { token: root.tokens.ReadOnly });
+    expect(list.body.map((h: any) => h.Key)).toContain(r.body.Key);
+    expect(list.text).not.toContain(r.body.Secret.slice(6));
+
+    // Every link resolves: deliveries lists, the calls answer 405 to GET.
+    for (const l of read.body.Links) {
+      const got = await api.get(`${r.body.Href}/${l.Anchor.Href}`, { token: root.tokens.ReadOnly });
+      if (l.Relation === 'Deliveries') expect(got.status).toBe(200);
+      else expect([got.status, got.headers.allow]).toEqual([405, 'POST']);
+    }
+  });
+
+  it('is linked from the instance (not from a folder), and a folder has no webhooks', async () => {
+    const inst = await api.get(`/api/f/${root.instance.key}`, { token: root.tokens.ReadOnly });
+    const link = inst.body.Links.find((l: any) => l.Relation === 'Webhooks');
+    expect(link.Anchor.Href).toBe('webhooks');
+    expect((await api.get(`${inst.body.Href}/${link.Anchor.Href}`, { token: root.tokens.ReadOnly })).status).toBe(200);
+    const folder = await api.post(`/api/f/${root.instance.key}/folders`, { token: root.tokens.Operator, body: { $type: 'FolderInfo', CommonName: 'f' } });
+    expect(folder.body.Links.some((l: any) => l.Relation === 'Webhooks')).toBe(false);
+    const none = await api.get(`/api/f/${folder.body.Key}/webhooks`, { token: root.tokens.Operator });
+    expect(none.status).toBe(404);
+  });
+
+  it('replaces and deletes a subscription', async () => {
+    const c = await api.post(hooks(root), { token: root.tokens.Administrator, body: { Url: 'http://localhost:9/x' } });
+    const put = await api.put(c.body.Href, {
+      token: root.tokens.Operator,
+      body: { CommonName: 'renamed', Url: 'http://localhost:9/y', Enabled: false, MinimumPriority: 3, IncludeAuditEvents: false, ConcurrencyVersion: 1 },
+    });
+    expect(put.status, put.text).toBe(200);
+    expect(put.body).toMatchObject({ CommonName: 'renamed', Url: 'http://localhost:9/y', Enabled: false, MinimumPriority: 3, IncludeAuditEvents: false, ConcurrencyVersion: 2 });
+    const stale = await api.put(c.body.Href, { token: root.tokens.Operator, body: { Url: 'http://localhost:9/z', ConcurrencyVersion: 1 } });
+    expect(stale.status).toBe(409);
+    expect((await api.del(c.body.Href, { token: root.tokens.Operator })).status).toBe(204);
+    expect((await api.get(c.body.Href, { token: root.tokens.Operator })).status).toBe(404);
+  });
+
+  it('rejects URLs that are not https or name non-public addresses with 400 InvalidUrl', async () => {
+    for (const Url of ['http://example.com/hook', 'ftp://example.com/', 'https://10.0.0.5/hook', 'https://169.254.169.254/latest', 'https://[fd00::1]/x', 'https://0.0.0.0/', 'not a url']) {
+      const r = await api.post(hooks(root), { token: root.tokens.Operator, body: { Url } });
+      expect(r.status, Url).toBe(400);
+      expect(r.body.Error, Url).toBe('InvalidUrl');
+    }
+    const ok = await api.post(hooks(root), { token: root.tokens.Operator, body: { Url: 'https://hooks.example.com/in' } });
+    expect(ok.status).toBe(201);
+  });
+
+  it('rejects a topic outside the instance with 403 and a malformed one with 400', async () => {
+    const out = await api.post(hooks(child), { token: root.tokens.Operator, body: { Url: 'https://h.example.com/', Topics: [`/${root.instance.key}/$`] } });
+    expect(out.status).toBe(403);
+    const other = await api.post(hooks(root), { token: root.tokens.Operator, body: { Url: 'https://h.example.com/', Topics: [`/${sibling.instance.key}/$`] } });
+    expect(other.status).toBe(403);
+    const bad = await api.post(hooks(root), { token: root.tokens.Operator, body: { Url: 'https://h.example.com/', Topics: ['everything'] } });
+    expect(bad.status).toBe(400);
+    expect(bad.body.Error).toBe('InvalidTopic');
+    const below = await api.post(hooks(root), { token: root.tokens.Operator, body: { Url: 'https://h.example.com/', Topics: [`/${child.instance.key}/$`] } });
+    expect(below.status, below.text).toBe(201);
+  });
+
+  it('lets ReadOnly users read but not manage, and keeps tenants apart', async () => {
+    const ro = await api.post(hooks(root), { token: root.tokens.ReadOnly, body: { Url: 'https://h.example.com/' } });
+    expect(ro.status).toBe(403);
+    const mine = await api.post(hooks(root), { token: root.tokens.Operator, body: { Url: 'https://h.example.com/' } });
+    expect((await api.del(mine.body.Href, { token: root.tokens.ReadOnly })).status).toBe(403);
+    expect((await api.post(`${mine.body.Href}/rotatesecret`, { token: root.tokens.ReadOnly })).status).toBe(403);
+    // A sibling tenant cannot see the root's webhooks, nor a child its parent's.
+    expect((await api.get(hooks(root), { token: sibling.tokens.Administrator })).status).toBe(403);
+    expect((await api.get(mine.body.Href, { token: child.tokens.Administrator })).status).toBe(403);
+    // The parent manages its child's webhooks.
+    const forChild = await api.post(hooks(child), { token: root.tokens.Operator, body: { Url: 'https://h.example.com/' } });
+    expect(forChild.status).toBe(201);
+    expect((await api.get(forChild.body.Href, { token: child.tokens.ReadOnly })).status).toBe(200);
+  });
+});
+
+describe('webhook deliveries', () => {
+  it('signs a test delivery that standardwebhooks verifies, and lists it', async () => {
+    const rx = await receiver();
+    try {
+      const c = await api.post(hooks(root), { token: root.tokens.Operator, body: { Url: rx.url } });
+      const r = await api.post(`${c.body.Href}/test`, { token: root.tokens.Operator });
+      expect(r.status, r.text).toBe(200);
+      expect(r.body.StatusCode).toBe(200);
+      expect(rx.got).toHaveLength(1);
+      const payload = verify(c.body.Secret, rx.got[0]!) as any;
+      expect(payload.type).toBe('webhook.test');
+      const d = await api.get(`${c.body.Href}/deliveries`, { token: root.tokens.ReadOnly });
+      expect(d.body).toHaveLength(1);
+      expect(d.body[0]).toMatchObject({ Attempt: 1, StatusCode: 200, EventKey: null });
+    } finally {
+      await rx.close();
+    }
+  });
+
+  it('retries a failing receiver, signs with both secrets after rotation, and disables on 410', async () => {
+    const rx = await receiver([500, 503]);
+    try {
+      const c = await api.post(hooks(root), { token: root.tokens.Operator, body: { Url: rx.url } });
+      const rotated = await api.post(`${c.body.Href}/rotatesecret`, { token: root.tokens.Operator });
+      expect(rotated.status).toBe(200);
+      expect(rotated.body.Secret).not.toBe(c.body.Secret);
+      const job = {
+        webhookKey: c.body.Key,
+        instanceKey: root.instance.key,
+        eventKey: '0123456789abcdef01234567',
+        messageId: messageIdOf('0123456789abcdef01234567', c.body.Key),
+        type: 'event',
+        timestamp: new Date().toISOString(),
+        data: { Key: '0123456789abcdef01234567' },
+        attempt: 1,
+        notBefore: Date.now(),
+      };
+      expect((await handleJob(deps, job)).kind).toBe('retrying');
+      expect((await handleJob(deps, { ...job, attempt: 2 })).kind).toBe('retrying');
+      expect((await handleJob(deps, { ...job, attempt: 3 })).kind).toBe('delivered');
+      expect(rx.got).toHaveLength(3);
+      for (const r of rx.got) {
+        expect(r.headers['webhook-id']).toBe(job.messageId);
+        expect(String(r.headers['webhook-signature']).split(' ')).toHaveLength(2);
+        verify(c.body.Secret, r);
+        verify(rotated.body.Secret, r);
+      }
+      const d = await api.get(`${c.body.Href}/deliveries`, { token: root.tokens.Operator });
+      expect(d.body.map((a: any) => a.Attempt)).toEqual([3, 2, 1]);
+      expect(d.body[2]).toMatchObject({ StatusCode: 500 });
+      expect(d.body[2].NextAttemptOn).toEqual(expect.any(String));
+
+      const gone = await receiver([410]);
+      try {
+        await api.put(c.body.Href, { token: root.tokens.Operator, body: { Url: gone.url } });
+        expect((await handleJob(deps, job)).kind).toBe('dead-lettered');
+        const hook = await getWebhook(t.db, root.instance.key, c.body.Key);
+        expect(hook?.settings.Enabled).toBe(false);
+        expect(hook?.disabledReason).toMatch(/410/);
+      } finally {
+        await gone.close();
+      }
+    } finally {
+      await rx.close();
+    }
+  });
+
+  it('records a delivery to a name that resolves to a refused address as a failed attempt with a clear error', async () => {
+    const c = await api.post(hooks(root), { token: root.tokens.Operator, body: { Url: 'http://localhost:9/hook' } });
+    // The same subscription where loopback is not allowed (as in AWS): refused when the name is resolved.
+    const strict = { ...deps, config: { ...deps.config, webhookAllowLoopback: false } };
+    const job = {
+      webhookKey: c.body.Key,
+      instanceKey: root.instance.key,
+      eventKey: '0123456789abcdef0123456c',
+      messageId: messageIdOf('0123456789abcdef0123456c', c.body.Key),
+      type: 'event',
+      timestamp: new Date().toISOString(),
+      data: { Key: '0123456789abcdef0123456c' },
+      attempt: 1,
+      notBefore: Date.now(),
+    };
+    expect((await handleJob(strict, job)).kind).toBe('retrying');
+    const d = await api.get(`${c.body.Href}/deliveries`, { token: root.tokens.Operator });
+    expect(d.body[0]).toMatchObject({ Attempt: 1, EventKey: job.eventKey, Error: expect.stringMatching(/^Refused: localhost resolves to (127\.0\.0\.1|::1), a loopback address\.$/) });
+    expect(d.body[0].StatusCode).toBeUndefined();
+  });
+
+  it('refuses a name that resolves to a non-public address, at delivery time, with a clear error', async () => {
+    // `localhost` is no literal address: only resolving it shows it is loopback.
+    const byName = await postOnce('https://localhost/x', {}, '{}', { allowLoopback: false });
+    expect(byName.statusCode).toBeNull();
+    expect(byName.error).toMatch(/^Refused: localhost resolves to .* a loopback address\.$/);
+    const literal = await postOnce('https://192.168.1.10/x', {}, '{}', { allowLoopback: true });
+    expect(literal.error).toBe('Refused: 192.168.1.10 is a private address.');
+  });
+
+  it('handles a queue batch: delivers a due job, hands an early one back, drops what is not a job', async () => {
+    const rx = await receiver();
+    try {
+      const c = await api.post(hooks(root), { token: root.tokens.Operator, body: { Url: rx.url } });
+      const job = {
+        webhookKey: c.body.Key,
+        instanceKey: root.instance.key,
+        eventKey: '0123456789abcdef0123456a',
+        messageId: messageIdOf('0123456789abcdef0123456a', c.body.Key),
+        type: 'event',
+        timestamp: new Date().toISOString(),
+        data: { Key: '0123456789abcdef0123456a' },
+        attempt: 1,
+        notBefore: Date.now(),
+      };
+      const record = (messageId: string, body: string) => ({
+        messageId,
+        receiptHandle: messageId,
+        body,
+        attributes: { ApproximateReceiveCount: '1', SentTimestamp: '0', SenderId: 'test', ApproximateFirstReceiveTimestamp: '0' },
+        messageAttributes: {},
+        md5OfBody: '',
+        eventSource: 'aws:sqs',
+        eventSourceARN: 'arn:aws:sqs:local:000000000000:jobs',
+        awsRegion: 'local',
+      });
+      const res = await handleQueueBatch(deps, {
+        Records: [record('due', JSON.stringify(job)), record('early', JSON.stringify({ ...job, notBefore: Date.now() + 3_600_000 })), record('junk', '{"not":"a job"}')],
+      });
+      expect(res.batchItemFailures).toEqual([{ itemIdentifier: 'early' }]);
+      expect(rx.got).toHaveLength(1);
+      expect(rx.got[0]!.headers['webhook-id']).toBe(job.messageId);
+    } finally {
+      await rx.close();
+    }
+  });
+
+  it('disables a subscription after five days of failures without a success (the window scaled down)', async () => {
+    const rx = await receiver([500, 500, 500]);
+    try {
+      const c = await api.post(hooks(root), { token: root.tokens.Operator, body: { Url: rx.url } });
+      // Five days times 1e-7: 43 ms.
+      const fast = { ...deps, config: { ...deps.config, webhookRetryScale: 1e-7 } };
+      const job = {
+        webhookKey: c.body.Key,
+        instanceKey: root.instance.key,
+        eventKey: '0123456789abcdef0123456b',
+        messageId: messageIdOf('0123456789abcdef0123456b', c.body.Key),
+        type: 'event',
+        timestamp: new Date().toISOString(),
+        data: { Key: '0123456789abcdef0123456b' },
+        attempt: 1,
+        notBefore: Date.now(),
+      };
+      expect((await handleJob(fast, job)).kind).toBe('retrying');
+      expect((await getWebhook(t.db, root.instance.key, c.body.Key))?.failingSince).toEqual(expect.any(String));
+      await new Promise((r) => setTimeout(r, 100));
+      expect((await handleJob(fast, { ...job, attempt: 2 })).kind).toBe('dead-lettered');
+      const hook = await getWebhook(t.db, root.instance.key, c.body.Key);
+      expect(hook?.settings.Enabled).toBe(false);
+      expect(hook?.disabledReason).toBe(DISABLED_FAILING);
+      // Enabling it again ends the streak.
+      const on = await api.put(c.body.Href, { token: root.tokens.Operator, body: { Url: rx.url, Enabled: true } });
+      expect(on.body).toMatchObject({ Enabled: true, DisabledReason: null });
+      expect((await getWebhook(t.db, root.instance.key, c.body.Key))?.failingSince).toBeNull();
+    } finally {
+      await rx.close();
+    }
+  });
+});
