@@ -1,0 +1,36 @@
+/**
+ * `GET /api/openapi.json`: the document `npm run openapi` wrote to docs/openapi.json (built from
+ * the route table and the model's schemas at build time, bundled into the service family only),
+ * with `servers` naming the deployment that answers.
+ */
+import document from '../../docs/openapi.json' with { type: 'json' };
+import type { ApiRequest } from '../http/types.ts';
+
+/** Browsers and proxies may keep it for five minutes; a deployment changes it. */
+export const DOCUMENT_CACHE_CONTROL = 'public, max-age=300';
+
+const HOST = /^[A-Za-z0-9.-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
+
+/**
+ * The base URL the client called: API Gateway sets `x-forwarded-proto`; the local runtime is
+ * plain HTTP. A host header that is not a host name gives the relative server `/`.
+ */
+export function baseUrlOf(req: Pick<ApiRequest, 'headers'>): string {
+  const host = req.headers.host;
+  if (!host || !HOST.test(host)) return '/';
+  const proto = req.headers['x-forwarded-proto']?.split(',')[0]?.trim().toLowerCase();
+  return `${proto === 'https' ? 'https' : 'http'}://${host}`;
+}
+
+const served = new Map<string, string>();
+
+/** The document, serialised once per base URL (a handful per execution environment). */
+export function servedDocument(req: Pick<ApiRequest, 'headers'>): string {
+  const url = baseUrlOf(req);
+  let text = served.get(url);
+  if (text === undefined) {
+    text = JSON.stringify({ ...document, servers: [{ url, description: 'The deployment that answered this request.' }] });
+    if (served.size < 16) served.set(url, text);
+  }
+  return text;
+}
