@@ -274,6 +274,9 @@ export function buildOpenApiDocument(opts: BuildOptions): Record<string, unknown
       // 64-bit card numbers arrive as integers beyond 2^53: still JSON integers on the wire.
       override: ({ jsonSchema, zodSchema }) => {
         if (zodSchema._zod.def.type === 'bigint') jsonSchema.type = 'integer';
+        // zod's int() bounds itself to safe integers; only the bounds the code states are news.
+        if (jsonSchema.maximum === Number.MAX_SAFE_INTEGER) delete jsonSchema.maximum;
+        if (jsonSchema.minimum === Number.MIN_SAFE_INTEGER) delete jsonSchema.minimum;
         const address = ADDRESS_TYPES.get(zodSchema);
         if (address) {
           // Sent without `$type`, an address gets the one type its fields fit; any namespace matches.

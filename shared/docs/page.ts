@@ -57,11 +57,12 @@ export function referenceBundle(): Bundle {
 export function referencePage(): string {
   const config = {
     url: '/api/openapi.json',
-    // Everything from Gatehouse itself: no web fonts, no telemetry, no proxy.
+    // Everything from Gatehouse itself: no web fonts, no telemetry, no proxy, no hosted AI agent.
     withDefaultFonts: false,
     telemetry: false,
-    hideClientButton: false,
-    defaultOpenAllTags: false,
+    agent: { disabled: true },
+    mcp: { disabled: true },
+    showDeveloperTools: 'never',
     persistAuth: false,
     metaData: { title: 'Gatehouse API reference' },
   };
@@ -71,6 +72,7 @@ export function referencePage(): string {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>Gatehouse API reference</title>
+<link rel="icon" href="data:,">
 </head>
 <body>
 <div id="app"></div>
