@@ -25,7 +25,7 @@ import {
 } from '#shared/model/schemas/index.ts';
 import { ROUTES, type Route } from '#shared/routes.ts';
 import { describeOperation, errorExample, type OperationDoc } from './operations.ts';
-import { EXAMPLE_KEYS, errorBodySchema, oauthErrorBodySchema, typeDiscriminator, typeTagJsonSchema } from './schemas.ts';
+import { EXAMPLE_KEYS, errorBodySchema, oauthErrorBodySchema, throttledBodySchema, typeDiscriminator, typeTagJsonSchema } from './schemas.ts';
 
 /** Where the checked-in document says the API is; the served copy names the deployment that answers. */
 export const LOCAL_SERVER = { url: 'http://localhost:3000', description: 'The local runtime (`npm start`).' };
@@ -95,6 +95,8 @@ interface ErrorResponse {
   readonly example: unknown;
   readonly oauth?: boolean;
   readonly retryAfter?: boolean;
+  /** API Gateway may answer it with its own body. */
+  readonly throttled?: boolean;
 }
 
 /** Every error status a handler can answer, with the spec's error body. */
@@ -106,7 +108,7 @@ const ERRORS: Readonly<Record<number, ErrorResponse>> = {
   405: { id: 'MethodNotAllowed', description: 'The link does not answer this method (`Allow` names those it does).', example: errorExample('MethodNotAllowed', 'This resource only accepts GET.') },
   409: { id: 'Conflict', description: 'A conflict: stale ConcurrencyVersion, duplicate name, moniker or card, a folder that is not empty.', example: errorExample('ConcurrencyConflict', 'The object was changed by someone else (its ConcurrencyVersion is now 3); read it again and retry.') },
   413: { id: 'PayloadTooLarge', description: 'The request body is larger than the deployment accepts (1 MiB by default).', example: errorExample('PayloadTooLarge', 'The request body is larger than 1048576 bytes.') },
-  429: { id: 'TooManyRequests', description: 'The stage\'s request rate is exceeded; retry after `Retry-After` seconds.', example: errorExample('TooManyRequests', 'Too many requests; retry after the number of seconds in Retry-After.'), retryAfter: true },
+  429: { id: 'TooManyRequests', description: 'The stage\'s request rate is exceeded; retry after `Retry-After` seconds.', example: errorExample('TooManyRequests', 'Too many requests; retry after the number of seconds in Retry-After.'), retryAfter: true, throttled: true },
   500: { id: 'InternalError', description: 'An unexpected error (logged with its cause).', example: errorExample('InternalError', 'An unexpected error occurred.') },
   501: { id: 'NotImplemented', description: 'Not implemented by this deployment yet.', example: errorExample('NotImplemented', 'This operation is not available yet.') },
   503: { id: 'ServiceUnavailable', description: 'The data store is busy, or the service is starting; retry after `Retry-After` seconds.', example: errorExample('ServiceUnavailable', 'The service is busy; retry shortly.'), retryAfter: true },
@@ -120,7 +122,7 @@ function errorComponent(e: ErrorResponse): ZodOpenApiResponseObject {
   return {
     description: e.description,
     ...(e.retryAfter ? { headers: retryAfterHeader } : {}),
-    content: { 'application/json': { schema: e.oauth ? oauthErrorBodySchema : errorBodySchema, example: e.example } },
+    content: { 'application/json': { schema: e.oauth ? oauthErrorBodySchema : e.throttled ? throttledBodySchema : errorBodySchema, example: e.example } },
   };
 }
 

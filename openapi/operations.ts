@@ -343,6 +343,7 @@ export const OPERATIONS: Readonly<Record<string, Describe>> = {
   currentInstance: () => ({
     summary: 'The caller\'s instance',
     success: { 200: { description: 'The instance.', schema: responseSchema('InstanceInfo'), example: exampleResponse('InstanceInfo', 'instances') } },
+    errors: [404],
   }),
   getFolder: (c) => ({ ...get(folderContext(c.route)), summary: 'Read a folder or an instance' }),
   replaceFolder: (c) => ({ ...replace(folderContext(c.route)), summary: 'Replace a folder or an instance', body: folderBody() }),
@@ -350,7 +351,7 @@ export const OPERATIONS: Readonly<Record<string, Describe>> = {
   getFolderLink: (c) => ({
     ...getLink(folderContext(c.route)),
     summary: 'Read a link of a folder or an instance',
-    description: `${linkDescription}. For a folder or an instance, a collection name lists nothing here: use its collection path.`,
+    description: `${linkDescription}. A folder's collections have their own paths (\`/api/f/{folderKey}/people\`, ...).`,
   }),
   postFolderLink: (c) => ({ ...postLink(folderContext(c.route)), summary: 'Add a note to a folder, or take ownership' }),
   deleteFolderLinkItem: (c) => ({ ...deleteLinkItem(folderContext(c.route)), summary: 'Remove a note of a folder' }),

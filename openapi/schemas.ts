@@ -123,6 +123,11 @@ export const errorBodySchema = z
   })
   .meta({ id: 'Error', description: 'A resource error.' });
 
+/** API Gateway's own throttling answer in AWS (the local runtime answers the spec's error body). */
+export const throttledBodySchema = z
+  .union([errorBodySchema, z.object({ message: z.string().meta({ examples: ['Too Many Requests'] }) })])
+  .meta({ id: 'Throttled', description: 'The spec\'s error body locally; in AWS, API Gateway\'s `{"message":"Too Many Requests"}` (without Retry-After).' });
+
 /** The spec's token error body (and `unauthorized`, the 401 of a protected call). */
 export const oauthErrorBodySchema = z
   .object({
