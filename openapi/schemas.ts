@@ -74,8 +74,8 @@ const key = () => z.string().meta({ description: 'A 24-hex object key.', example
 const renderedShape = {
   Key: key(),
   Href: z.string().meta({ description: 'The object\'s own path.', examples: [`/api/f/${EXAMPLE_KEYS.instance}/people/${EXAMPLE_KEYS.object}`] }),
-  InFolderKey: z.string().optional().meta({ description: 'The folder that holds the object (absent on the caller\'s own instance).' }),
-  InFolderHref: z.string().optional(),
+  InFolderKey: z.string().nullish().meta({ description: 'The folder that holds the object (absent or null on the root instance and on the caller\'s own instance).' }),
+  InFolderHref: z.string().nullish(),
   ConcurrencyVersion: z.number().int().min(0).optional().meta({ description: 'Send it back unchanged with a PUT: a stale one answers 409 ConcurrencyConflict.' }),
   Links: z.array(linkSchema).optional(),
 };
