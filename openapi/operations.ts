@@ -176,6 +176,11 @@ const linkDescription =
 
 /** The folder-level rows act on a folder or an instance. */
 const folderContext = (route: Route): OperationContext => ({ route, collection: collectionByName('folders') });
+const folderResponse = (description: string): SuccessDoc => ({
+  description,
+  schema: z.union([responseSchema('FolderInfo'), responseSchema('InstanceInfo')]).meta({ description: 'A FolderInfo, or an InstanceInfo for an instance.' }),
+  example: exampleResponse('FolderInfo', 'folders'),
+});
 const folderBody = (): BodyDoc => ({
   schema: z.union([requestSchema('FolderInfo'), requestSchema('InstanceInfo')]).meta({ description: 'A FolderInfo or, for an instance, an InstanceInfo.' }),
   example: exampleRequest('FolderInfo'),
@@ -345,8 +350,13 @@ export const OPERATIONS: Readonly<Record<string, Describe>> = {
     success: { 200: { description: 'The instance.', schema: responseSchema('InstanceInfo'), example: exampleResponse('InstanceInfo', 'instances') } },
     errors: [404],
   }),
-  getFolder: (c) => ({ ...get(folderContext(c.route)), summary: 'Read a folder or an instance' }),
-  replaceFolder: (c) => ({ ...replace(folderContext(c.route)), summary: 'Replace a folder or an instance', body: folderBody() }),
+  getFolder: (c) => ({ ...get(folderContext(c.route)), summary: 'Read a folder or an instance', success: { 200: folderResponse('The folder or instance.') } }),
+  replaceFolder: (c) => ({
+    ...replace(folderContext(c.route)),
+    summary: 'Replace a folder or an instance',
+    body: folderBody(),
+    success: { 200: folderResponse('The updated folder or instance.'), 204: { description: 'Nothing changed.' } },
+  }),
   removeFolder: (c) => ({ ...remove(folderContext(c.route)), summary: 'Delete an empty folder or instance' }),
   getFolderLink: (c) => ({
     ...getLink(folderContext(c.route)),
