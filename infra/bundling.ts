@@ -7,6 +7,7 @@ import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
 import { OutputFormat, type BundlingOptions, type ICommandHooks } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { DOCUMENT_ASSET, repositoryDocument } from '#shared/docs/openapi.ts';
 import { REFERENCE_ASSET, packagedReferenceBundle } from '#shared/docs/page.ts';
 import type { Family } from '#shared/model/collections.ts';
 
@@ -59,12 +60,18 @@ export interface BundledFile {
 }
 
 /**
- * The files each family ships beside its code. The service family serves the reference page's
- * script (4.3 MB, from the `@scalar/api-reference` package) at `/docs/api-reference.js`: a file,
- * not an import, so esbuild does not parse it and the other families never carry it.
+ * The files each family ships beside its code. The service family serves the OpenAPI document
+ * (docs/openapi.json, ~340 KB) and the reference page's script (4.3 MB, from the
+ * `@scalar/api-reference` package): files read on first use, not imports, so neither grows the
+ * bundle that every cold start loads, and the other families never carry them.
  */
 export function familyFiles(family: Family): BundledFile[] {
-  return family === 'service' ? [{ from: packagedReferenceBundle(), to: REFERENCE_ASSET }] : [];
+  return family === 'service'
+    ? [
+        { from: repositoryDocument(), to: DOCUMENT_ASSET },
+        { from: packagedReferenceBundle(), to: REFERENCE_ASSET },
+      ]
+    : [];
 }
 
 const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
