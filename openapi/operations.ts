@@ -189,7 +189,7 @@ const folderBody = (): BodyDoc => ({
 
 const list: Describe = (c) => ({
   summary: `List ${typeOf(c).name}`,
-  description: `The ${typeOf(c).name} of a folder, a page at a time, oldest first. An empty or short page is the last.`,
+  description: `The ${typeOf(c).name} of a folder, a page at a time. An empty or short page is the last.`,
   query: paging,
   success: { 200: { description: `A page of ${typeOf(c).label}.`, schema: z.array(responseSchema(typeOf(c).typeName, typeOf(c).anyType)), example: [exampleResponse(typeOf(c).typeName, typeOf(c).name)] } },
   errors: [404],
@@ -454,7 +454,7 @@ export const OPERATIONS: Readonly<Record<string, Describe>> = {
   }),
   listEvents: () => ({
     summary: 'List events',
-    description: 'Newest first. Ranges include their start and exclude their end; the time-of-day window is UTC and wraps over midnight when start > end.',
+    description: 'Newest OccurredOn first. Ranges include their start and exclude their end; the time-of-day window is UTC and wraps over midnight when start > end.',
     query: {
       ...paging,
       includeSubFolders: z.boolean().optional().meta({ description: 'Events of the folders below too.' }),

@@ -145,6 +145,76 @@ describe('responses match the OpenAPI document', () => {
     expect((await call('DELETE', level.json.Href)).status).toBe(204);
   });
 
+  it('answers the event calls, GET-with-body forms and their twins included, as described', async () => {
+    const base = `/api/f/${instance}`;
+    const app = await call('POST', `${base}/apps`, { body: { CommonName: `App ${unique()}` } });
+    expect(app.status).toBe(201);
+    const nickname = `alarm-${unique()}`;
+    const type = await call('PUT', `${app.json.Href}/eventtypes`, {
+      body: { CommonName: 'Door forced', Priority: 10, RequiresAcknowledgement: true, Monikers: [{ Namespace: 'acme', Nickname: nickname }] },
+    });
+    expect(type.status).toBe(201);
+    expect((await call('GET', `${app.json.Href}/eventtypes?namespace=acme&nickname=${nickname}`)).status).toBe(200);
+    expect((await call('GET', type.json.Href)).status).toBe(200);
+    // The spec's update form (a GET with a body), then its PUT twin.
+    expect((await call('GET', type.json.Href, { body: { ...type.json, MessageTemplateShort: 'Door forced' } })).status).toBe(204);
+    const current = await call('GET', type.json.Href);
+    expect((await call('PUT', type.json.Href, { body: { ...current.json, Priority: 11 } })).status).toBe(204);
+    expect((await call('GET', `${type.json.Href}/meta`)).status).toBe(200);
+
+    const alarm = await call('POST', `${base}/alarmdefinitions`, { body: { CommonName: `Alarm ${unique()}` } });
+    expect(alarm.status).toBe(201);
+    expect((await call('PUT', `${alarm.json.Href}/collections/eventtypes`, { body: type.json.Href })).status).toBe(204);
+    expect((await call('GET', `${alarm.json.Href}/collections/eventtypes`)).status).toBe(200);
+
+    const door = await call('POST', `${base}/doors`, { body: { CommonName: `Door ${unique()}` } });
+    const published = await call('POST', `${base}/eventmessagesink`, {
+      body: { OccurredOn: new Date().toISOString(), AppKey: app.json.Key, EventTypeMoniker: { Namespace: 'acme', Nickname: nickname }, RelatedObjects: [{ LinkedObjectKey: door.json.Key, Relation: 'Door' }] },
+    });
+    expect(published.status).toBe(201);
+    expect((await call('GET', published.json.Href)).status).toBe(200);
+    expect((await call('GET', `${published.json.Href}/connections`)).status).toBe(200);
+    expect((await call('POST', `${published.json.Href}/acknowledgements`, { body: { Comment: 'Guard sent.' } })).status).toBe(201);
+    expect((await call('GET', `${base}/events?requiresAck=false&priorityThreshold=5&forKeys=${door.json.Key}`)).status).toBe(200);
+    // lastevent: the spec's GET with a body, and its POST twin.
+    expect((await call('GET', `${base}/lastevent`, { body: [door.json.Key] })).status).toBe(200);
+    expect((await call('POST', `${base}/lastevent?since=2020-01-01T00:00:00Z`, { body: [door.json.Key] })).status).toBe(200);
+
+    expect((await call('DELETE', `${alarm.json.Href}/collections/eventtypes/${type.json.Key}`)).status).toBe(204);
+    expect((await call('DELETE', type.json.Href)).status).toBe(204);
+    expect((await call('GET', type.json.Href)).status).toBe(404);
+  });
+
+  it('answers a refresh and the folder-level calls as described', async () => {
+    const login = await send('POST', '/token', {
+      form: { grant_type: 'password', client_id: admin.clientId, client_secret: admin.clientSecret, instance: admin.instanceName, username: admin.userName, password: admin.password },
+    });
+    const refreshed = await call('POST', '/token', { form: { grant_type: 'refresh_token', client_id: admin.clientId, client_secret: admin.clientSecret, refresh_token: login.json.refresh_token } });
+    expect(refreshed.status).toBe(200);
+    expect((await call('POST', '/token', { form: { grant_type: 'refresh_token', refresh_token: login.json.refresh_token } })).status).toBe(400);
+
+    const folder = await call('POST', `/api/f/${instance}/folders`, { body: { CommonName: `Folder ${unique()}` } });
+    expect(folder.status).toBe(201);
+    expect((await call('GET', folder.json.Href)).status).toBe(200);
+    const note = await call('POST', `${folder.json.Href}/notes`, { body: { NoteText: 'Second floor.' } });
+    expect(note.status).toBe(201);
+    expect((await call('GET', `${folder.json.Href}/notes`)).status).toBe(200);
+    expect((await call('DELETE', `${folder.json.Href}/notes/${note.json.Key}`)).status).toBe(204);
+    const read = await call('GET', folder.json.Href);
+    expect([200, 204]).toContain((await call('PUT', folder.json.Href, { body: { ...read.json, CommonName: `${read.json.CommonName} B` } })).status);
+
+    const reader = await call('POST', `${folder.json.Href}/readers`, { body: { CommonName: `Reader ${unique()}` } });
+    expect(reader.status).toBe(201);
+    expect((await call('GET', `${folder.json.Href}/peripherals/${reader.json.Key}`)).status).toBe(200);
+    expect((await call('GET', `${folder.json.Href}/peripherals/${reader.json.Key}/monikers`)).status).toBe(200);
+    const level = await call('POST', `/api/f/${instance}/accesslevels`, { body: { CommonName: `Level ${unique()}` } });
+    expect((await call('POST', `${level.json.Href}/connections/Reader?relatedKey=${reader.json.Key}`)).status).toBe(200);
+    expect((await call('DELETE', `${level.json.Href}/connections/Reader/${reader.json.Key}`)).status).toBe(204);
+    expect((await call('DELETE', reader.json.Href)).status).toBe(204);
+    expect((await call('DELETE', level.json.Href)).status).toBe(204);
+    expect((await call('DELETE', folder.json.Href)).status).toBe(204);
+  });
+
   it('answers the usual mistakes with the declared error statuses and bodies', async () => {
     const people = `/api/f/${instance}/people`;
     expect((await call('POST', people, { raw: '{"CommonName":' })).status).toBe(400);
