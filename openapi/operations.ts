@@ -151,6 +151,22 @@ function typeOf(c: OperationContext): { typeName: string; anyType: boolean; labe
   return { typeName: def.typeName, anyType: def.acceptsTypes === '*', label: def.typeName, name: def.name };
 }
 
+/**
+ * "a person", "an input scanner": the collection's type in words (its collection name where it
+ * holds vendor types: "a reader"), for summaries.
+ */
+function one(c: OperationContext): string {
+  const def = c.collection;
+  if (!def) return 'an object';
+  const noun =
+    def.name === 'people'
+      ? 'person'
+      : def.acceptsTypes === '*'
+        ? def.name.replace(/s$/, '')
+        : def.typeName.replace(/Info$/, '').replace(/(?<=[a-z])(?=[A-Z])/g, ' ').toLowerCase();
+  return `${/^([aeio]|u(?!s))/.test(noun) ? 'an' : 'a'} ${noun}`;
+}
+
 /** The request body of a collection's create and replace: its type, or each type it accepts. */
 function objectBody(c: OperationContext, what: string): BodyDoc {
   const { typeName, anyType } = typeOf(c);
@@ -196,7 +212,7 @@ const list: Describe = (c) => ({
 });
 
 const create: Describe = (c) => ({
-  summary: `Create one of ${typeOf(c).name}`,
+  summary: `Create ${one(c)}`,
   description: 'The server sets Key, Href, InFolderKey and ConcurrencyVersion. Unknown (vendor) fields are kept as sent.',
   body: objectBody(c, `The new ${typeOf(c).label}.`),
   success: { 201: objectResponse(c, 'The created object.') },
@@ -204,13 +220,13 @@ const create: Describe = (c) => ({
 });
 
 const get: Describe = (c) => ({
-  summary: `Read one of ${typeOf(c).name}`,
+  summary: `Read ${one(c)}`,
   success: { 200: objectResponse(c, 'The object.') },
   errors: [404],
 });
 
 const replace: Describe = (c) => ({
-  summary: `Replace one of ${typeOf(c).name}`,
+  summary: `Replace ${one(c)}`,
   description:
     'Send the full object with the ConcurrencyVersion you read; a stale version answers 409 ConcurrencyConflict. ' +
     (c.collection?.putAnswersNoContent ? 'Answers 204 (the spec\'s form for this collection).' : 'Answers the updated object, or 204 when the save changes nothing.'),
@@ -222,13 +238,13 @@ const replace: Describe = (c) => ({
 });
 
 const remove: Describe = (c) => ({
-  summary: `Delete one of ${typeOf(c).name}`,
+  summary: `Delete ${one(c)}`,
   success: { 204: { description: 'Deleted.' } },
   errors: [404, 409],
 });
 
 const getLink: Describe = (c) => ({
-  summary: `Read a link of one of ${typeOf(c).name}`,
+  summary: `Read a link of ${one(c)}`,
   description: `${linkDescription}${c.collection?.name === 'inputs' ? ', `status` (the latest InputStatusItem)' : ''}. Another method on a link answers 405 with \`Allow\`.`,
   success: { 200: { description: 'The link\'s content.', schema: anyJsonSchema, example: [{ $type: ns('NoteInfo'), Key: K2, NoteText: 'Checked on site.', CreatedOn: '2026-05-01T12:00:00Z', CreatedBy: 'Gatehouse\\admin' }] } },
   errors: [404, 405],
@@ -261,7 +277,7 @@ const putLink: Describe = (c) =>
         errors: [404, 405, 409, 501],
       }
     : {
-        summary: c.collection?.name === 'inputs' ? 'Store an input\'s status' : `Write a link of one of ${typeOf(c).name}`,
+        summary: c.collection?.name === 'inputs' ? 'Store an input\'s status' : `Write a link of ${one(c)}`,
         description: 'PUT `status` with an InputStatusItem (its fields beyond `$type` are kept as sent).',
         body: { schema: requestSchema('InputStatusItem'), example: { $type: ns('InputStatusItem'), StatusCode: 1 }, required: true },
         success: { 204: { description: 'Stored.' } },
@@ -269,7 +285,7 @@ const putLink: Describe = (c) =>
       };
 
 const connect: Describe = (c) => ({
-  summary: `Connect one of ${typeOf(c).name} to another object`,
+  summary: `Connect ${one(c)} to another object`,
   description: 'Relations: AccessLevel (person → access level), BadgeType (person, one-to-one), Schedule and Reader (access level →), Door (reader →, one-to-one), Controller (one-to-one). Answers the source object with its new links.',
   query: {
     relatedKey: z.string().meta({ description: 'The key of the object to connect.', examples: [K2] }),
@@ -280,7 +296,7 @@ const connect: Describe = (c) => ({
 });
 
 const disconnect: Describe = (c) => ({
-  summary: `Disconnect one of ${typeOf(c).name} from an object`,
+  summary: `Disconnect ${one(c)} from an object`,
   success: { 204: { description: 'Disconnected (or was not connected).' } },
   errors: [404],
 });

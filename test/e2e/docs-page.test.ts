@@ -58,7 +58,7 @@ describe.skipIf(!CHROMIUM)('the reference page in Chromium', () => {
     expect(res?.status()).toBe(200);
     await page.waitForFunction(`document.body.innerText.includes('List people')`, { timeout: 60_000 });
     const text = (await page.evaluate(BODY_TEXT)) as string;
-    for (const summary of ['List people', 'Create one of people', 'Read one of people', 'Replace one of people', 'Delete one of people', 'Give a person an access level']) {
+    for (const summary of ['List people', 'Create a person', 'Read a person', 'Replace a person', 'Delete a person', 'Give a person an access level']) {
       expect(text).toContain(summary);
     }
     // The people list shows its example response.
