@@ -295,7 +295,26 @@ export function buildOpenApiDocument(opts: BuildOptions): Record<string, unknown
       allowEmptySchema: { bigint: true },
     },
   );
-  return JSON.parse(JSON.stringify(document)) as Record<string, unknown>;
+  const json = JSON.parse(JSON.stringify(document)) as Record<string, unknown>;
+  unboundTypeTags(json);
+  return json;
+}
+
+/**
+ * A nested element's `$type` is limited as sent (the model's 256 characters), but it is stored
+ * bare and answered with the deployment's namespace, so an answer's can be longer; element
+ * schemas serve requests and responses alike, so the document states no length for it.
+ */
+function unboundTypeTags(node: unknown): void {
+  if (Array.isArray(node)) return node.forEach(unboundTypeTags);
+  if (node === null || typeof node !== 'object') return;
+  const o = node as Record<string, any>;
+  const tag = o.properties?.$type;
+  if (tag && typeof tag === 'object' && tag.type === 'string' && tag.maxLength !== undefined) {
+    delete tag.maxLength;
+    tag.description ??= 'The element\'s type name, bare or with a namespace (answers carry the deployment\'s namespace).';
+  }
+  Object.values(o).forEach(unboundTypeTags);
 }
 
 /** The document as written to docs/openapi.json. */
