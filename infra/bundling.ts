@@ -3,10 +3,13 @@
  * code only by entry path: nothing under `functions/` is imported at synth time.
  */
 import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
-import { OutputFormat, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { OutputFormat, type BundlingOptions, type ICommandHooks } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { DOCUMENT_ASSET, repositoryDocument } from '#shared/docs/openapi.ts';
+import { REFERENCE_ASSET, packagedReferenceBundle } from '#shared/docs/page.ts';
+import type { Family } from '#shared/model/collections.ts';
 
 /** The repository root (holds package.json, package-lock.json, functions/ and shared/). */
 export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -41,6 +44,46 @@ export interface BundlingChoices {
    * @default true
    */
   readonly bundleAwsSdk?: boolean;
+  /**
+   * Files shipped beside the bundled code (read at run time, not imported).
+   * @default - none
+   */
+  readonly files?: readonly BundledFile[];
+}
+
+/** A file of the repository (or of an installed package) copied into a function's asset. */
+export interface BundledFile {
+  /** Absolute path on the synthesizing machine, inside the project root. */
+  readonly from: string;
+  /** File name beside the bundled `index.mjs`. */
+  readonly to: string;
+}
+
+/**
+ * The files each family ships beside its code. The service family serves the OpenAPI document
+ * (docs/openapi.json, ~340 KB) and the reference page's script (4.3 MB, from the
+ * `@scalar/api-reference` package): files read on first use, not imports, so neither grows the
+ * bundle that every cold start loads, and the other families never carry them.
+ */
+export function familyFiles(family: Family): BundledFile[] {
+  return family === 'service'
+    ? [
+        { from: repositoryDocument(), to: DOCUMENT_ASSET },
+        { from: packagedReferenceBundle(), to: REFERENCE_ASSET },
+      ]
+    : [];
+}
+
+const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
+
+/** Copies the files into the bundle's output folder once esbuild is done. */
+export function copyFilesHooks(files: readonly BundledFile[]): ICommandHooks {
+  return {
+    beforeBundling: () => [],
+    beforeInstall: () => [],
+    afterBundling: (inputDir: string, outputDir: string) =>
+      files.map((f) => `cp ${quote(join(inputDir, relative(PROJECT_ROOT, f.from)))} ${quote(join(outputDir, f.to))}`),
+  };
 }
 
 /**
@@ -77,5 +120,6 @@ export function bundlingOptions(version: string, choices: BundlingChoices = {}):
     // Some CommonJS dependencies call `require` (of node: builtins); ESM output has none.
     banner: "import { createRequire as __gatehouseCreateRequire } from 'node:module'; const require = __gatehouseCreateRequire(import.meta.url);",
     define: { __GATEHOUSE_VERSION__: JSON.stringify(version) },
+    ...(choices.files?.length ? { commandHooks: copyFilesHooks(choices.files) } : {}),
   };
 }

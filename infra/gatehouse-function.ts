@@ -9,7 +9,7 @@ import { Tracing } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { ARCHITECTURE, LOCK_FILE, PROJECT_ROOT, RUNTIME, bundlingOptions, functionEntry } from './bundling.ts';
+import { ARCHITECTURE, LOCK_FILE, PROJECT_ROOT, RUNTIME, bundlingOptions, functionEntry, type BundledFile } from './bundling.ts';
 import { acknowledge } from './nag.ts';
 import { DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_SECONDS } from './sizing.ts';
 
@@ -37,6 +37,11 @@ export interface GatehouseFunctionProps {
    * @default true
    */
   readonly bundleAwsSdk?: boolean;
+  /**
+   * Files shipped beside the bundled code (see infra/bundling.ts `familyFiles`).
+   * @default - none
+   */
+  readonly files?: readonly BundledFile[];
   /**
    * How long the function's logs are kept.
    * @default RetentionDays.ONE_MONTH
@@ -74,7 +79,7 @@ export class GatehouseFunction extends Construct {
       description: `Gatehouse ${props.name} function`,
     });
     this.logGroup.grantWrite(this.role);
-    this.bundling = bundlingOptions(props.version, { bundleAwsSdk: props.bundleAwsSdk });
+    this.bundling = bundlingOptions(props.version, { bundleAwsSdk: props.bundleAwsSdk, files: props.files });
 
     this.function = new NodejsFunction(this, 'Function', {
       entry: functionEntry(props.name),

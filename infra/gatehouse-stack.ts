@@ -15,7 +15,7 @@ import { Construct } from 'constructs';
 import { TABLE } from '#shared/db/table.ts';
 import type { Family } from '#shared/model/collections.ts';
 import { ROUTES, WEBSOCKET_ROUTES, httpFamilies } from '#shared/routes.ts';
-import { packageVersion } from './bundling.ts';
+import { familyFiles, packageVersion } from './bundling.ts';
 import type { CustomDomainConfig } from './context.ts';
 import { GatehouseFunction } from './gatehouse-function.ts';
 import { GatehouseTable } from './gatehouse-table.ts';
@@ -194,6 +194,7 @@ export class GatehouseStack extends Stack {
         name: family,
         ...common,
         ...sizingOf(family),
+        files: familyFiles(family),
         environment: {
           ...baseEnvironment,
           ...(family === 'token'

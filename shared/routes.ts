@@ -15,7 +15,7 @@ export interface Route {
   readonly path: string;
   readonly family: Family;
   readonly operation: string;
-  /** `false` for the public calls (sysinfo, token, JWKS); every other route needs a bearer token. */
+  /** `false` for the public calls (sysinfo, token, JWKS, the OpenAPI document and its page); every other route needs a bearer token. */
   readonly auth: boolean;
   /** The collection a generic collection operation works on. */
   readonly collection?: string;
@@ -83,6 +83,10 @@ function collectionRoutes(c: CollectionDef): Route[] {
 export const ROUTES: readonly Route[] = Object.freeze([
   // Service and session
   route('GET', '/api/sysinfo', 'service', 'sysinfo', { auth: false }),
+  // The OpenAPI document (docs/openapi.json, built from this table) and the reference page over it
+  route('GET', '/api/openapi.json', 'service', 'openApi', { auth: false }),
+  route('GET', '/docs', 'service', 'docs', { auth: false }),
+  route('GET', '/docs/api-reference.js', 'service', 'docsAsset', { auth: false }),
   route('ANY', '$default', 'service', 'notFound', { auth: false }),
   route('POST', '/token', 'token', 'token', { auth: false, form: true }),
   route('GET', '/.well-known/jwks.json', 'token', 'jwks', { auth: false }),

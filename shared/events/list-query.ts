@@ -50,8 +50,8 @@ function keys(req: Query, name: string): string[] {
   return list.map((k) => k.toLowerCase());
 }
 
-/** The parameter names of the events list, as the spec spells them. */
-const PARAMETERS = [
+/** The parameter names of the events list, as the spec spells them (the OpenAPI document lists each). */
+export const EVENT_LIST_PARAMETERS: readonly string[] = [
   'page',
   'pageSize',
   'includeSubFolders',
@@ -69,7 +69,7 @@ const PARAMETERS = [
   'query',
   'forPeopleInAccessLevels',
 ];
-const BY_LOWER = new Map(PARAMETERS.map((p) => [p.toLowerCase(), p]));
+const BY_LOWER = new Map(EVENT_LIST_PARAMETERS.map((p) => [p.toLowerCase(), p]));
 
 /** The query with parameter names matched case-insensitively (`pagesize` is `pageSize`). */
 export function canonicalQuery(req: Query): Query {

@@ -82,6 +82,7 @@ function bodyText(event: HttpEvent): string | undefined {
 /** Renders an operation's result or an error as an API Gateway v2 result. */
 export function serialize(res: ApiResponse, corsHeaders: Record<string, string> = {}): HttpResult {
   const headers: Record<string, string> = { ...corsHeaders, ...(res.headers ?? {}) };
+  if (res.raw) return { statusCode: res.status, headers, body: res.raw.text, isBase64Encoded: res.raw.base64 ?? false };
   if (res.status === 204 || res.body === undefined) return { statusCode: res.status, headers, body: '' };
   return {
     statusCode: res.status,

@@ -48,6 +48,11 @@ export interface ApiResponse {
   readonly status: number;
   readonly body?: unknown;
   readonly headers?: Readonly<Record<string, string>>;
+  /**
+   * A body sent as is instead of JSON (the documentation page and its script); its
+   * `content-type` goes in `headers`. `base64` for bytes (a gzip-encoded asset).
+   */
+  readonly raw?: { readonly text: string; readonly base64?: boolean };
 }
 
 /** What every family receives. A family may extend it with its own clients. */
@@ -66,6 +71,12 @@ export const ok = (body: unknown, headers?: Record<string, string>): ApiResponse
 export const created = (body: unknown): ApiResponse => ({ status: 201, body });
 export const accepted = (body: unknown): ApiResponse => ({ status: 202, body });
 export const noContent = (): ApiResponse => ({ status: 204 });
+/** A 200 with a body that is not JSON. */
+export const okRaw = (text: string, headers: Record<string, string>, base64 = false): ApiResponse => ({
+  status: 200,
+  headers,
+  raw: { text, ...(base64 ? { base64 } : {}) },
+});
 
 /** First value of a query parameter. */
 export function queryValue(req: ApiRequest, name: string): string | undefined {

@@ -1,11 +1,15 @@
 /**
  * A hypermedia client on the local runtime: it starts at GET /api, follows every Link and Href
- * of every answer, and meets no 404 and no 5xx.
+ * of every answer, and meets no 404 and no 5xx. Every response it receives is checked against
+ * the OpenAPI document (test/support/openapi-validator.ts).
  */
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { COLLECTIONS } from '#shared/model/collections.ts';
+import { OpenApiValidator } from '../support/openapi-validator.ts';
 import { crawl, populate } from '../support/tokens.ts';
+
+const validator = new OpenApiValidator();
 
 const url = inject('url');
 const admin = inject('admin');
@@ -17,6 +21,7 @@ async function call(method: string, path: string, token: string, body?: unknown)
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
   const text = await res.text();
+  validator.check({ method, path: path.split('?')[0]!, status: res.status, contentType: res.headers.get('content-type') ?? undefined, text });
   return { status: res.status, body: text ? JSON.parse(text) : undefined };
 }
 
@@ -54,5 +59,11 @@ describe('crawler over HTTP', () => {
     expect(paths.some((p) => /\/events\/[0-9a-f]{24}$/.test(p))).toBe(true);
     expect(paths.some((p) => /\/apps\/[0-9a-f]{24}\/eventtypes\/[0-9a-f]{24}$/.test(p))).toBe(true);
     expect(paths.some((p) => p.endsWith('/collections/eventtypes'))).toBe(true);
+  });
+
+  it('received only responses that the OpenAPI document describes', () => {
+    const { validated, mismatches } = validator.report();
+    console.info(`[e2e/crawler] ${Object.values(validated).reduce((a, b) => a + b, 0)} responses validated against docs/openapi.json, by operation:`, validated);
+    expect(mismatches).toEqual([]);
   });
 });

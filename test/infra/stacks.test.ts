@@ -121,6 +121,16 @@ describe.each(built.stacks.map((s) => [s.stackName, s] as const))('%s', (_name, 
     for (const fn of fns) expect(fn.bundling.externalModules).toEqual([]);
   });
 
+  it('ships the OpenAPI document and the reference page script beside the service function\'s code, and nothing beside the others', () => {
+    const service = stack.functions.get('service')!;
+    const copy = service.bundling.commandHooks!.afterBundling('/asset-input', '/asset-output');
+    expect(copy).toEqual([
+      "cp '/asset-input/docs/openapi.json' '/asset-output/openapi.json'",
+      "cp '/asset-input/node_modules/@scalar/api-reference/dist/browser/standalone.js' '/asset-output/api-reference.js'",
+    ]);
+    for (const [family, fn] of stack.functions) if (family !== 'service') expect(fn.bundling.commandHooks, family).toBeUndefined();
+  });
+
   it('keeps every log group for a limited time', () => {
     for (const group of Object.values(resourcesOf(template, 'AWS::Logs::LogGroup'))) {
       expect(group.Properties.RetentionInDays).toEqual(expect.any(Number));

@@ -1,8 +1,9 @@
 /**
  * Fuzzes every row of the route table through the real family handlers: arbitrary JSON and
  * non-JSON bodies, path keys, query values and headers, sent with an Administrator token.
- * Properties: never a 5xx; every error is a JSON body of the spec's shape with a stable code; a
- * rejected request changes nothing in the table.
+ * Properties: never a 5xx; every error is a JSON body of the spec's shape with a stable code; every
+ * answer is one the OpenAPI document declares (status, Content-Type, body); a rejected request
+ * changes nothing in the table.
  */
 import { createHash } from 'node:crypto';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
@@ -11,6 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { COLLECTIONS } from '#shared/model/collections.ts';
 import { ROUTES, type Route } from '#shared/routes.ts';
 import { createApi, type CallResult } from '../support/api.ts';
+import { OpenApiValidator } from '../support/openapi-validator.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';
 import { populate, seedTenant, setupApi, type Tenant } from '../support/tokens.ts';
 
@@ -23,6 +25,8 @@ let tenant: Tenant;
 /** Real keys of seeded objects, by path parameter name. */
 const realKeys: Record<string, string[]> = {};
 let tried = 0;
+/** Every answer to a routed request is also checked against the OpenAPI document. */
+const validator = new OpenApiValidator();
 
 /** Every item of the table, hashed: Scan is for tests only. */
 async function fingerprint(): Promise<Map<string, string>> {
@@ -179,7 +183,8 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(() => {
-  console.info(`[reliability/fuzz] requests tried: ${tried} over ${ROUTES.length} routes`);
+  const validated = [...validator.counts.values()].reduce((a, b) => a + b, 0);
+  console.info(`[reliability/fuzz] requests tried: ${tried} over ${ROUTES.length} routes; ${validated} answers valid against docs/openapi.json`);
 });
 
 describe('fuzz: every route with arbitrary input', () => {
@@ -192,6 +197,10 @@ describe('fuzz: every route with arbitrary input', () => {
         const r = await api.call(method, path, { body, query, headers, token: tenant.tokens.Administrator });
         expect(r.status, `${method} ${path} → ${r.status} ${r.text.slice(0, 300)}`).toBeLessThan(500);
         expect(errorShapeProblem(route, r), `${method} ${path}`).toBeUndefined();
+        if (route.path !== '$default') {
+          const problems = validator.check({ method, path: path.split('?')[0]!, status: r.status, contentType: r.headers['content-type'], text: r.text });
+          expect(problems, `${method} ${path} → ${r.status} ${r.text.slice(0, 200)}`).toEqual([]);
+        }
         const after = await fingerprint();
         if (r.status >= 400) expect(diff(before, after), `${method} ${path} → ${r.status} changed the table`).toEqual([]);
         before = after;

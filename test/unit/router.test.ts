@@ -28,10 +28,19 @@ describe('route table', () => {
     }
   });
 
-  it('marks only sysinfo, token, JWKS and the default route public', () => {
+  it('marks only sysinfo, token, JWKS, the OpenAPI document, its page and the default route public', () => {
     const open = ROUTES.filter((r) => !r.auth).map(routeKey).sort();
-    expect(open).toEqual(['$default', 'GET /.well-known/jwks.json', 'GET /api/sysinfo', 'POST /token'].sort());
+    expect(open).toEqual([
+      '$default',
+      'GET /.well-known/jwks.json',
+      'GET /api/openapi.json',
+      'GET /api/sysinfo',
+      'GET /docs',
+      'GET /docs/api-reference.js',
+      'POST /token',
+    ]);
   });
+
 
   it('stays within the HTTP API route quota with room to grow', () => {
     expect(ROUTES.length).toBeLessThan(280);

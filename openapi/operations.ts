@@ -1,0 +1,739 @@
+/**
+ * What the OpenAPI document says about each operation of the route table, keyed by the row's
+ * `operation` name: summary, query parameters, request body (schema and example) and responses.
+ * Collection operations are described once and specialised by the row's collection. A row whose
+ * operation has no entry here still appears in the document, with {@link genericOperation}; the
+ * unit test `openapi-document.test.ts` lists those rows so they can be given an entry.
+ */
+import * as z from 'zod';
+import { collectionByName, type CollectionDef } from '#shared/model/collections.ts';
+import type { Route } from '#shared/routes.ts';
+import { cardAssignmentInfoSchema } from '#shared/model/schemas/person.ts';
+import {
+  EXAMPLE_KEYS,
+  acknowledgementSchema,
+  anyJsonSchema,
+  errorBodySchema,
+  eventMessageDataSchema,
+  eventMessagePostingSchema,
+  eventSummarySchema,
+  exampleTag,
+  hrefStringSchema,
+  jwksSchema,
+  keyListSchema,
+  noteRequestSchema,
+  oauthErrorBodySchema,
+  paging,
+  requestSchema,
+  responseSchema,
+  sysInfoSchema,
+  tokenFormSchema,
+  tokenResponseSchema,
+  typeDiscriminator,
+} from './schemas.ts';
+
+/** A success response of an operation. */
+export interface SuccessDoc {
+  readonly description: string;
+  /** Absent: no body (204). */
+  readonly schema?: z.ZodType;
+  readonly example?: unknown;
+  /** A media type other than JSON (the documentation page). */
+  readonly mediaType?: string;
+  readonly headers?: Readonly<Record<string, string>>;
+}
+
+export interface BodyDoc {
+  readonly schema: z.ZodType;
+  readonly example: unknown;
+  readonly required: boolean;
+  readonly description?: string;
+  /** `POST /token`: form fields (JSON accepted too). */
+  readonly form?: boolean;
+}
+
+export interface OperationDoc {
+  readonly summary: string;
+  readonly description?: string;
+  readonly tag?: string;
+  readonly query?: Readonly<Record<string, z.ZodType>>;
+  readonly body?: BodyDoc;
+  /** Status → success response (2xx). */
+  readonly success: Readonly<Record<number, SuccessDoc>>;
+  /** Error statuses besides those every route of its kind can give (see document.ts). */
+  readonly errors?: readonly number[];
+  /** The error body of this operation's 400 is the token error body. */
+  readonly tokenErrors?: boolean;
+  /** Public documentation routes: cacheable. */
+  readonly cacheable?: boolean;
+}
+
+export interface OperationContext {
+  readonly route: Route;
+  readonly collection: CollectionDef | undefined;
+}
+
+type Describe = (c: OperationContext) => OperationDoc;
+
+const ns = exampleTag;
+const { instance: I, object: K, other: K2, event: E } = EXAMPLE_KEYS;
+
+/** Types whose schemas differ: an example that fits each. */
+function exampleFields(typeName: string): Record<string, unknown> {
+  switch (typeName) {
+    case 'PersonInfo':
+      return {
+        CommonName: 'Ada Lovelace',
+        GivenName: 'Ada',
+        Surname: 'Lovelace',
+        Addresses: [{ $type: ns('EmailAddressInfo'), MailTo: 'ada@example.com', Type: 'Work' }],
+        CardAssignments: [{ $type: ns('CardAssignmentInfo'), EncodedCardNumber: 12345678, DisplayCardNumber: '12345678', ActiveOn: '2026-01-01T00:00:00Z' }],
+      };
+    case 'UserInfo':
+      return { CommonName: 'operator1', Role: 'Operator', Email: 'operator1@example.com' };
+    case 'InstanceInfo':
+      return { CommonName: 'Acme', SecurityLevel: 'Medium' };
+    case 'EventTypeInfo':
+      return { CommonName: 'Door forced', Monikers: [{ $type: ns('MonikerItem'), Namespace: 'acme', Nickname: 'door-forced' }], Priority: 10, RequiresAcknowledgement: true };
+    case 'ScheduleInfo':
+      return { CommonName: 'Office hours', IsAlways: false };
+    default:
+      return { CommonName: `Example ${typeName.replace(/Info$/, '')}` };
+  }
+}
+
+export function exampleRequest(typeName: string): Record<string, unknown> {
+  const body: Record<string, unknown> = { $type: ns(typeName), ...exampleFields(typeName) };
+  if (typeName === 'UserInfo') body.Password = 'Correct-Horse-7';
+  return body;
+}
+
+export function exampleResponse(typeName: string, collection: string): Record<string, unknown> {
+  const folderLike = collection === 'folders' || collection === 'instances';
+  return {
+    $type: ns(typeName),
+    ...exampleFields(typeName),
+    Key: K,
+    Href: folderLike ? `/api/f/${K}` : `/api/f/${I}/${collection}/${K}`,
+    InFolderKey: I,
+    InFolderHref: `/api/f/${I}`,
+    ConcurrencyVersion: 1,
+    Links: [{ $type: ns('Link'), Relation: 'Notes', Anchor: { $type: ns('Anchor'), Href: 'notes', Text: 'Notes' } }],
+  };
+}
+
+const exampleEvent = {
+  $type: ns('EventMessageData'),
+  Key: E,
+  Href: `/api/f/${I}/events/${E}`,
+  InFolderKey: I,
+  AppKey: K2,
+  EventTypeKey: K,
+  EventTypeMoniker: { $type: ns('MonikerItem'), Namespace: 'acme', Nickname: 'door-forced' },
+  OccurredOn: '2026-05-01T12:00:00Z',
+  PublishedOn: '2026-05-01T12:00:01Z',
+  Priority: 10,
+  RequiresAcknowledgement: true,
+  MessageLong: 'Door forced: Front door',
+  MessageShort: 'Door forced',
+  EventDataBsonBase64: null,
+  AlarmAcknowledgements: [],
+  ObjectLinks: [{ $type: ns('ObjectLinkItem'), Relation: 'Door', LinkedObjectKey: K, CommonName: 'Front door', Href: `/api/f/${I}/doors/${K}` }],
+  RelatedObjects: [{ $type: ns('ObjectLinkItem'), Relation: 'Door', LinkedObjectKey: K, CommonName: 'Front door', Href: `/api/f/${I}/doors/${K}` }],
+  Links: [{ $type: ns('Link'), Relation: 'Connections', Anchor: { $type: ns('Anchor'), Href: 'connections', Text: 'Connected Objects' } }],
+};
+
+const errorExample = (code: string, message: string) => ({ Error: code, Message: message });
+
+/** The collection's object type, and whether it holds other types too. */
+function typeOf(c: OperationContext): { typeName: string; anyType: boolean; label: string; name: string } {
+  const def = c.collection;
+  if (!def) return { typeName: 'BaseInfo', anyType: true, label: 'object', name: 'objects' };
+  return { typeName: def.typeName, anyType: def.acceptsTypes === '*', label: def.typeName, name: def.name };
+}
+
+/**
+ * "a person", "an input scanner": the collection's type in words (its collection name where it
+ * holds vendor types: "a reader"), for summaries.
+ */
+function one(c: OperationContext): string {
+  const def = c.collection;
+  if (!def) return 'an object';
+  const noun =
+    def.name === 'people'
+      ? 'person'
+      : def.acceptsTypes === '*'
+        ? def.name.replace(/s$/, '')
+        : def.typeName.replace(/Info$/, '').replace(/(?<=[a-z])(?=[A-Z])/g, ' ').toLowerCase();
+  return `${/^([aeio]|u(?!s))/.test(noun) ? 'an' : 'a'} ${noun}`;
+}
+
+/** The request body of a collection's create and replace: its type, or each type it accepts. */
+function objectBody(c: OperationContext, what: string): BodyDoc {
+  const { typeName, anyType } = typeOf(c);
+  const extra = Array.isArray(c.collection?.acceptsTypes) ? c.collection.acceptsTypes : [];
+  const types = [typeName, ...extra];
+  const schema = extra.length
+    ? z.union(types.map((t) => requestSchema(t))).meta({
+        description: `One of ${types.join(', ')}, selected by \`$type\` (any namespace); without \`$type\` a ${typeName}.`,
+        discriminator: typeDiscriminator(Object.fromEntries(types.map((t) => [t, `#/components/schemas/${t}Request`]))),
+      })
+    : requestSchema(typeName, anyType);
+  return { schema, example: exampleRequest(typeName), required: true, description: what };
+}
+
+function objectResponse(c: OperationContext, description: string): SuccessDoc {
+  const { typeName, anyType, name } = typeOf(c);
+  return { description, schema: responseSchema(typeName, anyType), example: exampleResponse(typeName, name) };
+}
+
+const linkDescription =
+  'Links: `meta` (Metadata), `monikers`, `commonname` (a JSON string), `images`, `notes`, `connections` (related objects), ' +
+  '`references`, `takeownership` (POST only)' ;
+
+/** The folder-level rows act on a folder or an instance. */
+const folderContext = (route: Route): OperationContext => ({ route, collection: collectionByName('folders') });
+const folderResponse = (description: string): SuccessDoc => ({
+  description,
+  schema: z.union([responseSchema('FolderInfo'), responseSchema('InstanceInfo')]).meta({ description: 'A FolderInfo, or an InstanceInfo for an instance.' }),
+  example: exampleResponse('FolderInfo', 'folders'),
+});
+const folderBody = (): BodyDoc => ({
+  schema: z.union([requestSchema('FolderInfo'), requestSchema('InstanceInfo')]).meta({ description: 'A FolderInfo or, for an instance, an InstanceInfo.' }),
+  example: exampleRequest('FolderInfo'),
+  required: true,
+});
+
+const list: Describe = (c) => ({
+  summary: `List ${typeOf(c).name}`,
+  description: `The ${typeOf(c).name} of a folder, a page at a time. An empty or short page is the last.`,
+  query: paging,
+  success: { 200: { description: `A page of ${typeOf(c).label}.`, schema: z.array(responseSchema(typeOf(c).typeName, typeOf(c).anyType)), example: [exampleResponse(typeOf(c).typeName, typeOf(c).name)] } },
+  errors: [404],
+});
+
+const create: Describe = (c) => ({
+  summary: `Create ${one(c)}`,
+  description: 'The server sets Key, Href, InFolderKey and ConcurrencyVersion. Unknown (vendor) fields are kept as sent.',
+  body: objectBody(c, `The new ${typeOf(c).label}.`),
+  success: { 201: objectResponse(c, 'The created object.') },
+  errors: [404, 409],
+});
+
+const get: Describe = (c) => ({
+  summary: `Read ${one(c)}`,
+  success: { 200: objectResponse(c, 'The object.') },
+  errors: [404],
+});
+
+const replace: Describe = (c) => ({
+  summary: `Replace ${one(c)}`,
+  description:
+    'Send the full object with the ConcurrencyVersion you read; a stale version answers 409 ConcurrencyConflict. ' +
+    (c.collection?.putAnswersNoContent ? 'Answers 204 (the spec\'s form for this collection).' : 'Answers the updated object, or 204 when the save changes nothing.'),
+  body: objectBody(c, 'The full object.'),
+  success: (c.collection?.putAnswersNoContent
+    ? { 204: { description: 'Saved.' } }
+    : { 200: objectResponse(c, 'The updated object.'), 204: { description: 'Nothing changed.' } }) as Record<number, SuccessDoc>,
+  errors: [404, 409],
+});
+
+const remove: Describe = (c) => ({
+  summary: `Delete ${one(c)}`,
+  success: { 204: { description: 'Deleted.' } },
+  errors: [404, 409],
+});
+
+const getLink: Describe = (c) => ({
+  summary: `Read a link of ${one(c)}`,
+  description: `${linkDescription}${c.collection?.name === 'inputs' ? ', `status` (the latest InputStatusItem)' : ''}. Another method on a link answers 405 with \`Allow\`.`,
+  success: { 200: { description: 'The link\'s content.', schema: anyJsonSchema, example: [{ $type: ns('NoteInfo'), Key: K2, NoteText: 'Checked on site.', CreatedOn: '2026-05-01T12:00:00Z', CreatedBy: 'Gatehouse\\admin' }] } },
+  errors: [404, 405],
+});
+
+const postLink: Describe = () => ({
+  summary: 'Add a note, or take ownership',
+  description: '`notes`: adds a NoteInfo (201). `takeownership`: accepted, changes nothing (204): an object always belongs to the instance that holds it.',
+  body: { schema: noteRequestSchema, example: { $type: ns('NoteInfo'), NoteText: 'Checked on site.' }, required: false, description: 'A NoteInfo for `notes`; nothing for `takeownership`.' },
+  success: {
+    201: { description: 'The note as stored.', schema: z.looseObject({ $type: z.string(), Key: z.string(), NoteText: z.string() }), example: { $type: ns('NoteInfo'), Key: K2, NoteText: 'Checked on site.', CreatedOn: '2026-05-01T12:00:00Z', CreatedBy: 'Gatehouse\\admin' } },
+    204: { description: 'Ownership taken (nothing to transfer).' },
+  },
+  errors: [404, 405, 409],
+});
+
+const deleteLinkItem: Describe = () => ({
+  summary: 'Remove a note',
+  success: { 204: { description: 'Removed.' } },
+  errors: [404, 405],
+});
+
+const putLink: Describe = (c) =>
+  c.collection?.name === 'people'
+    ? {
+        summary: 'Give a person an access level',
+        description: 'PUT `accesslevels` with an access level\'s Href: connects it, keeping the others (the AccessLevel relation).',
+        body: { schema: hrefStringSchema, example: `/api/f/${I}/accesslevels/${K2}`, required: true },
+        success: { 204: { description: 'Connected.' } },
+        errors: [404, 405, 409, 501],
+      }
+    : {
+        summary: c.collection?.name === 'inputs' ? 'Store an input\'s status' : `Write a link of ${one(c)}`,
+        description: 'PUT `status` with an InputStatusItem (its fields beyond `$type` are kept as sent).',
+        body: { schema: requestSchema('InputStatusItem'), example: { $type: ns('InputStatusItem'), StatusCode: 1 }, required: true },
+        success: { 204: { description: 'Stored.' } },
+        errors: [404, 405, 501],
+      };
+
+const connect: Describe = (c) => ({
+  summary: `Connect ${one(c)} to another object`,
+  description:
+    'POST or PUT. Relations: AccessLevel and ScheduledAccessLevel (person → access level), BadgeType (person, one-to-one), Schedule and Reader (access level →), Door (reader →, one-to-one), Controller (one-to-one). ' +
+    'For ScheduledAccessLevel a JSON body `{ActiveOn, ExpiresOn}` sets the validity window (no body: an open window); other relations take no body. Answers the source object with its new links.',
+  query: {
+    relatedKey: z.string().meta({ description: 'The key of the object to connect.', examples: [K2] }),
+    isOneToOne: z.boolean().optional().meta({ description: 'Accepted for compatibility (any case); the relation decides.' }),
+    addAsTag: z.boolean().optional().meta({ description: 'Accepted for compatibility and ignored.' }),
+  },
+  body: { schema: scheduleWindowSchema, example: { ActiveOn: '2026-03-01T00:00:00Z', ExpiresOn: '2026-03-31T23:59:59Z' }, required: false, description: 'The window of a ScheduledAccessLevel.' },
+  success: { 200: objectResponse(c, 'The source object.') },
+  errors: [403, 404, 409],
+});
+
+const scheduleWindowSchema = z
+  .object({
+    $type: z.string().optional(),
+    ActiveOn: z.string().nullish().meta({ format: 'date-time' }),
+    ExpiresOn: z.string().nullish().meta({ format: 'date-time' }),
+  })
+  .meta({ id: 'ScheduleWindow', description: 'A validity window (UTC; either end may be null).' });
+
+const cardResponseSchema = cardAssignmentInfoSchema
+  .extend({ Key: z.string().meta({ description: 'The card\'s stable key.' }), $type: z.string() })
+  .meta({ id: 'StoredCardAssignment', description: 'A card of a person, as stored, with its stable Key.' });
+const exampleCard = { $type: ns('CardAssignmentInfo'), Key: K2, EncodedCardNumber: 1234, FacilityCode: 21, DisplayCardNumber: '1234', ActiveOn: null, ExpiresOn: '2030-01-01T00:00:00Z' };
+
+const webhookFields = {
+  CommonName: z.string().optional(),
+  Url: z.string().meta({ description: 'https (http only to loopback on the local runtime).' }),
+  Enabled: z.boolean().optional(),
+  Topics: z.array(z.string()).optional().meta({ description: 'Live topics: `/<instance_key>/$` or `/<instance_key>/<object_key>`; default `/<instance_key>/$`.' }),
+  AppKeys: z.array(z.string()).optional(),
+  EventTypeKeys: z.array(z.string()).optional(),
+  MinimumPriority: z.number().int().nullish(),
+  IncludeAuditEvents: z.boolean().optional(),
+};
+const webhookRequestSchema = z
+  .looseObject({ $type: z.string().optional(), ...webhookFields })
+  .meta({ id: 'WebhookSubscriptionInfoRequest', description: 'A webhook subscription as sent (Secret, DisabledReason, LastDeliveryOn, LastFailureOn are read-only).' });
+const webhookResponseSchema = z
+  .looseObject({
+    $type: z.string(),
+    Key: z.string(),
+    Href: z.string(),
+    ...webhookFields,
+    Secret: z.string().optional().meta({ description: '`whsec_` + base64 of 32 random bytes: only in the answers of create and rotatesecret.' }),
+    DisabledReason: z.string().nullish(),
+    LastDeliveryOn: z.string().nullish(),
+    LastFailureOn: z.string().nullish(),
+  })
+  .meta({ id: 'WebhookSubscriptionInfo', description: 'A webhook subscription as the API returns it.' });
+const exampleWebhook = {
+  $type: ns('WebhookSubscriptionInfo'),
+  Key: K,
+  Href: `/api/f/${I}/webhooks/${K}`,
+  InFolderKey: I,
+  CommonName: 'Door events to the ERP',
+  Url: 'https://hooks.example.org/gatehouse',
+  Enabled: true,
+  Topics: [`/${I}/$`],
+  AppKeys: [],
+  EventTypeKeys: [],
+  MinimumPriority: null,
+  IncludeAuditEvents: true,
+  DisabledReason: null,
+  LastDeliveryOn: null,
+  LastFailureOn: null,
+};
+const exampleWebhookRequest = { CommonName: 'Door events to the ERP', Url: 'https://hooks.example.org/gatehouse', Topics: [`/${I}/$`], MinimumPriority: 5 };
+const outcomeSchema = z
+  .looseObject({ StatusCode: z.number().int().optional(), Error: z.string().optional(), DurationMs: z.number() })
+  .meta({ id: 'WebhookOutcome', description: 'The outcome of one delivery attempt.' });
+const deliverySchema = z
+  .looseObject({
+    Key: z.string(),
+    EventKey: z.string().nullish(),
+    Attempt: z.number().int(),
+    StatusCode: z.number().int().optional(),
+    Error: z.string().optional(),
+    DurationMs: z.number().nullish(),
+    AttemptedOn: z.string().nullish(),
+    NextAttemptOn: z.string().nullish(),
+  })
+  .meta({ id: 'WebhookDelivery', description: 'One delivery attempt, newest first.' });
+const aggregateStageSchema = z
+  .union([z.record(z.string(), z.unknown()), z.string()])
+  .meta({ description: 'A stage object, or a JSON string holding one (the C# client sends strings).' });
+const aggregationPipelineSchema = z.array(aggregateStageSchema).meta({ id: 'AggregationPipeline', description: 'The pipeline stages.' });
+const aggregateResultSchema = z.array(z.unknown()).meta({ id: 'AggregationResult', description: 'The result documents.' });
+const replayWindowSchema = z
+  .object({ Since: z.string().meta({ format: 'date-time' }), Until: z.string().meta({ format: 'date-time' }) })
+  .meta({ id: 'ReplayWindow', description: 'The window of OccurredOn to re-send.' });
+
+const disconnect: Describe = (c) => ({
+  summary: `Disconnect ${one(c)} from an object`,
+  success: { 204: { description: 'Disconnected (or was not connected).' } },
+  errors: [404],
+});
+
+const eventTypeBody = (required: boolean): BodyDoc => ({ schema: requestSchema('EventTypeInfo'), example: exampleRequest('EventTypeInfo'), required });
+const eventTypeResponse = (description: string): SuccessDoc => ({
+  description,
+  schema: responseSchema('EventTypeInfo'),
+  example: { ...exampleResponse('EventTypeInfo', 'eventtypes'), Href: `/api/f/${I}/apps/${K2}/eventtypes/${K}`, InFolderKey: K2, InFolderHref: `/api/f/${I}/apps/${K2}` },
+});
+
+const GET_BODY_NOTE =
+  'The spec sends this call as a GET with a body (OpenAPI 3.1 allows describing it). Fetch and some proxies cannot send a GET body; ' +
+  'the same call is accepted with';
+
+/** The operations, by route-table name. */
+export const OPERATIONS: Readonly<Record<string, Describe>> = {
+  // Service
+  sysinfo: () => ({
+    summary: 'System information',
+    description: 'Public. Version, server time and the addresses of the live event channels.',
+    success: { 200: { description: 'The system information.', schema: sysInfoSchema, example: { $type: ns('SysInfo'), Version: '0.1.0.0', ServerId: 'host-1234-abcd', ServerTime: '2026-05-01T12:00:00.000Z', EventPublisherUrl: 'wss://api.example.com/events', MqttPublisherUrl: 'wss://iot.example.com/mqtt', FitScriptEngineUrl: '', LicenseServerUrl: '', UapBrokerUrl: '', PrinterConnectApiUrl: '', GalleryIsEnabled: false, ReleaseNotes: [{ $type: ns('ReleaseNote'), Name: 'Gatehouse 0.1.0', Url: 'https://example.com/CHANGELOG.md' }] } } },
+  }),
+  openApi: () => ({
+    summary: 'This OpenAPI document',
+    description: 'Public and cacheable. `servers` names the deployment that answered.',
+    success: { 200: { description: 'The OpenAPI 3.1 document.', schema: z.looseObject({ openapi: z.string() }), example: { openapi: '3.1.0' } } },
+    cacheable: true,
+  }),
+  docs: () => ({
+    summary: 'API reference page',
+    description: 'Public. An HTML reference rendered in the browser from this document; every asset is served by Gatehouse.',
+    success: { 200: { description: 'The HTML page.', mediaType: 'text/html', schema: z.string(), example: '<!doctype html>…' } },
+    cacheable: true,
+  }),
+  docsAsset: () => ({
+    summary: 'API reference page script',
+    description: 'Public. The page\'s script (Scalar API Reference, from the package files).',
+    success: { 200: { description: 'JavaScript.', mediaType: 'text/javascript', schema: z.string(), example: '/* script */' } },
+    errors: [404],
+    cacheable: true,
+  }),
+
+  // Token
+  token: () => ({
+    summary: 'Log in or refresh (password and refresh_token grants)',
+    description:
+      'Form-encoded fields (a JSON object is accepted too). A password login answers an access token (bearer, about 24 h) and a refresh ' +
+      'token; a refresh answers new ones (the old refresh token stops working). Errors are `{"error","error_description"}` with status 400.',
+    body: {
+      schema: tokenFormSchema,
+      example: { grant_type: 'password', client_id: 'consoleApp', username: 'Gatehouse\\admin', password: 'your-password' },
+      required: true,
+      form: true,
+    },
+    success: { 200: { description: 'The tokens (never cached).', schema: tokenResponseSchema, example: { userName: 'Gatehouse\\admin', access_token: 'eyJhbGciOiJFUzI1NiJ9.e30.c2ln', 'as:client_id': 'consoleApp', token_type: 'bearer', refresh_token: 'r1.abc', expires_in: 86399, '.issued': 'Fri, 01 May 2026 12:00:00 GMT', '.expires': 'Sat, 02 May 2026 11:59:59 GMT', instance: I } } },
+    tokenErrors: true,
+  }),
+  jwks: () => ({
+    summary: 'Token verification keys (JWKS)',
+    success: { 200: { description: 'The public keys.', schema: jwksSchema, example: { keys: [{ kty: 'EC', crv: 'P-256', kid: 'k1', x: 'eA', y: 'eQ', alg: 'ES256', use: 'sig' }] } } },
+  }),
+
+  // Instances and folders
+  currentInstance: () => ({
+    summary: 'The caller\'s instance',
+    success: { 200: { description: 'The instance.', schema: responseSchema('InstanceInfo'), example: exampleResponse('InstanceInfo', 'instances') } },
+    errors: [404],
+  }),
+  getFolder: (c) => ({ ...get(folderContext(c.route)), summary: 'Read a folder or an instance', success: { 200: folderResponse('The folder or instance.') } }),
+  replaceFolder: (c) => ({
+    ...replace(folderContext(c.route)),
+    summary: 'Replace a folder or an instance',
+    body: folderBody(),
+    success: { 200: folderResponse('The updated folder or instance.'), 204: { description: 'Nothing changed.' } },
+  }),
+  removeFolder: (c) => ({ ...remove(folderContext(c.route)), summary: 'Delete an empty folder or instance' }),
+  getFolderLink: (c) => ({
+    ...getLink(folderContext(c.route)),
+    summary: 'Read a link of a folder or an instance',
+    description: `${linkDescription}. A folder's collections have their own paths (\`/api/f/{folderKey}/people\`, ...).`,
+  }),
+  postFolderLink: (c) => ({ ...postLink(folderContext(c.route)), summary: 'Add a note to a folder, or take ownership' }),
+  deleteFolderLinkItem: (c) => ({ ...deleteLinkItem(folderContext(c.route)), summary: 'Remove a note of a folder' }),
+
+  // Collections
+  list,
+  create,
+  get,
+  replace,
+  remove,
+  getLink,
+  postLink,
+  deleteLinkItem,
+  putLink,
+  connect,
+  disconnect,
+
+  // Peripherals
+  getPeripheral: () => ({
+    summary: 'Read a reader, input or output by key',
+    success: { 200: { description: 'The peripheral.', schema: responseSchema('BaseInfo', true), example: exampleResponse('VendorReaderInfo', 'readers') } },
+    errors: [404],
+  }),
+  getPeripheralLink: (c) => ({ ...getLink({ route: c.route, collection: undefined }), summary: 'Read a link of a peripheral' }),
+
+  // Event types of an app
+  addEventType: () => ({
+    summary: 'Add an event type to an app',
+    description: 'Monikers (Namespace, Nickname) identify the event type within its app.',
+    body: eventTypeBody(true),
+    success: { 201: eventTypeResponse('The event type.') },
+    errors: [404, 409],
+  }),
+  listEventTypes: () => ({
+    summary: 'List an app\'s event types, or find one by moniker',
+    description: 'With `namespace` and `nickname`: the one event type with that moniker (404 if none). Otherwise a page of them.',
+    query: { ...paging, namespace: z.string().optional(), nickname: z.string().optional() },
+    success: {
+      200: {
+        description: 'A page of event types, or the one matching the moniker.',
+        schema: z.union([z.array(responseSchema('EventTypeInfo')), responseSchema('EventTypeInfo')]),
+        example: [eventTypeResponse('').example],
+      },
+    },
+    errors: [404],
+  }),
+  getEventType: () => ({
+    summary: 'Read an event type, or update it (GET with a body)',
+    description: `Without a body: the event type. With a full EventTypeInfo body: updates it (204). ${GET_BODY_NOTE} PUT.`,
+    body: { ...eventTypeBody(false), description: 'Optional: a full EventTypeInfo updates the event type.' },
+    success: { 200: eventTypeResponse('The event type.'), 204: { description: 'Updated (a GET with a body).' } },
+    errors: [404, 409],
+  }),
+  updateEventType: () => ({
+    summary: 'Update an event type',
+    description: 'The PUT twin of the spec\'s GET-with-body update.',
+    body: eventTypeBody(true),
+    success: { 204: { description: 'Updated.' } },
+    errors: [404, 409],
+  }),
+  removeEventType: () => ({ summary: 'Delete an event type', success: { 204: { description: 'Deleted.' } }, errors: [404] }),
+  getEventTypeLink: (c) => ({ ...getLink(c), summary: 'Read a link of an event type' }),
+
+  // Alarm definitions
+  addAlarmEventType: () => ({
+    summary: 'Reference an event type from an alarm definition',
+    body: { schema: hrefStringSchema, example: `/api/f/${I}/apps/${K2}/eventtypes/${K}`, required: true },
+    success: { 204: { description: 'Referenced.' } },
+    errors: [404, 409],
+  }),
+  listAlarmEventTypes: () => ({
+    summary: 'List the event types an alarm definition references',
+    query: paging,
+    success: { 200: { description: 'The event types.', schema: z.array(responseSchema('EventTypeInfo')), example: [eventTypeResponse('').example] } },
+    errors: [404],
+  }),
+  removeAlarmEventType: () => ({ summary: 'Stop referencing an event type', success: { 204: { description: 'Removed.' } }, errors: [404] }),
+
+  // Events
+  publish: () => ({
+    summary: 'Publish an event',
+    description: 'Stores the event (201) and delivers it live; a NonLogging event type is delivered live only (202).',
+    body: {
+      schema: eventMessagePostingSchema,
+      example: { $type: ns('EventMessagePosting'), OccurredOn: '2026-05-01T12:00:00Z', AppKey: 'acme', EventTypeMoniker: { Namespace: 'acme', Nickname: 'door-forced' }, RelatedObjects: [{ Relation: 'Door', LinkedObjectKey: K, CommonName: 'Front door' }], EventDataBsonBase64: null },
+      required: true,
+    },
+    success: { 201: { description: 'The stored event.', schema: eventMessageDataSchema, example: exampleEvent }, 202: { description: 'Delivered live, not stored (NonLogging).', schema: eventMessageDataSchema, example: exampleEvent } },
+    errors: [404],
+  }),
+  listEvents: () => ({
+    summary: 'List events',
+    description: 'Newest OccurredOn first. Ranges include their start and exclude their end; the time-of-day window is UTC and wraps over midnight when start > end.',
+    query: {
+      ...paging,
+      includeSubFolders: z.boolean().optional().meta({ description: 'Events of the folders below too.' }),
+      includeSharedInstances: z.boolean().optional().meta({ description: 'Accepted for compatibility (instances are not shared).' }),
+      spanScope: z.boolean().optional().meta({ description: 'Every folder of the caller\'s scope.' }),
+      requiresAck: z.boolean().optional().meta({ description: 'Only events still waiting for an acknowledgement.' }),
+      startingOn: z.string().optional().meta({ format: 'date-time', description: 'ISO 8601; UTC without a zone.' }),
+      endingOn: z.string().optional().meta({ format: 'date-time' }),
+      timeWindowStarting: z.string().regex(/^(?:\d+\.)?\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?$/).optional().meta({ description: 'Time of day, `hh:mm[:ss]`, UTC.', examples: ['08:00:00'] }),
+      timeWindowEnding: z.string().regex(/^(?:\d+\.)?\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?$/).optional().meta({ examples: ['18:00:00'] }),
+      priorityThreshold: z.number().int().min(0).max(2 ** 31 - 1).optional().meta({ description: 'Only events of at least this priority.' }),
+      forKeys: z.array(z.string()).optional().meta({ description: 'Events related to any of these objects (repeated or comma-separated).' }),
+      forAllKeys: z.array(z.string()).optional().meta({ description: 'Events related to all of these objects.' }),
+      sinceKey: z.string().optional().meta({ description: 'Only events after this event key.' }),
+      query: z.string().optional().meta({ description: 'A document-database style query on the event (`{"Priority":{"$gte":5}}`).' }),
+      forPeopleInAccessLevels: z.array(z.string()).optional().meta({ description: 'Events of the people connected to these access levels.' }),
+    },
+    success: { 200: { description: 'A page of events.', schema: z.array(eventMessageDataSchema), example: [exampleEvent] } },
+    errors: [404],
+  }),
+  getEvent: () => ({ summary: 'Read an event', success: { 200: { description: 'The event.', schema: eventMessageDataSchema, example: exampleEvent } }, errors: [404] }),
+  getEventLink: () => ({
+    summary: 'Read a link of an event',
+    description: '`connections`: the related objects; other standard links as for objects.',
+    success: { 200: { description: 'The link\'s content.', schema: anyJsonSchema, example: [] } },
+    errors: [404, 405],
+  }),
+  acknowledge: () => ({
+    summary: 'Acknowledge an event',
+    body: { schema: acknowledgementSchema, example: { Comment: 'Guard sent.' }, required: false },
+    success: { 201: { description: 'The event with its acknowledgements.', schema: eventMessageDataSchema, example: exampleEvent } },
+    errors: [404, 409],
+  }),
+  lastEvent: (c) => ({
+    summary: c.route.method === 'GET' ? 'Last event per object (GET with a body)' : 'Last event per object',
+    description: c.route.method === 'GET' ? `${GET_BODY_NOTE} POST.` : 'The POST twin of the spec\'s GET-with-body call.',
+    query: { since: z.string().optional().meta({ format: 'date-time', description: 'Only events since this instant.' }) },
+    body: { schema: keyListSchema, example: [K, K2], required: true, description: 'The object keys.' },
+    success: { 200: { description: 'The most recent event of each object that has one.', schema: z.array(eventSummarySchema), example: [{ $type: ns('EventMessageSummaryItem'), ObjectKey: K, EventKey: E, EventTypeKey: K2, AppKey: K2, OccurredOn: '2026-05-01T12:00:00Z', PublishedOn: '2026-05-01T12:00:01Z', Priority: 10, MessageShort: 'Door forced' }] } },
+    errors: [404],
+  }),
+
+  // People: cards, lookup by card; connections of one relation; scheduled access levels
+  putLinkItem: () => ({
+    summary: 'Replace a card of a person',
+    description: '`cards/<card key>`: replaces that card, keeping its Key; one write of the person with its card claims.',
+    body: { schema: requestSchema('CardAssignmentInfo'), example: { EncodedCardNumber: 1234, FacilityCode: 21 }, required: true, description: 'The card.' },
+    success: { 200: { description: 'The stored card.', schema: cardResponseSchema, example: exampleCard }, 204: { description: 'Unchanged.' } },
+    errors: [403, 404, 405, 409],
+  }),
+  personByCard: () => ({
+    summary: 'Find the person holding an active card',
+    description: 'Through the card index of the folder\'s instance. Without facilityCode, any facility code matches; several active holders answer 409 AmbiguousCard.',
+    query: {
+      cardNumber: z.string().meta({ description: 'The encoded card number, digit for digit (64-bit numbers exact).', examples: ['9223372036854775807'] }),
+      facilityCode: z.string().optional().meta({ description: 'The facility code.' }),
+    },
+    success: { 200: { description: 'The person.', schema: responseSchema('PersonInfo'), example: exampleResponse('PersonInfo', 'people') } },
+    errors: [403, 404, 409],
+  }),
+  listConnections: (c) => ({
+    summary: `List the objects connected to ${one(c)} by one relation`,
+    description: 'The connected objects the caller may see. ScheduledAccessLevel links carry their window in the source\'s ObjectLinks (MetaDataBson).',
+    success: { 200: { description: 'The connected objects.', schema: z.array(responseSchema('BaseInfo', true)), example: [exampleResponse('AccessLevelInfo', 'accesslevels')] } },
+    errors: [403, 404],
+  }),
+
+  // Aggregation over events
+  aggregateEvents: (c) => ({
+    summary: c.route.path.endsWith('/Events') ? 'Aggregate the events of a folder' : 'Aggregate the events of a folder (lower-case path)',
+    description:
+      'An allow-listed aggregation pipeline over the folder\'s event timelines. Each document is the EventMessageData plus `EventData` (the decoded BSON). ' +
+      'The leading `$match`\'s `OccurredOn` range bounds the read (default: the last 30 days). Code-running operators and stages that write or join answer 400 InvalidQuery.',
+    query: {
+      includeSubFolders: z.boolean().optional().meta({ description: 'Include the sub-folders\' events.' }),
+      spanScope: z.boolean().optional().meta({ description: 'Include the events of the instances below.' }),
+      queryTimeout: z.number().int().optional().meta({ description: 'Seconds (default and maximum 25); past it: 503 QueryTimeout.' }),
+    },
+    body: {
+      schema: aggregationPipelineSchema,
+      example: ['{"$match":{"OccurredOn":{"$gte":{"$date":"2026-11-01T00:00:00Z"}},"EventData.Reader.CommonName":{"$regex":"^Front"}}}', '{"$group":{"_id":"$EventData.Reader.CommonName","count":{"$sum":1}}}'],
+      required: true,
+    },
+    success: { 200: { description: 'The result documents.', schema: aggregateResultSchema, example: [{ _id: 'Front door', count: 2 }] } },
+    errors: [403, 404],
+  }),
+
+  // Webhooks (a Gatehouse extension)
+  listWebhooks: () => ({
+    summary: 'List the webhook subscriptions of an instance',
+    query: paging,
+    success: { 200: { description: 'A page of subscriptions (never their secrets).', schema: z.array(webhookResponseSchema), example: [exampleWebhook] } },
+    errors: [403, 404],
+  }),
+  createWebhook: () => ({
+    summary: 'Create a webhook subscription',
+    description: 'The answer is the only one that shows the `Secret`. Administrators and Operators of the instance.',
+    body: { schema: webhookRequestSchema, example: exampleWebhookRequest, required: true },
+    success: { 201: { description: 'The subscription with its Secret.', schema: webhookResponseSchema, example: { ...exampleWebhook, Secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' } } },
+    errors: [403, 404, 409],
+  }),
+  getWebhook: () => ({
+    summary: 'Read a webhook subscription',
+    success: { 200: { description: 'The subscription (without its secret).', schema: webhookResponseSchema, example: exampleWebhook } },
+    errors: [403, 404],
+  }),
+  replaceWebhook: () => ({
+    summary: 'Replace a webhook subscription',
+    body: { schema: webhookRequestSchema, example: exampleWebhookRequest, required: true },
+    success: { 200: { description: 'The subscription.', schema: webhookResponseSchema, example: exampleWebhook } },
+    errors: [403, 404, 409],
+  }),
+  removeWebhook: () => ({ summary: 'Delete a webhook subscription', success: { 204: { description: 'Deleted.' } }, errors: [403, 404] }),
+  rotateSecret: () => ({
+    summary: 'Rotate the secret of a webhook subscription',
+    description: 'For 24 hours deliveries carry signatures of both secrets.',
+    success: { 200: { description: 'The subscription with its new Secret.', schema: webhookResponseSchema, example: { ...exampleWebhook, Secret: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw' } } },
+    errors: [403, 404],
+  }),
+  testWebhook: () => ({
+    summary: 'Send a test delivery now',
+    description: 'A delivery of type `webhook.test` (filters do not apply); answers its outcome.',
+    success: { 200: { description: 'The outcome.', schema: outcomeSchema, example: { StatusCode: 204, DurationMs: 42 } } },
+    errors: [403, 404],
+  }),
+  listDeliveries: () => ({
+    summary: 'List the delivery attempts of a webhook subscription',
+    query: paging,
+    success: { 200: { description: 'Attempts, newest first.', schema: z.array(deliverySchema), example: [{ Key: K2, EventKey: E, Attempt: 1, StatusCode: 200, DurationMs: 40, AttemptedOn: '2026-05-01T12:00:02Z', NextAttemptOn: null }] } },
+    errors: [403, 404],
+  }),
+  redeliver: () => ({
+    summary: 'Send one delivery again',
+    success: { 202: { description: 'Queued.', schema: z.looseObject({ EventKey: z.string(), WebhookId: z.string() }), example: { EventKey: E, WebhookId: `msg_${E}_${K}` } } },
+    errors: [403, 404],
+  }),
+  replay: () => ({
+    summary: 'Re-send the events of a time window',
+    description: 'The subscription\'s matching events whose OccurredOn lies in the window, at most 10 000 a call (400 beyond).',
+    body: { schema: replayWindowSchema, example: { Since: '2026-05-01T00:00:00Z', Until: '2026-05-02T00:00:00Z' }, required: true },
+    success: { 202: { description: 'Queued.', schema: z.looseObject({ Count: z.number().int(), Since: z.string(), Until: z.string() }), example: { Count: 12, Since: '2026-05-01T00:00:00Z', Until: '2026-05-02T00:00:00Z' } } },
+    errors: [403, 404],
+  }),
+  getWebhookLink: () => ({
+    summary: 'Read a link of a webhook subscription',
+    description: 'The call links (rotatesecret, test, replay) answer GET with 405 and `Allow: POST`.',
+    success: { 200: { description: 'The link\'s content.', schema: anyJsonSchema, example: [] } },
+    errors: [403, 404, 405],
+  }),
+
+  // Search
+  search: () => ({
+    summary: 'Search objects',
+    description: 'The body is one JSON string holding a document-database style query with a type discriminator `_t`.',
+    query: { ...paging, includeChildInstances: z.boolean().optional().meta({ description: 'Search the child instances too.' }) },
+    body: { schema: z.string().meta({ description: 'A query, as a JSON string.' }), example: '{"_t":"Person","Surname":"Lovelace"}', required: true },
+    success: { 200: { description: 'A page of matching objects.', schema: z.array(responseSchema('BaseInfo', true)), example: [exampleResponse('PersonInfo', 'people')] } },
+    errors: [404],
+  }),
+};
+
+/** An operation the table has no entry for: described from its route alone. */
+export function genericOperation(c: OperationContext): OperationDoc {
+  const takesBody = c.route.method === 'POST' || c.route.method === 'PUT';
+  return {
+    summary: `${c.route.operation}${c.collection ? ` (${c.collection.name})` : ''}`,
+    description: 'Not described in detail yet.',
+    ...(takesBody ? { body: { schema: anyJsonSchema, example: {}, required: false } } : {}),
+    success: { 200: { description: 'Success.', schema: anyJsonSchema, example: {} } },
+    errors: [404, 409],
+  };
+}
+
+/** Whether a row's operation has its own entry. */
+export const isDescribed = (route: Route): boolean => Object.hasOwn(OPERATIONS, route.operation);
+
+export function describeOperation(c: OperationContext): OperationDoc {
+  return isDescribed(c.route) ? OPERATIONS[c.route.operation]!(c) : genericOperation(c);
+}
+
+export { errorBodySchema, oauthErrorBodySchema, errorExample };
