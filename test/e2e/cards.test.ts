@@ -5,42 +5,24 @@
  */
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { fieldClient } from '../support/field-client.ts';
+import { adminToken } from '../support/runtime.ts';
 
 const url = inject('url');
 const admin = inject('admin');
 const KEY = /^[0-9a-f]{24}$/;
 
-interface Res {
-  readonly status: number;
-  /** The body text as sent: JSON.parse would round the 64-bit numbers this file checks. */
-  readonly text: string;
-  readonly body: any;
-}
-
 let token: string;
 let root: string;
 
-async function call(method: string, path: string, body?: unknown, rawBody?: string): Promise<Res> {
-  const res = await fetch(`${url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    ...(rawBody !== undefined ? { body: rawBody } : body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, text, body: text ? JSON.parse(text) : undefined };
-}
+const call = fieldClient(url, () => token);
 
 /** A card number no other run uses (the runtime's data directory outlives a test file). */
 const freshNumber = (): number => Number.parseInt(randomBytes(5).toString('hex'), 16);
 const bycard = (query: Record<string, string | number>) => call('GET', `/api/f/${root}/people/bycard?${new URLSearchParams(Object.entries(query).map(([k, v]): [string, string] => [k, String(v)]))}`);
 
 beforeAll(async () => {
-  const res = await fetch(`${url}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'password', client_id: admin.clientId, client_secret: admin.clientSecret, instance: admin.instanceName, username: admin.userName, password: admin.password }),
-  });
-  token = ((await res.json()) as { access_token: string }).access_token;
+  token = await adminToken(url, admin);
   root = admin.instanceKey;
 });
 

@@ -6,6 +6,7 @@
 import { Long, serialize } from 'bson';
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { fieldClient } from '../support/field-client.ts';
 import { adminToken } from '../support/runtime.ts';
 
 const url = inject('url');
@@ -14,22 +15,7 @@ const suffix = randomBytes(4).toString('hex');
 let token: string;
 let folder: string;
 
-interface Res {
-  readonly status: number;
-  /** As sent: JSON.parse would round the 64-bit numbers checked here. */
-  readonly text: string;
-  readonly body: any;
-}
-
-async function call(method: string, path: string, body?: unknown): Promise<Res> {
-  const res = await fetch(`${url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, text, body: text ? JSON.parse(text) : undefined };
-}
+const call = fieldClient(url, () => token);
 
 const minutesAgo = (m: number) => new Date(Date.now() - m * 60_000).toISOString();
 

@@ -7,26 +7,14 @@
 import { deserialize, serialize } from 'bson';
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
+import { fieldClient } from '../support/field-client.ts';
+import { adminToken } from '../support/runtime.ts';
 
 const url = inject('url');
 const admin = inject('admin');
 const REL = 'ScheduledAccessLevel';
 
-interface Res {
-  readonly status: number;
-  readonly body: any;
-}
-
-/** As field clients call: a bearer token and `Content-Type: application/json` on every call. */
-async function call(method: string, path: string, body?: unknown): Promise<Res> {
-  const res = await fetch(`${url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined };
-}
+const call = fieldClient(url, () => token);
 
 const metaDataBson = (doc: { ActiveOn: Date | null; ExpiresOn: Date | null }): string => Buffer.from(serialize(doc)).toString('base64');
 const windowIn = (link: any) => deserialize(Buffer.from(link.MetaDataBson as string, 'base64'));
@@ -41,12 +29,7 @@ async function create(collection: string, body: Record<string, unknown>): Promis
 }
 
 beforeAll(async () => {
-  const res = await fetch(`${url}/token`, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ grant_type: 'password', client_id: admin.clientId, client_secret: admin.clientSecret, instance: admin.instanceName, username: admin.userName, password: admin.password }),
-  });
-  token = ((await res.json()) as { access_token: string }).access_token;
+  token = await adminToken(url, admin);
   root = admin.instanceKey;
 });
 
