@@ -18,7 +18,7 @@ import { ConditionFailed, StoreUnavailable } from '../errors.ts';
 import { parseJson, stringifyJson } from '../json.ts';
 import type { Db } from './client.ts';
 import { WEBHOOK_QUEUE_PK, webhookAttemptPk, webhookPk, webhookQueueSk } from './keys.ts';
-import { send } from './objects-repo.ts';
+import { queryAll, send } from './objects-repo.ts';
 
 /** What the client sets on a subscription (stored as the document). */
 export interface WebhookSettings {
@@ -96,22 +96,8 @@ export async function getWebhook(db: Db, instanceKey: string, key: string): Prom
 
 /** Every subscription of one instance: one Query (all pages) on `WH#<instance>`. */
 export async function webhooksOf(db: Db, instanceKey: string): Promise<StoredWebhook[]> {
-  const hooks: StoredWebhook[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out: { Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown> } = await send(
-      db,
-      new QueryCommand({
-        TableName: db.tableName,
-        KeyConditionExpression: 'PK = :pk',
-        ExpressionAttributeValues: { ':pk': webhookPk(instanceKey) },
-        ...(start ? { ExclusiveStartKey: start } : {}),
-      }),
-    );
-    hooks.push(...(out.Items ?? []).map(toWebhook));
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return hooks;
+  const items = await queryAll(db, { KeyConditionExpression: 'PK = :pk', ExpressionAttributeValues: { ':pk': webhookPk(instanceKey) } });
+  return items.map(toWebhook);
 }
 
 const isConditionFailure = (err: unknown) => (err as { name?: string }).name === 'ConditionalCheckFailedException';
