@@ -6,9 +6,9 @@
  * `GatehouseError` for every answer that is not 2xx.
  */
 import createClient, { type Client, type ClientPathsWithMethod, type FetchResponse, type MaybeOptionalInit } from 'openapi-fetch';
-import { GatehouseError } from './errors.ts';
-import type { components, paths } from './schema.ts';
-import { TokenSession, type TokenSet } from './session.ts';
+import { GatehouseError } from './errors.js';
+import type { components, paths } from './schema.js';
+import { TokenSession, type TokenSet } from './session.js';
 
 /** A fetch as openapi-fetch calls it (a Request in, a Response out). */
 export type FetchLike = (request: Request) => Promise<Response>;

@@ -18,7 +18,7 @@ export {
   type PasswordLogin,
   type SavedSession,
   type Schemas,
-} from './client.ts';
-export { GatehouseError } from './errors.ts';
-export type { components, operations, paths } from './schema.ts';
-export type { TokenSet } from './session.ts';
+} from './client.js';
+export { GatehouseError } from './errors.js';
+export type { components, operations, paths } from './schema.js';
+export type { TokenSet } from './session.js';
