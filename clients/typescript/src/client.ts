@@ -102,7 +102,7 @@ export class GatehouseClient {
     this.api = createClient<paths>({
       baseUrl: options.baseUrl,
       // Bearer on every call; a 401 is retried once with a renewed token (the server may have
-      // refused a token this client still thought valid: a saved session, a clock that is off).
+      // refused a token this client still thought valid: a saved session, rotated signing keys).
       fetch: async (request) => {
         const retry = request.clone();
         const token = await session.accessToken();
