@@ -6,11 +6,21 @@
  * never reused and the login is never revoked.
  */
 import { randomBytes, randomInt } from 'node:crypto';
-import { describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, inject, it } from 'vitest';
 import { GatehouseClient, GatehouseError, type FetchLike, type PasswordLogin } from '../../clients/typescript/src/index.ts';
+import { OpenApiValidator } from '../support/openapi-validator.ts';
 
 const url = inject('url');
 const admin = inject('admin');
+const validator = new OpenApiValidator();
+
+/** The runtime's fetch, with every response the client receives checked against the document. */
+const checkedFetch: FetchLike = async (request) => {
+  const response = await fetch(request);
+  const text = await response.clone().text();
+  validator.check({ method: request.method, path: new URL(request.url).pathname, status: response.status, contentType: response.headers.get('content-type') ?? undefined, text });
+  return response;
+};
 
 const unique = () => randomBytes(4).toString('hex');
 
@@ -24,7 +34,7 @@ function recordingFetch(): { fetch: FetchLike; grants: string[]; sent: Array<{ m
     fetch: async (request) => {
       const target = new URL(request.url);
       if (target.pathname === '/token') grants.push(new URLSearchParams(await request.clone().text()).get('grant_type') ?? '');
-      const response = await fetch(request);
+      const response = await checkedFetch(request);
       sent.push({ method: request.method, path: `${target.pathname}${target.search}`, status: response.status });
       return response;
     },
@@ -33,6 +43,7 @@ function recordingFetch(): { fetch: FetchLike; grants: string[]; sent: Array<{ m
 
 const credentials: PasswordLogin = {
   baseUrl: url,
+  fetch: checkedFetch,
   instance: admin.instanceName,
   username: admin.userName,
   password: admin.password,
@@ -51,6 +62,13 @@ async function gatehouseError(fn: () => Promise<unknown>): Promise<GatehouseErro
 }
 
 describe('the typed client', () => {
+  afterAll(() => {
+    const { validated, mismatches } = validator.report();
+    const total = Object.values(validated).reduce((a, b) => a + b, 0);
+    console.info(`[e2e/typed-client] ${total} responses validated against docs/openapi.json, by operation:`, validated);
+    expect(mismatches).toEqual([]);
+  });
+
   it('runs an integrator\'s whole flow: login, a person with a card, an access level, an event published and read back, people paged', async () => {
     const gh = await GatehouseClient.login(credentials);
     expect(gh.instanceKey).toBe(admin.instanceKey);
