@@ -4,7 +4,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/**', 'cdk.out/**', '.data/**', '.test-data/**', 'bench/results/**', 'coverage/**'] },
+  { ignores: ['node_modules/**', 'cdk.out/**', '.data/**', '.test-data/**', 'bench/results/**', 'coverage/**', 'clients/typescript/dist/**', 'clients/typescript/src/schema.ts'] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -9,9 +9,10 @@ import { baseUrlOf } from '#shared/docs/openapi.ts';
 import { EVENT_LIST_PARAMETERS } from '#shared/events/list-query.ts';
 import { MAX_PAGE_SIZE } from '#shared/http/params.ts';
 import { ROUTES } from '#shared/routes.ts';
+import { clientTypes } from '../../openapi/client-types.ts';
 import { buildOpenApiDocument, documentedRoutes, formatDocument } from '../../openapi/document.ts';
 import { isDescribed } from '../../openapi/operations.ts';
-import { DOCUMENT_PATH, packageVersion } from '../../openapi/paths.ts';
+import { CLIENT_TYPES_PATH, DOCUMENT_PATH, packageVersion } from '../../openapi/paths.ts';
 
 type Json = Record<string, any>;
 
@@ -29,6 +30,13 @@ describe('openapi document', () => {
   it('is the checked-in docs/openapi.json', () => {
     const checkedIn = readFileSync(DOCUMENT_PATH, 'utf8');
     expect(checkedIn === formatDocument(doc), 'docs/openapi.json is out of date: run `npm run openapi`').toBe(true);
+  });
+
+  it('gives the typed client the types generated from it (clients/typescript/src/schema.ts)', async () => {
+    const checkedIn = readFileSync(CLIENT_TYPES_PATH, 'utf8');
+    const generated = await clientTypes(formatDocument(doc));
+    expect(generated).toMatch(/"\/api\/f\/\{folderKey\}\/people": \{/);
+    expect(checkedIn === generated, 'clients/typescript/src/schema.ts is out of date: run `npm run openapi`').toBe(true);
   });
 
   it('describes every route of the table but $default', () => {
