@@ -5,7 +5,7 @@
  */
 
 /** Counter names of a usage day (the usage item's attributes; see `shared/db/usage-repo.ts`). */
-export type Counter = `Req_${string}` | 'EventsPublished' | 'ObjectsCreated' | 'ObjectsDeleted';
+export type Counter = `Req_${string}` | 'EventsPublished' | 'AuditEvents' | 'ObjectsCreated' | 'ObjectsDeleted';
 
 /** What one flush writes for one instance and day: one `UpdateItem ADD` (and the running total of stored objects). */
 export interface UsageDelta {
