@@ -4,10 +4,11 @@
  * sums an instance and its sub-instances; events and objects are counted from the real stream
  * records; only Administrators of the instance (or above it) may read it.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { collectionByName } from '#shared/model/collections.ts';
 import { createStreamReader, type StreamReader } from '#shared/db/stream-reader.ts';
+import { seedDeployment } from '#shared/auth/bootstrap.ts';
 import { createLogger } from '#shared/logger.ts';
 import { createUsageRecorder } from '#shared/usage/recorder.ts';
 import { meterStreamBatch } from '#shared/usage/stream.ts';
@@ -113,6 +114,59 @@ describe('request counts', () => {
       ObjectsCreated: 0,
       ObjectsDeleted: 0,
     });
+  });
+});
+
+describe('the request log line', () => {
+  /** The `request` log lines written while `fn` runs. */
+  async function requestLines(fn: () => Promise<unknown>): Promise<Array<Record<string, unknown>>> {
+    const out: string[] = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation(((c: unknown) => {
+      out.push(String(c));
+      return true;
+    }) as typeof process.stdout.write);
+    try {
+      await fn();
+    } finally {
+      vi.restoreAllMocks();
+    }
+    return out
+      .flatMap((l) => l.split('\n'))
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .filter((l) => l.message === 'request');
+  }
+
+  it("carries the caller's instance and the capacity its DynamoDB calls consumed", async () => {
+    const logged = createApi(testDeps(t, { config: { ...t.config, logLevel: 'INFO' }, now: () => new Date(clock) }));
+    const token = parent.tokens.Administrator;
+    const before = t.calls.length;
+    const [line, ...rest] = await requestLines(() => logged.get(`/api/f/${child.instance.key}/people`, { token }));
+    const capacity = t.calls.slice(before).reduce((a, c) => a + c.read + c.write, 0);
+    expect(rest).toEqual([]);
+    expect(capacity).toBeGreaterThan(0);
+    // The tenant is the caller's instance, whatever folder the path names.
+    expect(line).toMatchObject({ family: 'people', operation: 'list', status: 200, instanceKey: parent.instance.key, consumedCapacity: capacity });
+    expect(typeof line!.ms).toBe('number');
+  });
+
+  it('names the instance logged into as the tenant of a password grant, and none for a refused one', async () => {
+    const logged = createApi(testDeps(t, { config: { ...t.config, logLevel: 'INFO' }, now: () => new Date(clock) }));
+    const password = `Pw-${uniqueName('x')}!9a`;
+    const instanceName = uniqueName('Login');
+    const adminUser = uniqueName('admin');
+    const seeded = await seedDeployment(testDeps(t), { instanceName, adminUser, adminPassword: password, clientSecret: t.config.clientSecret, dataDir: t.config.dataDir });
+    const form = (pw: string) => ({
+      body: new URLSearchParams({ grant_type: 'password', client_id: 'consoleApp', client_secret: t.config.clientSecret, instance: instanceName, username: adminUser, password: pw }).toString(),
+      contentType: 'application/x-www-form-urlencoded',
+    });
+    const [ok, refused] = await requestLines(async () => {
+      expect((await logged.post('/token', form(password))).status).toBe(200);
+      expect((await logged.post('/token', form(`${password}-wrong`))).status).toBe(400);
+    });
+    expect(ok).toMatchObject({ family: 'token', operation: 'token', status: 200, instanceKey: seeded.instanceKey });
+    expect(refused).toMatchObject({ family: 'token', operation: 'token', status: 400 });
+    expect(refused).not.toHaveProperty('instanceKey');
   });
 });
 
