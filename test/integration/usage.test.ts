@@ -118,8 +118,8 @@ describe('request counts', () => {
 });
 
 describe('the request log line', () => {
-  /** The `request` log lines written while `fn` runs. */
-  async function requestLines(fn: () => Promise<unknown>): Promise<Array<Record<string, unknown>>> {
+  /** The JSON lines (log lines and EMF metrics) written to stdout while `fn` runs. */
+  async function jsonLines(fn: () => Promise<unknown>): Promise<Array<Record<string, any>>> {
     const out: string[] = [];
     vi.spyOn(process.stdout, 'write').mockImplementation(((c: unknown) => {
       out.push(String(c));
@@ -133,9 +133,9 @@ describe('the request log line', () => {
     return out
       .flatMap((l) => l.split('\n'))
       .filter((l) => l.startsWith('{'))
-      .map((l) => JSON.parse(l) as Record<string, unknown>)
-      .filter((l) => l.message === 'request');
+      .map((l) => JSON.parse(l) as Record<string, any>);
   }
+  const requestLines = async (fn: () => Promise<unknown>) => (await jsonLines(fn)).filter((l) => l.message === 'request');
 
   it("carries the caller's instance and the capacity its DynamoDB calls consumed", async () => {
     const logged = createApi(testDeps(t, { config: { ...t.config, logLevel: 'INFO' }, now: () => new Date(clock) }));
@@ -151,7 +151,8 @@ describe('the request log line', () => {
   });
 
   it('names the instance logged into as the tenant of a password grant, and none for a refused one', async () => {
-    const logged = createApi(testDeps(t, { config: { ...t.config, logLevel: 'INFO' }, now: () => new Date(clock) }));
+    // With the metrics on, as in Lambda: the login metrics come with the log lines.
+    const logged = createApi(testDeps(t, { config: { ...t.config, logLevel: 'INFO', metrics: true }, now: () => new Date(clock) }));
     const password = `Pw-${uniqueName('x')}!9a`;
     const instanceName = uniqueName('Login');
     const adminUser = uniqueName('admin');
@@ -160,14 +161,27 @@ describe('the request log line', () => {
       body: new URLSearchParams({ grant_type: 'password', client_id: 'consoleApp', client_secret: t.config.clientSecret, instance: instanceName, username: adminUser, password: pw }).toString(),
       contentType: 'application/x-www-form-urlencoded',
     });
-    const [ok, refused] = await requestLines(async () => {
+    const lines = await jsonLines(async () => {
       expect((await logged.post('/token', form(password))).status).toBe(200);
       expect((await logged.post('/token', form(`${password}-wrong`))).status).toBe(400);
+      expect((await logged.post('/token', { body: `grant_type=password&client_id=nobody&instance=${instanceName}&username=${adminUser}&password=x`, contentType: 'application/x-www-form-urlencoded' })).status).toBe(400);
     });
+    const [ok, refused] = lines.filter((l) => l.message === 'request');
     expect(ok).toMatchObject({ family: 'token', operation: 'token', status: 200, instanceKey: seeded.instanceKey });
     expect(refused).toMatchObject({ family: 'token', operation: 'token', status: 400 });
     expect(refused).not.toHaveProperty('instanceKey');
+    // Two login attempts, one failed on its password; the unknown client is not an attempt.
+    const logins = lines.filter((l) => l._aws && 'LoginAttempts' in l);
+    expect(logins.map((l) => [l.LoginAttempts, l.LoginFailures])).toEqual([
+      [1, 0],
+      [1, 1],
+    ]);
+    expect(logins[0]._aws.CloudWatchMetrics[0].Dimensions).toEqual([['service']]);
+    const requests = lines.filter((l) => l._aws && 'Requests' in l);
+    expect(requests).toHaveLength(3);
+    expect(requests.every((l) => l.service === 'token' && l.Operation === 'token' && l.Errors === 0 && !('instanceKey' in l))).toBe(true);
   });
+
 });
 
 describe('write-side counts from the stream', () => {
