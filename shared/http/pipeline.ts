@@ -156,12 +156,17 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
       consumedCapacity: capacity,
     });
     d.logger.removeKeys(['requestId', 'family']);
-    const operation = s?.operation ?? 'notFound';
-    const login = s?.req && spec.loginOutcome ? spec.loginOutcome(s.req, status, s.errorCode) : undefined;
-    (metrics ??= createRequestMetrics(d.config, spec.family)).record({ operation, status, ms, consumedCapacity: capacity, ...(login ? { login } : {}) });
-    usage ??= createUsageRecorder(d);
-    if (instanceKey) usage.add(instanceKey, { [requestCounter(spec.family)]: 1 });
-    await usage.flushIfDue();
+    // Observing a request never changes its answer.
+    try {
+      const operation = s?.operation ?? 'notFound';
+      const login = s?.req && spec.loginOutcome ? spec.loginOutcome(s.req, status, s.errorCode) : undefined;
+      (metrics ??= createRequestMetrics(d.config, spec.family)).record({ operation, status, ms, consumedCapacity: capacity, ...(login ? { login } : {}) });
+      usage ??= createUsageRecorder(d);
+      if (instanceKey) usage.add(instanceKey, { [requestCounter(spec.family)]: 1 });
+      await usage.flushIfDue();
+    } catch (err) {
+      d.logger.warn('metrics or usage metering failed', { error: (err as Error).message });
+    }
   }
 
   const bodyLimit = () => ({
