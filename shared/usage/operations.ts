@@ -10,11 +10,10 @@
  * its last minute; a retried write may count twice. The billing-grade figure is the Logs
  * Insights query over the request log lines.
  *
- * Cost: the instance subtree is walked breadth first (one keys-only Query per folder or instance
- * for its child instances and one for its child folders, at most {@link MAX_USAGE_CONTAINERS}),
- * then one Query per instance on its usage partition for the range (at most
- * {@link MAX_USAGE_INSTANCES} instances) and one BatchGetItem per 100 instances for the stored
- * totals. A broader subtree answers 400 QueryTooBroad: ask for a sub-instance instead.
+ * Cost: the instance subtree is walked breadth first (one keys-only Query on GSI1 per instance
+ * for its child instances), then one Query per instance on its usage partition for the range (at
+ * most {@link MAX_USAGE_INSTANCES} instances) and one BatchGetItem per 100 instances for the
+ * stored totals. A broader subtree answers 400 QueryTooBroad: ask for a sub-instance instead.
  */
 import { ApiError, badRequest } from '../errors.ts';
 import { listCollectionKeys, type StoredObject } from '../db/objects-repo.ts';
@@ -28,8 +27,6 @@ import { utcDay } from './meter.ts';
 
 /** Instances one usage answer may sum (the instance itself included). */
 export const MAX_USAGE_INSTANCES = 100;
-/** Folders and instances one usage answer may walk to find them. */
-export const MAX_USAGE_CONTAINERS = 1_000;
 /** Days one answer may span. */
 export const MAX_USAGE_DAYS = 366;
 /** Days answered without `from`. */
@@ -66,23 +63,15 @@ export function usageRange(req: ApiRequest, now: Date): { from: string; to: stri
 }
 
 /**
- * The instance and every instance below it (in folders too), breadth first, the instance first.
- * Bounded: at most {@link MAX_USAGE_INSTANCES} instances found by walking at most
- * {@link MAX_USAGE_CONTAINERS} folders and instances.
+ * The instance and every instance below it, breadth first, the instance first: child instances
+ * live directly in their parent instance (never in a folder), so one keys-only Query per instance
+ * finds them. Bounded: more than {@link MAX_USAGE_INSTANCES} answers 400 QueryTooBroad.
  */
 export async function instanceSubtree(ctx: Pick<Ctx, 'db'>, instanceKey: string): Promise<string[]> {
   const instances = [instanceKey];
-  const containers = [instanceKey];
-  for (let i = 0; i < containers.length; i++) {
-    const parent = containers[i]!;
-    const [childInstances, childFolders] = await Promise.all([
-      listCollectionKeys(ctx.db, parent, 'instances', MAX_USAGE_INSTANCES + 1),
-      listCollectionKeys(ctx.db, parent, 'folders', MAX_USAGE_CONTAINERS + 1),
-    ]);
-    instances.push(...childInstances);
-    containers.push(...childInstances, ...childFolders);
+  for (let i = 0; i < instances.length; i++) {
+    instances.push(...(await listCollectionKeys(ctx.db, instances[i]!, 'instances', MAX_USAGE_INSTANCES + 1)));
     if (instances.length > MAX_USAGE_INSTANCES) throw tooBroad(`spans more than ${MAX_USAGE_INSTANCES} instances`);
-    if (containers.length > MAX_USAGE_CONTAINERS) throw tooBroad(`spans more than ${MAX_USAGE_CONTAINERS} folders`);
   }
   return instances;
 }

@@ -10,11 +10,12 @@ import { collectionByName } from '#shared/model/collections.ts';
 import { createStreamReader, type StreamReader } from '#shared/db/stream-reader.ts';
 import { seedDeployment } from '#shared/auth/bootstrap.ts';
 import { createLogger } from '#shared/logger.ts';
+import { MAX_USAGE_INSTANCES } from '#shared/usage/operations.ts';
 import { createUsageRecorder } from '#shared/usage/recorder.ts';
 import { meterStreamBatch } from '#shared/usage/stream.ts';
 import { createApi } from '../support/api.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';
-import { seedTenant, testDeps, uniqueName, type Tenant } from '../support/tokens.ts';
+import { seedInstance, seedTenant, testDeps, uniqueName, type Tenant } from '../support/tokens.ts';
 
 let t: TestDb;
 /** The server clock of the handlers: tests move it past the flush interval. */
@@ -221,6 +222,33 @@ describe('write-side counts from the stream', () => {
     expect(day.ObjectsDeleted).toBe(1);
     expect(day.ObjectsCreated).toBeGreaterThanOrEqual(3 + 4);
     expect(r.body.StoredObjects).toBe(day.ObjectsCreated - day.ObjectsDeleted);
+  });
+});
+
+describe('the instance subtree', () => {
+  it('sums the instances below sub-instances too, breadth first', async () => {
+    const top = await seedTenant(t, testDeps(t));
+    const token = top.tokens.Administrator;
+    const make = async (parentKey: string) => {
+      const r = await api.post(`/api/f/${parentKey}/instances`, { token, body: { $type: 'InstanceInfo', CommonName: uniqueName('sub') } });
+      expect(r.status).toBe(201);
+      return r.body.Key as string;
+    };
+    const a = await make(top.instance.key);
+    const aa = await make(a);
+    const b = await make(top.instance.key);
+    const r = await api.get(usagePath(top.instance.key), { token, query: { from: today, to: today } });
+    expect(r.status).toBe(200);
+    expect(r.body.InstanceKeys).toEqual([top.instance.key, a, b, aa]);
+    expect((await api.get(usagePath(a), { token, query: { from: today, to: today } })).body.InstanceKeys).toEqual([a, aa]);
+  });
+
+  it(`rejects a subtree of more than ${MAX_USAGE_INSTANCES} instances with 400 QueryTooBroad`, async () => {
+    const top = await seedTenant(t, testDeps(t));
+    for (let i = 0; i < MAX_USAGE_INSTANCES; i++) await seedInstance(t, uniqueName('many'), top.instance);
+    const r = await api.get(usagePath(top.instance.key), { token: top.tokens.Administrator });
+    expect(r.status).toBe(400);
+    expect(r.body.Error).toBe('QueryTooBroad');
   });
 });
 
