@@ -5,14 +5,21 @@
  * page by page against one raw Query reading it all.
  */
 import { BatchGetCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { createHandler as createPeopleHandler } from '#functions/people/handler.ts';
 import { OBJECT_SK, collectionPk, objectPk } from '#shared/db/keys.ts';
+import { createCoreDeps } from '#shared/deps.ts';
 import { cursorCache } from '#shared/objects/cursor-cache.ts';
+import { httpEvent, lambdaContext } from '../test/support/api.ts';
 import { expectStatus, recorded, totals, type Answer, type Harness } from './harness.ts';
 import type { Capacity, CapacityOperation, Measured, Paging } from './results.ts';
 import { orNull, ratioOf, summarize, within, worstRatio } from './stats.ts';
 
 export const PAGING_GOAL = { max: 1.2 };
 export const SEARCH_GOAL = { max: 2 };
+/** Usage metering at load: write units it adds per request (the issue: well under 0.1). */
+export const METERING_GOAL = { max: 0.01 };
+/** The load the metering figure assumes: requests of one tenant per second, for one flush interval. */
+export const METERING_RATE = 10;
 
 /** The app and event type the publish operations use (made through the API). */
 export interface EventSetup {
@@ -245,6 +252,45 @@ export async function measureCapacity(input: CapacityInput): Promise<Capacity> {
       goal: searchGoal,
       meetsGoal: ok,
       ...(matches.length !== input.matches ? { note: `expected ${input.matches} matches, got ${matches.length}` } : {}),
+    };
+  });
+
+  const meterGoal = `write units per request <= ${METERING_GOAL.max} at ${METERING_RATE} requests a second of one tenant (issue: well under 0.1)`;
+  const meterWhat = `usage metering: ${METERING_RATE * 60 + 1} GET people pages of one tenant over one flush interval (60 s, a virtual clock)`;
+  await attempt('meteringAtLoad', 'people', meterWhat, meterGoal, async () => {
+    // Its own environment (dependencies and recorder) on the same table, with the default interval
+    // and a clock the loop moves: one minute of load without waiting one.
+    let virtual = Date.now();
+    const deps = createCoreDeps({ config: { ...h.config, usageFlushSeconds: 60 }, db: h.db, now: () => new Date(virtual) });
+    const people = createPeopleHandler(() => deps);
+    const n = METERING_RATE * 60 + 1;
+    const w = await recorded(h, async () => {
+      for (let i = 0; i < n; i++) {
+        virtual += 1000 / METERING_RATE;
+        const res = await people(httpEvent('GET', `/api/f/${folderKey}/people`, { token, query: { page: 0, pageSize: 20 } }), lambdaContext());
+        if (res.statusCode !== 200) throw new Error(`GET people answered ${res.statusCode}`);
+      }
+    });
+    const flushes = w.calls.filter((c) => c.command === 'UpdateItem');
+    const wcu = Math.round(flushes.reduce((a, c) => a + c.write, 0) * 1000) / 1000;
+    const perRequest = wcu / n;
+    const reads = totals(w.calls.filter((c) => c.command !== 'UpdateItem'));
+    return {
+      what: meterWhat,
+      family: 'people',
+      requests: flushes.length,
+      commands: flushes.map((c) => c.command),
+      rcu: 0,
+      wcu,
+      durationMs: null,
+      apiRequests: n,
+      writeUnitsPerRequest: Math.round(perRequest * 100_000) / 100_000,
+      readUnitsPerRequest: Math.round((reads.rcu / n) * 1000) / 1000,
+      floor: 0,
+      ratio: null,
+      goal: meterGoal,
+      meetsGoal: flushes.length === 1 && perRequest <= METERING_GOAL.max,
+      ...(flushes.length !== 1 ? { note: `expected one flush (one UpdateItem ADD for the tenant and day), saw ${flushes.length}` } : {}),
     };
   });
 

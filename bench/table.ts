@@ -49,6 +49,17 @@ export function rowsOf(r: Results): Row[] {
     });
   }
   for (const [name, o] of Object.entries(r.capacity.operations)) {
+    if (typeof o.writeUnitsPerRequest === 'number') {
+      rows.push({
+        entry: `capacity.${name}`,
+        figure: `${o.requests} UpdateItem for ${String(o.apiRequests)} requests: ${n(o.writeUnitsPerRequest, 4)} WCU per request`,
+        floor: '—',
+        ratio: '—',
+        goal: '<= 0.01 WCU/req',
+        verdict: verdict(o.meetsGoal, o.note),
+      });
+      continue;
+    }
     const search = typeof o.itemsRead === 'number';
     rows.push({
       entry: `capacity.${name}`,

@@ -21,6 +21,7 @@ import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { serviceUnavailable, tooManyRequests, type ApiError } from '#shared/errors.ts';
 import { Router } from '#shared/http/router.ts';
 import { createLogger } from '#shared/logger.ts';
+import { flushAllUsage, flushDueUsage } from '#shared/usage/recorder.ts';
 import { DEAD_LETTER_FILE, fileDeadLetters } from './dead-letters.ts';
 import { startDynamo, type RunningDynamo } from './dynamo.ts';
 import { splitTarget, toHttpEvent, writeJsonError, writeResult } from './http-event.ts';
@@ -30,6 +31,9 @@ import { startStreamPoller, type StreamPoller } from './stream-poller.ts';
 import { stageThrottle, type ThrottleSettings } from './throttle.ts';
 import { startWebhookQueue, type WebhookQueueRunner } from './webhook-queue.ts';
 import { WebSocketGateway, type WebSocketGatewayOptions } from './websocket-gateway.ts';
+
+/** How often the runtime writes the usage counts that are due (each family still writes at most once per interval). */
+const USAGE_TIMER_MS = 5_000;
 
 /** Bodies above this are not read at all (the pipeline answers 413 above GATEHOUSE_MAX_BODY_BYTES). */
 const HARD_BODY_CAP = 2 * 1024 * 1024;
@@ -184,14 +188,22 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   let poller: StreamPoller | undefined;
   let webhooks: { runner: WebhookQueueRunner; db: ReturnType<typeof createDb> } | undefined;
   let stopping: Promise<void> | undefined;
+  // Usage counts of the families run here are written when due even while no request comes
+  // (in Lambda a count waits for its environment's next invocation), and all of them on shutdown.
+  const usageTimer = setInterval(() => void flushDueUsage().catch(() => undefined), USAGE_TIMER_MS);
+  usageTimer.unref();
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
+      clearInterval(usageTimer);
       await gateway.close();
       await mqtt.close();
       await poller?.stop();
       await webhooks?.runner.stop();
       webhooks?.db.raw.destroy();
       await closeServer(server);
+      if (dynamo) {
+        await flushAllUsage().catch((err: unknown) => logger.warn('usage: writing the last counts failed', { error: (err as Error).message }));
+      }
       await dynamo?.stop();
       // `npm run admin` looks here for a running runtime's database.
       await rm(join(dataDir, ENDPOINT_FILE), { force: true });

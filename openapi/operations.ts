@@ -380,6 +380,41 @@ const replayWindowSchema = z
   .object({ Since: z.string().meta({ format: 'date-time' }), Until: z.string().meta({ format: 'date-time' }) })
   .meta({ id: 'ReplayWindow', description: 'The window of OccurredOn to re-send.' });
 
+const usageDaySchema = z
+  .looseObject({
+    $type: z.string(),
+    Day: z.string().meta({ format: 'date' }),
+    Requests: z.record(z.string(), z.number().int()).meta({ description: 'Requests answered, per operation family (families without requests are left out).' }),
+    TotalRequests: z.number().int(),
+    EventsPublished: z.number().int().meta({ description: 'Events published through the API (live-only ones included).' }),
+    AuditEvents: z.number().int().meta({ description: 'Audit events the service wrote for object changes.' }),
+    ObjectsCreated: z.number().int(),
+    ObjectsDeleted: z.number().int(),
+  })
+  .meta({ id: 'UsageDay', description: 'The metered usage of one UTC day, summed over the instance and its sub-instances.' });
+const usageSchema = z
+  .looseObject({
+    $type: z.string(),
+    InstanceKey: z.string(),
+    From: z.string().meta({ format: 'date' }),
+    To: z.string().meta({ format: 'date' }),
+    InstanceKeys: z.array(z.string()).meta({ description: 'The instance and the sub-instances summed, breadth first.' }),
+    StoredObjects: z.number().int().meta({ description: 'Objects stored now (created minus deleted since metering began), events apart.' }),
+    Days: z.array(usageDaySchema),
+  })
+  .meta({ id: 'UsageInfo', description: 'Metered usage of an instance and its sub-instances, per UTC day.' });
+const exampleUsage = {
+  $type: ns('UsageInfo'),
+  InstanceKey: I,
+  From: '2026-05-01',
+  To: '2026-05-01',
+  InstanceKeys: [I, K2],
+  StoredObjects: 1520,
+  Days: [
+    { $type: ns('UsageDay'), Day: '2026-05-01', Requests: { events: 310, people: 42, token: 12 }, TotalRequests: 364, EventsPublished: 300, AuditEvents: 9, ObjectsCreated: 7, ObjectsDeleted: 2 },
+  ],
+};
+
 const disconnect: Describe = (c) => ({
   summary: `Disconnect ${one(c)} from an object`,
   success: { 204: { description: 'Disconnected (or was not connected).' } },
@@ -704,6 +739,21 @@ export const OPERATIONS: Readonly<Record<string, Describe>> = {
     description: 'The call links (rotatesecret, test, replay) answer GET with 405 and `Allow: POST`.',
     success: { 200: { description: 'The link\'s content.', schema: anyJsonSchema, example: [] } },
     errors: [403, 404, 405],
+  }),
+
+  // Tenant usage (a Gatehouse extension)
+  usage: () => ({
+    summary: 'Read the metered usage of an instance and its sub-instances',
+    description:
+      'Administrators of the instance or of an instance above it. Counts are written by each execution environment at most once a minute: ' +
+      'the last minute may be missing, an environment that stops unflushed loses at most its last minute, and a retried write may count twice. ' +
+      'At most 366 days a call, within the last 400 days; at most 100 instances (400 QueryTooBroad beyond).',
+    query: {
+      from: z.string().optional().meta({ format: 'date', description: 'First UTC day (`yyyy-mm-dd`, or a date-time read as its UTC day); default: 29 days before `to`.' }),
+      to: z.string().optional().meta({ format: 'date', description: 'Last UTC day, included; default: today.' }),
+    },
+    success: { 200: { description: 'The usage per day.', schema: usageSchema, example: exampleUsage } },
+    errors: [403, 404],
   }),
 
   // Search

@@ -63,6 +63,12 @@ const schema = z.object({
   GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: bool.default(false),
   // Test-only: multiplies the retry delays and the five-day disable window (1 = the real schedule).
   GATEHOUSE_WEBHOOK_RETRY_SCALE: z.coerce.number().positive().max(1).default(1),
+  // Tenant usage: how often an execution environment writes its counts (0: after every request).
+  GATEHOUSE_USAGE_FLUSH_SECONDS: int(0, 3600).default(60),
+  // CloudWatch metrics (EMF lines on stdout): unset means on in Lambda, off anywhere else.
+  GATEHOUSE_METRICS: bool.optional(),
+  // Set by the Lambda runtime (and never by the local runtime).
+  AWS_LAMBDA_FUNCTION_NAME: z.string().optional(),
 });
 
 export type Config = Readonly<{
@@ -118,6 +124,10 @@ export type Config = Readonly<{
   webhookAllowLoopback: boolean;
   /** Test-only factor on the webhook retry delays and the five-day disable window. */
   webhookRetryScale: number;
+  /** Seconds between two writes of an execution environment's usage counts; 0 writes after every request. */
+  usageFlushSeconds: number;
+  /** Emit CloudWatch metrics (EMF) per request: on in Lambda unless GATEHOUSE_METRICS says otherwise. */
+  metrics: boolean;
 }>;
 
 /** The package version, injected by esbuild at bundle time and read from package.json otherwise. */
@@ -182,6 +192,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookQueueUrl: e.GATEHOUSE_WEBHOOK_QUEUE_URL,
     webhookAllowLoopback: e.GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK,
     webhookRetryScale: e.GATEHOUSE_WEBHOOK_RETRY_SCALE,
+    usageFlushSeconds: e.GATEHOUSE_USAGE_FLUSH_SECONDS,
+    metrics: e.GATEHOUSE_METRICS ?? e.AWS_LAMBDA_FUNCTION_NAME !== undefined,
   });
 }
 

@@ -153,6 +153,9 @@ export const ROUTES: readonly Route[] = Object.freeze([
   route('POST', `${F}/webhooks/{key}/replay`, 'webhooks', 'replay'),
   // GET on the action links (rotatesecret, test, replay): 405 with Allow: POST
   route('GET', `${F}/webhooks/{key}/{link}`, 'webhooks', 'getWebhookLink'),
+
+  // Tenant usage (a Gatehouse extension): metered counts of an instance and its sub-instances
+  route('GET', `${F}/usage`, 'folders', 'usage'),
 ]);
 
 /** The families that serve HTTP routes, in table order. */

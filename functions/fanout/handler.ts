@@ -3,7 +3,8 @@
  * mapping in AWS, the stream poller locally). Two consumers share each batch: the live feed
  * (new events to subscribed WebSocket clients, to the MQTT broker and to the webhook queue) and the audit trail (object changes become
  * events). Records either could not handle are returned in `batchItemFailures`
- * (ReportBatchItemFailures); both are safe to retry.
+ * (ReportBatchItemFailures); both are safe to retry. The same pass meters the write side of
+ * tenant usage (events published, objects created and deleted; see `shared/usage/stream.ts`).
  */
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { auditEventsFromStream, mergeBatchResponses } from '#shared/events/audit.ts';
@@ -11,14 +12,21 @@ import { config } from '#shared/config.ts';
 import { createLiveDeps, type LiveDeps } from '#shared/live/deps.ts';
 import { fanOut } from '#shared/live/fanout.ts';
 import { createIotPublisher } from '#shared/live/mqtt-publisher.ts';
+import { createUsageRecorder, type UsageRecorder } from '#shared/usage/recorder.ts';
+import { meterStreamBatch } from '#shared/usage/stream.ts';
 import { tableQueue } from '#shared/webhooks/queue.ts';
 import { createSqsQueue } from '#shared/webhooks/sqs-queue.ts';
 
 export function createHandler(deps: () => LiveDeps) {
+  let usage: UsageRecorder | undefined;
   return async function fanout(event: DynamoDBStreamEvent, _context?: Context): Promise<DynamoDBBatchResponse> {
     const records = event.Records ?? [];
     const [live, audit] = await Promise.all([fanOut(deps(), records), auditEventsFromStream(records, deps())]);
-    return mergeBatchResponses(live, audit);
+    const response = mergeBatchResponses(live, audit);
+    usage ??= createUsageRecorder(deps());
+    meterStreamBatch(usage, records, response);
+    await usage.flushIfDue();
+    return response;
   };
 }
 

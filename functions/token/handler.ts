@@ -5,6 +5,7 @@
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { ok, type Operation } from '#shared/http/types.ts';
+import { loginOutcome } from '#shared/auth/login-outcome.ts';
 import { warmUpPasswords } from '#shared/auth/passwords.ts';
 import { NO_STORE, checkClient, parseTokenFields, readTokenRequest } from '#shared/auth/token-request.ts';
 import { passwordGrant, refreshGrant } from '#shared/auth/token-service.ts';
@@ -13,7 +14,8 @@ const token: Operation<CoreDeps> = async (req, deps) => {
   const request = readTokenRequest(parseTokenFields(req.rawBody));
   checkClient(deps.config, request.clientId, request.clientSecret);
   const body = request.grantType === 'password' ? await passwordGrant(deps, request) : await refreshGrant(deps, request);
-  return ok(body, { ...NO_STORE });
+  // The instance logged into is the call's tenant (usage and the request log line).
+  return { ...ok(body, { ...NO_STORE }), tenant: body.instance };
 };
 
 const jwks: Operation<CoreDeps> = async (_req, deps) =>
@@ -21,7 +23,7 @@ const jwks: Operation<CoreDeps> = async (_req, deps) =>
 
 export const operations = { token, jwks };
 
-export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'token', operations, deps });
+export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'token', operations, deps, loginOutcome });
 
 // Cold start: make the dummy hash now, so the first unknown-user login costs what later ones do.
 warmUpPasswords();

@@ -13,7 +13,11 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Config } from '../config.ts';
+import { addConsumedCapacity } from './capacity.ts';
 import { TABLE } from './table.ts';
+
+/** The commands that read or write items (and accept ReturnConsumedCapacity). */
+const DATA_PLANE = /^(?:(?:Get|Put|Update|Delete|BatchGet|BatchWrite)Item|TransactGetItems|TransactWriteItems|Query|Scan|ExecuteStatement)Command$/;
 
 /** What a repository needs: the document client and the table name. */
 export interface Db {
@@ -50,36 +54,39 @@ export function createDb(cfg: Pick<Config, 'tableName' | 'dynamodbEndpoint' | 'r
         }
       : {}),
   });
-  if (opts.onCapacity) {
-    const onCapacity = opts.onCapacity;
-    raw.middlewareStack.add(
-      (next, context) => async (args) => {
-        const input = args.input as Record<string, unknown>;
-        input.ReturnConsumedCapacity ??= 'TOTAL';
-        const out = await next(args);
-        const cc = (out.output as { ConsumedCapacity?: unknown }).ConsumedCapacity;
-        const list = (Array.isArray(cc) ? cc : cc ? [cc] : []) as Array<{
-          CapacityUnits?: number;
-          ReadCapacityUnits?: number;
-          WriteCapacityUnits?: number;
-        }>;
-        let read = 0;
-        let write = 0;
-        for (const c of list) {
-          read += c.ReadCapacityUnits ?? 0;
-          write += c.WriteCapacityUnits ?? 0;
-          if (c.ReadCapacityUnits === undefined && c.WriteCapacityUnits === undefined) {
-            // DynamoDB Local reports only CapacityUnits: attribute it by command kind.
-            if (/Get|Query|Scan/.test(context.commandName ?? '')) read += c.CapacityUnits ?? 0;
-            else write += c.CapacityUnits ?? 0;
-          }
+  // Every data-plane call reports its consumed capacity: to the request's scope (the request log
+  // line and the ConsumedCapacity metric) and to `onCapacity` when given (tests and benchmarks).
+  const onCapacity = opts.onCapacity;
+  raw.middlewareStack.add(
+    (next, context) => async (args) => {
+      const commandName = context.commandName ?? '';
+      if (!DATA_PLANE.test(commandName)) return next(args);
+      const input = args.input as Record<string, unknown>;
+      input.ReturnConsumedCapacity ??= 'TOTAL';
+      const out = await next(args);
+      const cc = (out.output as { ConsumedCapacity?: unknown }).ConsumedCapacity;
+      const list = (Array.isArray(cc) ? cc : cc ? [cc] : []) as Array<{
+        CapacityUnits?: number;
+        ReadCapacityUnits?: number;
+        WriteCapacityUnits?: number;
+      }>;
+      let read = 0;
+      let write = 0;
+      for (const c of list) {
+        read += c.ReadCapacityUnits ?? 0;
+        write += c.WriteCapacityUnits ?? 0;
+        if (c.ReadCapacityUnits === undefined && c.WriteCapacityUnits === undefined) {
+          // DynamoDB Local reports only CapacityUnits: attribute it by command kind.
+          if (/Get|Query|Scan/.test(commandName)) read += c.CapacityUnits ?? 0;
+          else write += c.CapacityUnits ?? 0;
         }
-        onCapacity({ command: (context.commandName ?? 'unknown').replace(/Command$/, ''), read, write });
-        return out;
-      },
-      { step: 'initialize', name: 'gatehouseCapacity' },
-    );
-  }
+      }
+      addConsumedCapacity(read + write);
+      onCapacity?.({ command: (commandName || 'unknown').replace(/Command$/, ''), read, write });
+      return out;
+    },
+    { step: 'initialize', name: 'gatehouseCapacity' },
+  );
   const doc = DynamoDBDocumentClient.from(raw, {
     marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
   });

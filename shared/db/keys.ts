@@ -17,6 +17,8 @@
  * | webhook subscription | `WH#<instanceKey>`               | `<webhookKey>`          |                                        |                               |
  * | webhook attempt      | `WD#<webhookKey>`                | `<attemptKey>`          |                                        |                               |
  * | webhook job (local)  | `WQ`                             | `<dueAt ms, 15 digits>#<jobId>` |                                |                               |
+ * | tenant usage, a day  | `US#<instanceKey>`               | `D#<yyyy-mm-dd>`        |                                        |                               |
+ * | tenant usage, total  | `US#<instanceKey>`               | `TOTAL`                 |                                        |                               |
  *
  * Events are objects (PK `O#<eventKey>`, SK `A`) whose GSI1 is `EV#<folder>` / `<occurredOn>#<key>`.
  *
@@ -70,6 +72,11 @@ export const webhookAttemptPk = (webhookKey: string): string => `WD#${webhookKey
 /** The local runtime's webhook queue: one partition, sorted by when each job is due. */
 export const WEBHOOK_QUEUE_PK = 'WQ';
 export const webhookQueueSk = (dueAtMs: number, jobId: string): string => `${String(Math.max(0, Math.floor(dueAtMs))).padStart(15, '0')}#${jobId}`;
+
+/** Metered usage of one instance: one item per UTC day (`D#<yyyy-mm-dd>`) and one running total. */
+export const usagePk = (instanceKey: string): string => `US#${instanceKey}`;
+export const usageDaySk = (day: string): string => `D#${day}`;
+export const USAGE_TOTAL_SK = 'TOTAL';
 
 /** Object keys are 24 lower-case hex digits (ObjectIds). */
 export const OBJECT_KEY = /^[0-9a-f]{24}$/;

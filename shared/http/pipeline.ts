@@ -6,12 +6,23 @@
  *
  * Each middleware is a factory returning `{ before, after, onError }`; state lives under
  * `request.internal.gatehouse`.
+ *
+ * Every answered request is logged once (message `request`: family, operation, status, ms,
+ * instanceKey, consumedCapacity), counted in CloudWatch metrics (`shared/metrics.ts`, in Lambda)
+ * and metered for its tenant's usage (`shared/usage/recorder.ts`). The tenant (`instanceKey`) is
+ * the caller's instance, from its token, whatever folder the path names: the instance that
+ * signed in is the one that pays, and it needs no read to know. A call without a token is
+ * metered only when its operation names the tenant (`POST /token`: the instance logged into).
  */
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { ApiError, ConditionFailed, StoreUnavailable, internalError, serviceUnavailable, badRequest, notFound } from '../errors.ts';
 import type { Family } from '../model/collections.ts';
 import { parseJson, stringifyJson } from '../json.ts';
+import { consumedCapacity, withCapacityScope } from '../db/capacity.ts';
+import { createRequestMetrics, type RequestMetrics } from '../metrics.ts';
+import { requestCounter } from '../usage/meter.ts';
+import { createUsageRecorder, type UsageRecorder } from '../usage/recorder.ts';
 import { Router } from './router.ts';
 import type { ApiRequest, ApiResponse, BaseDeps, Operation } from './types.ts';
 
@@ -24,6 +35,10 @@ interface State {
   requestId: string;
   req?: ApiRequest;
   operation?: string;
+  /** The error code answered, when an ApiError was. */
+  errorCode?: string;
+  /** The tenant an operation named for a call without a token ({@link ApiResponse.tenant}). */
+  tenant?: string;
 }
 
 interface MiddyRequest {
@@ -40,6 +55,11 @@ export interface HandlerSpec<D extends BaseDeps> {
   readonly operations: Readonly<Record<string, Operation<D>>>;
   /** Dependencies, created once per execution environment on first use. */
   readonly deps: () => D;
+  /**
+   * The login outcome of a request for the `LoginAttempts`/`LoginFailures` metrics (token
+   * family): undefined when the request was not a login attempt.
+   */
+  readonly loginOutcome?: (req: ApiRequest, status: number, errorCode: string | undefined) => { failed: boolean } | undefined;
 }
 
 const router = new Router();
@@ -99,6 +119,8 @@ function errorResponse(err: ApiError): ApiResponse {
 export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
   let deps: D | undefined;
   const getDeps = (): D => (deps ??= spec.deps());
+  let metrics: RequestMetrics | undefined;
+  let usage: UsageRecorder | undefined;
 
   const requestContext = () => ({
     before: async (request: MiddyRequest) => {
@@ -110,25 +132,41 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
       logger.appendKeys({ requestId, family: spec.family });
     },
     after: async (request: MiddyRequest) => {
-      logRequest(request, request.response?.statusCode ?? 0);
+      await logRequest(request, request.response?.statusCode ?? 0);
     },
     onError: async (request: MiddyRequest) => {
-      if (request.response) logRequest(request, request.response.statusCode ?? 0);
+      if (request.response) await logRequest(request, request.response.statusCode ?? 0);
     },
   });
 
-  function logRequest(request: MiddyRequest, status: number) {
+  async function logRequest(request: MiddyRequest, status: number) {
     const s = request.internal.gatehouse;
-    const { logger } = getDeps();
+    const d = getDeps();
+    const ms = s ? Math.round((performance.now() - s.started) * 10) / 10 : 0;
+    const instanceKey = s?.req?.principal?.instanceKey ?? s?.tenant;
+    const capacity = consumedCapacity() ?? 0;
     // Never the body, the query string or headers: they can carry passwords, codes and tokens.
-    logger.info('request', {
+    d.logger.info('request', {
       method: request.event.requestContext?.http?.method,
       route: s?.req?.route.path ?? request.event.routeKey,
       operation: s?.operation,
       status,
-      ms: s ? Math.round((performance.now() - s.started) * 10) / 10 : undefined,
+      ms,
+      instanceKey,
+      consumedCapacity: capacity,
     });
-    logger.removeKeys(['requestId', 'family']);
+    d.logger.removeKeys(['requestId', 'family']);
+    // Observing a request never changes its answer.
+    try {
+      const operation = s?.operation ?? 'notFound';
+      const login = s?.req && spec.loginOutcome ? spec.loginOutcome(s.req, status, s.errorCode) : undefined;
+      (metrics ??= createRequestMetrics(d.config, spec.family)).record({ operation, status, ms, consumedCapacity: capacity, ...(login ? { login } : {}) });
+      usage ??= createUsageRecorder(d);
+      if (instanceKey) usage.add(instanceKey, { [requestCounter(spec.family)]: 1 });
+      await usage.flushIfDue();
+    } catch (err) {
+      d.logger.warn('metrics or usage metering failed', { error: (err as Error).message });
+    }
   }
 
   const bodyLimit = () => ({
@@ -208,6 +246,7 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
       const err = request.error;
       const cors = corsFor(request);
       if (err instanceof ApiError) {
+        if (request.internal.gatehouse) request.internal.gatehouse.errorCode = err.code;
         request.response = serialize(errorResponse(err), cors);
         return;
       }
@@ -238,6 +277,7 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
     const op = spec.operations[s.operation!];
     if (!op) throw new ApiError(501, 'NotImplemented', `${s.operation} is not implemented yet.`);
     const res = await op(s.req, getDeps());
+    if (res.tenant) s.tenant = res.tenant;
     const origin = s.req.headers.origin;
     return serialize(res, corsHeaders(getDeps().config.corsOrigins, origin));
   };
@@ -251,7 +291,9 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
     .use(authentication() as Mw)
     .handler(runOperation);
 
-  return Object.assign(handler, { deps: getDeps });
+  // Each invocation counts the DynamoDB capacity of its own calls (requests may run at once locally).
+  const measured = (event: HttpEvent, context: Context): Promise<HttpResult> => withCapacityScope(() => handler(event, context));
+  return Object.assign(measured, { deps: getDeps });
 }
 
 function describe(err: unknown): Record<string, unknown> {

@@ -53,6 +53,11 @@ export interface ApiResponse {
    * `content-type` goes in `headers`. `base64` for bytes (a gzip-encoded asset).
    */
   readonly raw?: { readonly text: string; readonly base64?: boolean };
+  /**
+   * The tenant (instance key) to meter and log the call under when the caller has no token:
+   * `POST /token` names the instance a login went to. Never sent to the client.
+   */
+  readonly tenant?: string;
 }
 
 /** What every family receives. A family may extend it with its own clients. */

@@ -177,6 +177,7 @@ const ops: Op[] = [
   { name: 'create user', kind: 'admin', run: (token) => api.post(`${A()}/users`, { token, body: { $type: 'UserInfo', CommonName: uniqueName('u'), Role: 'ReadOnly' } }) },
   { name: 'list instances', kind: 'read', run: (token) => api.get(`${A()}/instances`, { token }) },
   { name: 'create instance', kind: 'admin', run: (token) => api.post(`${A()}/instances`, { token, body: { $type: 'InstanceInfo', CommonName: uniqueName('i') } }) },
+  { name: 'usage', kind: 'admin', run: (token) => api.get(`${A()}/usage`, { token }) },
 ];
 
 describe('isolation matrix on instance A', () => {

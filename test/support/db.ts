@@ -38,6 +38,9 @@ export async function createTestDb(env: Record<string, string> = {}): Promise<Te
     GATEHOUSE_TABLE_NAME: tableName,
     GATEHOUSE_LOG_LEVEL: 'SILENT',
     GATEHOUSE_DATA_DIR: `.test-data/${tableName}`,
+    // Usage counts are written once an hour here, so tests that count a call's DynamoDB requests
+    // never see a flush land in their window; the usage tests set the interval they exercise.
+    GATEHOUSE_USAGE_FLUSH_SECONDS: '3600',
     ...env,
   });
   const calls: CapacityRecord[] = [];

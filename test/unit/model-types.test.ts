@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { typeNameOf, typeTag } from '#shared/model/types.ts';
-import { claimPk, collectionPk, isObjectKey, objectPk, partitionPk } from '#shared/db/keys.ts';
+import { USAGE_TOTAL_SK, claimPk, collectionPk, isObjectKey, objectPk, partitionPk, usageDaySk, usagePk } from '#shared/db/keys.ts';
 import { newKey } from '#shared/model/placement.ts';
 import { redactSecrets, REDACTED } from '#shared/logger.ts';
 
@@ -26,6 +26,13 @@ describe('keys', () => {
     expect(collectionPk('f', 'people')).toBe('C#f#people');
     expect(partitionPk('i', 'people')).toBe('T#i#people');
     expect(claimPk('i', 'card', ':123')).toBe('U#i#card#:123');
+  });
+
+  it("spells an instance's usage keys so a day range is one key condition", () => {
+    expect(usagePk('i')).toBe('US#i');
+    expect(usageDaySk('2026-05-01')).toBe('D#2026-05-01');
+    // Days sort as text within the partition; the total sorts apart from them.
+    expect([usageDaySk('2026-05-10'), USAGE_TOTAL_SK, usageDaySk('2026-04-30')].sort()).toEqual(['D#2026-04-30', 'D#2026-05-10', 'TOTAL']);
   });
 
   it('makes 24-hex, time-ordered object keys', () => {
