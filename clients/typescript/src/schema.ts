@@ -2543,6 +2543,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/f/{folderKey}/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the metered usage of an instance and its sub-instances
+         * @description Administrators of the instance or of an instance above it. Counts are written by each execution environment at most once a minute: the last minute may be missing, an environment that stops unflushed loses at most its last minute, and a retried write may count twice. At most 366 days a call, within the last 400 days; at most 100 instances (400 QueryTooBroad beyond).
+         */
+        get: operations["usage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -4386,6 +4406,41 @@ export interface components {
             DurationMs?: number | null;
             AttemptedOn?: string | null;
             NextAttemptOn?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description Metered usage of an instance and its sub-instances, per UTC day. */
+        UsageInfo: {
+            $type: string;
+            InstanceKey: string;
+            /** Format: date */
+            From: string;
+            /** Format: date */
+            To: string;
+            /** @description The instance and the sub-instances summed, breadth first. */
+            InstanceKeys: string[];
+            /** @description Objects stored now (created minus deleted since metering began), events apart. */
+            StoredObjects: number;
+            Days: components["schemas"]["UsageDay"][];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description The metered usage of one UTC day, summed over the instance and its sub-instances. */
+        UsageDay: {
+            $type: string;
+            /** Format: date */
+            Day: string;
+            /** @description Requests answered, per operation family (families without requests are left out). */
+            Requests: {
+                [key: string]: number;
+            };
+            TotalRequests: number;
+            /** @description Events published through the API (live-only ones included). */
+            EventsPublished: number;
+            /** @description Audit events the service wrote for object changes. */
+            AuditEvents: number;
+            ObjectsCreated: number;
+            ObjectsDeleted: number;
         } & {
             [key: string]: unknown;
         };
@@ -14452,6 +14507,45 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    usage: {
+        parameters: {
+            query?: {
+                /** @description First UTC day (`yyyy-mm-dd`, or a date-time read as its UTC day); default: 29 days before `to`. */
+                from?: string;
+                /** @description Last UTC day, included; default: today. */
+                to?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                folderKey: components["parameters"]["folderKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The usage per day. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UsageInfo"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
