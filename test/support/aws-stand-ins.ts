@@ -122,10 +122,15 @@ export class AwsStandIns {
     json(400, { __type: 'UnknownOperationException', message: `No stand-in for ${req.method} ${req.url} ${target ?? ''}` });
   }
 
-  private secretsManager(action: string, input: { SecretId?: string; SecretString?: string }, json: (status: number, value: unknown) => void): void {
+  private secretsManager(
+    action: string,
+    input: { SecretId?: string; SecretString?: string; VersionStage?: string },
+    json: (status: number, value: unknown) => void,
+  ): void {
     const id = input.SecretId ?? '';
     const value = this.secrets.get(id);
-    if (value === undefined) {
+    // One version per secret, the current one: asking for another stage finds none, as in AWS.
+    if (value === undefined || (input.VersionStage !== undefined && input.VersionStage !== 'AWSCURRENT')) {
       return json(400, { __type: 'ResourceNotFoundException', message: "Secrets Manager can't find the specified secret." });
     }
     if (action === 'GetSecretValue') {
