@@ -1,9 +1,10 @@
 import { defineConfig } from 'vitest/config';
 
 /**
- * Five projects: `unit` (no network), `integration` (DynamoDB Local started once by a global
+ * Six projects: `unit` (no network), `integration` (DynamoDB Local started once by a global
  * setup), `infra` (CDK template assertions, bundling skipped), `reliability` (fuzzing, tenant
- * isolation, races, faults: DynamoDB Local like integration) and `e2e` (the local runtime booted
+ * isolation, races, faults: DynamoDB Local like integration), `bundles` (the deployment packages
+ * cdk.out holds, run as Lambda runs them, on DynamoDB Local) and `e2e` (the local runtime booted
  * on a free port, spoken to over HTTP and WebSocket).
  */
 const env = {
@@ -36,6 +37,18 @@ export default defineConfig({
           globalSetup: ['test/support/dynamo-setup.ts'],
           testTimeout: 180_000,
           hookTimeout: 120_000,
+          env,
+        },
+      },
+      {
+        // The deployment packages: the app synthesized with real bundling, each function loaded
+        // from cdk.out as the Lambda runtime loads it, a whole flow through them on DynamoDB Local.
+        test: {
+          name: 'bundles',
+          include: ['test/bundles/**/*.test.ts'],
+          globalSetup: ['test/support/dynamo-setup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 600_000,
           env,
         },
       },
