@@ -33,7 +33,7 @@ import {
 import { SnsAction } from 'aws-cdk-lib/aws-cloudwatch-actions';
 import { Operation, type Table } from 'aws-cdk-lib/aws-dynamodb';
 import { PolicyStatement, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { QueryDefinition, QueryString } from 'aws-cdk-lib/aws-logs';
+import { CfnQueryDefinition } from 'aws-cdk-lib/aws-logs';
 import { Topic } from 'aws-cdk-lib/aws-sns';
 import type { IQueue } from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
@@ -101,7 +101,7 @@ export class GatehouseObservability extends Construct {
   /** The alarms that say a family's code is failing: what rolls back its deployment. */
   readonly familyErrorAlarms: ReadonlyMap<Family, readonly Alarm[]>;
   readonly dashboard: Dashboard;
-  readonly queries: readonly QueryDefinition[];
+  readonly queries: readonly CfnQueryDefinition[];
   readonly thresholds: AlarmThresholds;
 
   private readonly action: SnsAction;
@@ -389,67 +389,50 @@ export class GatehouseObservability extends Construct {
    * `instanceKey`, `status`, `ms`, `consumedCapacity`) of every HTTP family's log group. These
    * are the billing-grade per-tenant figures.
    */
-  private buildQueries(props: GatehouseObservabilityProps): QueryDefinition[] {
+  private buildQueries(props: GatehouseObservabilityProps): CfnQueryDefinition[] {
     const stack = Stack.of(this);
-    const logGroups = props.httpFamilies.map((family) => {
+    const logGroupNames = props.httpFamilies.map((family) => {
       const fn = props.functions.get(family);
       if (!fn) throw new Error(`No function for the HTTP family ${family}`);
-      return fn.logGroup;
+      return fn.logGroup.logGroupName;
     });
-    const tenantRequests = ["message = 'request'", 'ispresent(instanceKey)'];
-    const make = (id: string, name: string, queryString: QueryString) =>
-      new QueryDefinition(this, id, { queryDefinitionName: `${stack.stackName}/${name}`, queryString, logGroups });
+    const tenantRequests = ["filter message = 'request'", 'filter ispresent(instanceKey)'];
+    // Commands run in the order given (aws-logs' QueryString puts `fields` before `stats`).
+    const make = (id: string, name: string, commands: readonly string[]) =>
+      new CfnQueryDefinition(this, id, { name: `${stack.stackName}/${name}`, queryString: commands.join('\n| '), logGroupNames });
     return [
-      make(
-        'TenantUsageQuery',
-        'Tenant usage per day',
-        new QueryString({
-          filterStatements: tenantRequests,
-          statsStatements: [
-            'count(*) as requests, sum(status >= 500) as errors, sum(consumedCapacity) as capacityUnits by instanceKey, bin(1d) as day',
-          ],
-          sort: 'day desc, requests desc',
-          limit: 1000,
-        }),
-      ),
-      make(
-        'EventsPublishedQuery',
-        'Events published per tenant per day',
-        new QueryString({
-          filterStatements: [
-            ...tenantRequests,
-            `family = '${PUBLISH_OPERATION.family}'`,
-            `operation = '${PUBLISH_OPERATION.operation}'`,
-            'status < 300',
-          ],
-          statsStatements: ['count(*) as eventsPublished by instanceKey, bin(1d) as day'],
-          sort: 'day desc, eventsPublished desc',
-          limit: 1000,
-        }),
-      ),
-      make(
-        'TopTenantsQuery',
-        'Top tenants by cost',
-        new QueryString({
-          filterStatements: tenantRequests,
-          statsStatements: [`count(*) as requests, sum(ms) as ms, sum(consumedCapacity) as capacityUnits by instanceKey`],
-          display: `instanceKey, requests, ms, capacityUnits, ${costExpression()} as estimatedUsd`,
-          sort: 'estimatedUsd desc',
-          limit: 25,
-        }),
-      ),
-      make(
-        'TenantErrorsQuery',
-        'Errors per tenant and operation',
-        new QueryString({
-          filterStatements: [...tenantRequests, 'status >= 500'],
-          statsStatements: ['count(*) as errors, max(@timestamp) as last by instanceKey, family, operation'],
-          sort: 'errors desc',
-          limit: 100,
-        }),
-      ),
+      make('TenantUsageQuery', 'Tenant usage per day', [
+        ...tenantRequests,
+        'stats count(*) as requests, sum(status >= 500) as errors, sum(consumedCapacity) as capacityUnits by instanceKey, bin(1d) as day',
+        'sort day desc, requests desc',
+        'limit 1000',
+      ]),
+      make('EventsPublishedQuery', 'Events published per tenant per day', [
+        ...tenantRequests,
+        `filter family = '${PUBLISH_OPERATION.family}'`,
+        `filter operation = '${PUBLISH_OPERATION.operation}'`,
+        'filter status < 300',
+        'stats count(*) as eventsPublished by instanceKey, bin(1d) as day',
+        'sort day desc, eventsPublished desc',
+        'limit 1000',
+      ]),
+      make('TopTenantsQuery', 'Top tenants by cost', [
+        ...tenantRequests,
+        'stats count(*) as requests, sum(ms) as computeMs, sum(consumedCapacity) as capacityUnits by instanceKey',
+        `fields ${costExpression()} as estimatedUsd`,
+        'sort estimatedUsd desc',
+        'limit 25',
+      ]),
+      make('TenantErrorsQuery', 'Errors per tenant and operation', [
+        ...tenantRequests,
+        'filter status >= 500',
+        'stats count(*) as errors, max(@timestamp) as last by instanceKey, family, operation',
+        'sort errors desc',
+        'limit 100',
+      ]),
     ];
   }
+
 }
 
 /**
@@ -462,8 +445,11 @@ export function costExpression(): string {
   const perRequest = (HTTP_API_PER_MILLION_REQUESTS + LAMBDA_PER_MILLION_REQUESTS) / 1e6;
   const perMs = (DEFAULT_MEMORY_MB / 1024) * (LAMBDA_ARM64_PER_GB_SECOND / 1000);
   const perUnit = DYNAMODB_PER_MILLION_WRITE_REQUEST_UNITS / 1e6;
-  return `requests * ${perRequest} + ms * ${perMs} + capacityUnits * ${perUnit}`;
+  // Plain decimals: no exponent notation in the query language.
+  const decimal = (n: number) => n.toFixed(15).replace(/0+$/, '');
+  return `requests * ${decimal(perRequest)} + computeMs * ${decimal(perMs)} + capacityUnits * ${decimal(perUnit)}`;
 }
+
 
 function withLabel(metric: IMetric, label: string): IMetric {
   return metric instanceof Metric || metric instanceof MathExpression ? metric.with({ label }) : metric;
