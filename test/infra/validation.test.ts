@@ -82,3 +82,20 @@ describe('CloudFormation validation at synth', () => {
     expect(cfnFindings(lenient.outdir).map((f) => f.ruleName)).toContain('F3034');
   });
 });
+
+describe('the pipeline example (examples/deploy.github-workflow.yml)', () => {
+  const workflow = readFileSync(join(PROJECT_ROOT, 'examples', 'deploy.github-workflow.yml'), 'utf8');
+
+  it('tests, then diffs and deploys exactly the regions of cdk.json, one stack at a time, with OIDC credentials', () => {
+    const regions = cdkJsonContext()['gatehouse:regions'] as Record<string, string>;
+    const matrix = [...workflow.matchAll(/- \{ code: (\w+), region: ([a-z0-9-]+) \}/g)].map((m) => [m[1], m[2]]);
+    expect(Object.fromEntries(matrix)).toEqual(regions);
+    for (const command of ['npm ci', 'npm test', 'npx cdk diff Gatehouse-${{ matrix.code }}', 'npx cdk deploy Gatehouse-${{ matrix.code }}']) {
+      expect(workflow).toContain(command);
+    }
+    expect(workflow).toMatch(/id-token: write/);
+    expect(workflow).toMatch(/role-to-assume: \$\{\{ vars\.GATEHOUSE_DEPLOY_ROLE_ARN \}\}/);
+    expect(workflow).toMatch(/max-parallel: 1/);
+    expect(workflow).not.toMatch(/aws-access-key-id|AWS_SECRET_ACCESS_KEY/);
+  });
+});
