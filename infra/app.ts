@@ -28,6 +28,8 @@ export function buildApp(app: App): GatehouseStack[] {
       licenseAuthorityKey: ctx.licenseAuthorityKey,
       bundleAwsSdk: ctx.bundleAwsSdk,
       eventRetentionDays: ctx.eventRetentionDays,
+      deployment: ctx.deployment,
+      alarmThresholds: ctx.alarmThresholds,
     });
     Tags.of(stack).add('gatehouse:region', code);
     return stack;

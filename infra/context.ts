@@ -13,6 +13,8 @@
  * | `gatehouse:licenseAuthorityKey` | (none) | the licence authority's PUBLIC JWK (an object or its JSON text); without it every login answers `instance_license_tampered` |
  * | `gatehouse:eventRetentionDays` | `365` | days events are kept before DynamoDB's TTL deletes them (1–36500) |
  * | `gatehouse:bundleAwsSdk` | `true` | bundle `@aws-sdk/*` into every function (the versions the lockfile pins, faster cold starts); `false` uses the SDK the Lambda runtime ships (smaller bundles; see infra/bundling.ts) |
+ * | `gatehouse:deployment` | `AllAtOnce` | how a new version reaches traffic: `AllAtOnce`, or `Canary10Percent5Minutes` / `Linear10PercentEvery1Minute` (CodeDeploy, automatic rollback on the family's error alarms; see infra/deployments.ts) |
+ * | `gatehouse:alarmThresholds` | `{}` (the defaults) | overrides of alarm thresholds by name (infra/alarm-thresholds.ts), e.g. `{"functionErrors": 10}` |
  *
  * A custom domain needs an ACM certificate in the stack's own region that covers the names; the
  * stack creates the API Gateway domain names and mappings, and outputs the regional target names
@@ -29,6 +31,8 @@
  * ```
  */
 import type { Node } from 'constructs';
+import { ALARM_THRESHOLD_NAMES, thresholdProblem, type AlarmThresholds } from './alarm-thresholds.ts';
+import { DEFAULT_DEPLOYMENT_STRATEGY, DEPLOYMENT_STRATEGIES, isDeploymentStrategy, type DeploymentStrategy } from './deployments.ts';
 
 /** Region code (`US`) → AWS region (`us-east-1`). */
 export const DEFAULT_REGIONS: Readonly<Record<string, string>> = Object.freeze({
@@ -46,6 +50,8 @@ export const CONTEXT_KEYS = Object.freeze({
   licenseAuthorityKey: 'gatehouse:licenseAuthorityKey',
   bundleAwsSdk: 'gatehouse:bundleAwsSdk',
   eventRetentionDays: 'gatehouse:eventRetentionDays',
+  deployment: 'gatehouse:deployment',
+  alarmThresholds: 'gatehouse:alarmThresholds',
 });
 
 /** Custom domain names of one region's APIs. */
@@ -70,6 +76,10 @@ export interface GatehouseContext {
   readonly bundleAwsSdk: boolean;
   /** Days events are kept (their TTL). */
   readonly eventRetentionDays: number;
+  /** How a new version of each family's code reaches traffic. */
+  readonly deployment: DeploymentStrategy;
+  /** Alarm thresholds that differ from the defaults. */
+  readonly alarmThresholds: Readonly<Partial<AlarmThresholds>>;
 }
 
 const AWS_REGION = /^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d$/;
@@ -153,6 +163,30 @@ function publicJwkValue(value: unknown): string | undefined {
   return JSON.stringify(jwk);
 }
 
+function deploymentValue(value: unknown): DeploymentStrategy {
+  if (value === undefined || value === null || value === '') return DEFAULT_DEPLOYMENT_STRATEGY;
+  if (!isDeploymentStrategy(value)) {
+    return fail(CONTEXT_KEYS.deployment, `expected one of ${DEPLOYMENT_STRATEGIES.join(', ')} (got ${JSON.stringify(value)})`);
+  }
+  return value;
+}
+
+function alarmThresholdsValue(value: unknown): Partial<AlarmThresholds> {
+  const key = CONTEXT_KEYS.alarmThresholds;
+  const obj = objectValue(key, value) ?? {};
+  const out: Partial<Record<keyof AlarmThresholds, number>> = {};
+  for (const [name, raw] of Object.entries(obj)) {
+    if (!(ALARM_THRESHOLD_NAMES as readonly string[]).includes(name)) {
+      fail(key, `unknown threshold "${name}" (known: ${ALARM_THRESHOLD_NAMES.join(', ')})`);
+    }
+    const n = typeof raw === 'string' && raw.trim() !== '' ? Number(raw) : raw;
+    const problem = thresholdProblem(name as keyof AlarmThresholds, n);
+    if (problem) fail(key, problem);
+    out[name as keyof AlarmThresholds] = n as number;
+  }
+  return out;
+}
+
 /** Reads and validates the Gatehouse context of an app (or any construct's node). */
 export function readGatehouseContext(node: Node): GatehouseContext {
   const regions = regionsValue(node.tryGetContext(CONTEXT_KEYS.regions));
@@ -170,5 +204,7 @@ export function readGatehouseContext(node: Node): GatehouseContext {
     bundleAwsSdk: booleanValue(CONTEXT_KEYS.bundleAwsSdk, node.tryGetContext(CONTEXT_KEYS.bundleAwsSdk), true),
     // The same range as GATEHOUSE_EVENT_RETENTION_DAYS (shared/config.ts), which it sets.
     eventRetentionDays: integerValue(CONTEXT_KEYS.eventRetentionDays, node.tryGetContext(CONTEXT_KEYS.eventRetentionDays), 365, 1, 36500),
+    deployment: deploymentValue(node.tryGetContext(CONTEXT_KEYS.deployment)),
+    alarmThresholds: Object.freeze(alarmThresholdsValue(node.tryGetContext(CONTEXT_KEYS.alarmThresholds))),
   });
 }

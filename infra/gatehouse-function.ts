@@ -3,13 +3,14 @@
  * with its own log group (with retention) and its own role, which may write only to that log
  * group and to X-Ray. Everything else a function may do is granted by the stack with `grant*`.
  */
-import { Duration } from 'aws-cdk-lib';
+import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Tracing } from 'aws-cdk-lib/aws-lambda';
+import { Alias, Tracing, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { NodejsFunction, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
 import { ARCHITECTURE, LOCK_FILE, PROJECT_ROOT, RUNTIME, bundlingOptions, functionEntry, type BundledFile } from './bundling.ts';
+import { LIVE_ALIAS } from './deployments.ts';
 import { acknowledge } from './nag.ts';
 import { DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_SECONDS } from './sizing.ts';
 
@@ -56,6 +57,12 @@ export interface GatehouseFunctionProps {
    * receives failed asynchronous invocations, so the answer depends on how it is invoked.
    */
   readonly noDeadLetterQueueReason: string;
+  /**
+   * Publish each new code and configuration as a version behind the `live` alias, which the
+   * function's callers then invoke (see infra/deployments.ts).
+   * @default false - callers invoke the unpublished function
+   */
+  readonly liveAlias?: boolean;
 }
 
 export class GatehouseFunction extends Construct {
@@ -64,6 +71,8 @@ export class GatehouseFunction extends Construct {
   readonly logGroup: LogGroup;
   /** The esbuild options the function's code is bundled with. */
   readonly bundling: BundlingOptions;
+  /** The `live` alias, when `liveAlias` is set. */
+  readonly alias?: Alias;
 
   constructor(scope: Construct, id: string, props: GatehouseFunctionProps) {
     super(scope, id);
@@ -100,7 +109,14 @@ export class GatehouseFunction extends Construct {
         NODE_OPTIONS: '--enable-source-maps',
         ...props.environment,
       },
+      // A version lives as long as an alias may point at it: CloudFormation deletes the previous
+      // one in the cleanup phase, after the whole update (traffic shifting included) succeeded,
+      // so a rollback still finds it.
+      currentVersionOptions: { removalPolicy: RemovalPolicy.DESTROY },
     });
+    if (props.liveAlias) {
+      this.alias = new Alias(this, 'Live', { aliasName: LIVE_ALIAS, version: this.function.currentVersion });
+    }
 
     acknowledge(
       this.role,
@@ -108,5 +124,10 @@ export class GatehouseFunction extends Construct {
       'X-Ray tracing: xray:PutTraceSegments and xray:PutTelemetryRecords support no resource-level permissions.',
     );
     acknowledge(this.function, 'Serverless-LambdaDLQ', props.noDeadLetterQueueReason);
+  }
+
+  /** What callers invoke: the `live` alias when there is one, else the function itself. */
+  get invokable(): IFunction {
+    return this.alias ?? this.function;
   }
 }

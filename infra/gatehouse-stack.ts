@@ -15,8 +15,10 @@ import { Construct } from 'constructs';
 import { TABLE } from '#shared/db/table.ts';
 import type { Family } from '#shared/model/collections.ts';
 import { ROUTES, WEBSOCKET_ROUTES, httpFamilies } from '#shared/routes.ts';
+import type { AlarmThresholds } from './alarm-thresholds.ts';
 import { familyFiles, packageVersion } from './bundling.ts';
 import type { CustomDomainConfig } from './context.ts';
+import { GatehouseDeployments, type DeploymentStrategy } from './deployments.ts';
 import { GatehouseFunction } from './gatehouse-function.ts';
 import { GatehouseTable } from './gatehouse-table.ts';
 import { GatehouseHttpApi, type ApiDomainProps } from './http-api.ts';
@@ -24,6 +26,7 @@ import { acknowledge, acknowledgeWildcardResource } from './nag.ts';
 import { SigningKeys } from './signing-keys.ts';
 import { SIZING } from './sizing.ts';
 import { GatehouseMqtt } from './mqtt.ts';
+import { GatehouseObservability } from './observability.ts';
 import { GatehouseWebhooks } from './webhooks.ts';
 import { GatehouseWebSocketApi } from './websocket-api.ts';
 
@@ -77,6 +80,16 @@ export interface GatehouseStackProps extends StackProps {
    * @default true
    */
   readonly bundleAwsSdk?: boolean;
+  /**
+   * How a new version of each family's code reaches traffic (infra/deployments.ts).
+   * @default 'AllAtOnce' - no CodeDeploy: CloudFormation points each `live` alias at the new version
+   */
+  readonly deployment?: DeploymentStrategy;
+  /**
+   * Alarm thresholds that differ from the defaults (infra/alarm-thresholds.ts).
+   * @default - DEFAULT_ALARM_THRESHOLDS
+   */
+  readonly alarmThresholds?: Partial<AlarmThresholds>;
 }
 
 const HTTP_INVOKED =
@@ -102,6 +115,10 @@ export class GatehouseStack extends Stack {
   readonly webhooks: GatehouseWebhooks;
   /** Every family's function (HTTP families, websocket, fanout, mqttauth). */
   readonly functions: ReadonlyMap<Family, GatehouseFunction>;
+  /** Alarms (to the `AlarmTopicArn` topic), dashboard and tenant usage queries. */
+  readonly observability: GatehouseObservability;
+  /** The CodeDeploy deployment group of each family (none with `AllAtOnce`). */
+  readonly deployments: GatehouseDeployments;
 
   constructor(scope: Construct, id: string, props: GatehouseStackProps) {
     super(scope, id, {
@@ -112,6 +129,8 @@ export class GatehouseStack extends Stack {
     const logRetention = props.logRetention;
     // What every function of the stack shares besides its own settings.
     const common = { version, logRetention, bundleAwsSdk: props.bundleAwsSdk };
+    // Every family is published behind its `live` alias, which is what its callers invoke.
+    const published = { ...common, liveAlias: true };
 
     this.table = new GatehouseTable(this, 'Data', {
       definition: TABLE,
@@ -141,14 +160,14 @@ export class GatehouseStack extends Stack {
     // The WebSocket API first: every function learns its URLs from the environment.
     const websocketFn = new GatehouseFunction(functionScope, 'websocket', {
       name: 'websocket',
-      ...common,
+      ...published,
       noDeadLetterQueueReason:
         'Invoked synchronously by the API Gateway WebSocket API ($connect/$disconnect/$default); a failure is ' +
         'answered on the connection.',
     });
     this.webSocketApi = new GatehouseWebSocketApi(this, 'LiveEvents', {
       routeKeys: WEBSOCKET_ROUTES,
-      handler: websocketFn.function,
+      handler: websocketFn.invokable,
       accessLogs: props.websocketAccessLogs,
       logRetention,
       domain: domains.websocket,
@@ -157,7 +176,7 @@ export class GatehouseStack extends Stack {
     // The MQTT live feed: IoT Core calls this authorizer for each connection (5 s limit).
     const mqttAuth = new GatehouseFunction(functionScope, 'mqttauth', {
       name: 'mqttauth',
-      ...common,
+      ...published,
       ...sizingOf('mqttauth'),
       environment: {
         GATEHOUSE_TABLE_NAME: this.table.tableName,
@@ -168,7 +187,7 @@ export class GatehouseStack extends Stack {
         'Invoked synchronously by AWS IoT Core as the custom authorizer of each MQTT connection; a failure refuses ' +
         'the connection and the client retries.',
     });
-    this.mqtt = new GatehouseMqtt(this, 'Mqtt', { authorizer: mqttAuth.function });
+    this.mqtt = new GatehouseMqtt(this, 'Mqtt', { authorizer: mqttAuth.invokable });
 
     const eventRetentionDays = props.eventRetentionDays ?? 365;
     const baseEnvironment: Record<string, string> = {
@@ -192,7 +211,7 @@ export class GatehouseStack extends Stack {
     for (const family of httpFamilies()) {
       const fn = new GatehouseFunction(functionScope, family, {
         name: family,
-        ...common,
+        ...published,
         ...sizingOf(family),
         files: familyFiles(family),
         environment: {
@@ -218,7 +237,7 @@ export class GatehouseStack extends Stack {
 
     const fanout = new GatehouseFunction(functionScope, 'fanout', {
       name: 'fanout',
-      ...common,
+      ...published,
       environment: {
         GATEHOUSE_TABLE_NAME: this.table.tableName,
         GATEHOUSE_REGION: this.region,
@@ -251,7 +270,7 @@ export class GatehouseStack extends Stack {
 
     this.httpApi = new GatehouseHttpApi(this, 'Http', {
       routes: ROUTES,
-      handlers: new Map<Family, IFunction>([...functions].map(([family, fn]) => [family, fn.function])),
+      handlers: new Map<Family, IFunction>([...functions].map(([family, fn]) => [family, fn.invokable])),
       corsOrigins: props.corsOrigins,
       logRetention,
       domain: domains.http,
@@ -274,7 +293,12 @@ export class GatehouseStack extends Stack {
     this.mqtt.grantPublish(fanout.function);
     // One SQS message per (event, webhook subscription); the webhooks function delivers them.
     const webhooksFn = functions.get('webhooks')!;
-    this.webhooks = new GatehouseWebhooks(this, 'Webhooks', { sender: webhooksFn.function, producers: [fanout.function] });
+    const thresholds = props.alarmThresholds ?? {};
+    this.webhooks = new GatehouseWebhooks(this, 'Webhooks', {
+      sender: webhooksFn.invokable,
+      producers: [fanout.function],
+      deadLetterAlarmThreshold: thresholds.deadLetterMessages,
+    });
     for (const fn of [webhooksFn, fanout]) fn.function.addEnvironment('GATEHOUSE_WEBHOOK_QUEUE_URL', this.webhooks.queue.queueUrl);
     this.fanoutDeadLetters = new Queue(this, 'FanoutDeadLetters', {
       encryption: QueueEncryption.SQS_MANAGED,
@@ -286,7 +310,7 @@ export class GatehouseStack extends Stack {
       'records land here after retries and are inspected by operators.';
     acknowledge(this.fanoutDeadLetters, 'AwsSolutions-SQS3', deadLetterReason);
     acknowledge(this.fanoutDeadLetters, 'Serverless-SQSRedrivePolicy', deadLetterReason);
-    fanout.function.addEventSource(
+    fanout.invokable.addEventSource(
       new DynamoEventSource(this.table.table, {
         startingPosition: StartingPosition.LATEST,
         batchSize: 100,
@@ -302,6 +326,25 @@ export class GatehouseStack extends Stack {
       'X-Ray (xray:PutTraceSegments, xray:PutTelemetryRecords) and the stream event source mapping ' +
         '(dynamodb:ListStreams) support no resource-level permissions.',
     );
+
+    this.observability = new GatehouseObservability(this, 'Observability', {
+      thresholds,
+      functions,
+      httpFamilies: httpFamilies(),
+      httpApi: this.httpApi.api,
+      table: this.table.table,
+      streamConsumer: 'fanout',
+      deadLetterQueues: new Map([
+        ['fanout', this.fanoutDeadLetters],
+        ['webhooks', this.webhooks.deadLetters],
+      ]),
+      deadLetterAlarms: new Map([['webhooks', this.webhooks.deadLetterAlarm]]),
+    });
+    this.deployments = new GatehouseDeployments(this, 'Deployments', {
+      strategy: props.deployment ?? 'AllAtOnce',
+      aliases: new Map([...functions].map(([f, fn]) => [f, fn.alias!])),
+      rollbackAlarms: this.observability.familyErrorAlarms,
+    });
 
     // nodejs24.x exists; we stay on nodejs22.x until the toolchain moves (see infra/bundling.ts).
     const runtimeReason =

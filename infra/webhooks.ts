@@ -27,6 +27,12 @@ export interface GatehouseWebhooksProps {
   readonly sender: IFunction;
   /** Functions that queue jobs (the fan-out; the sender re-queues its retries itself). */
   readonly producers: readonly IFunction[];
+  /**
+   * Messages in the dead-letter queue that set off its alarm (`deadLetterMessages` of
+   * infra/alarm-thresholds.ts).
+   * @default 1
+   */
+  readonly deadLetterAlarmThreshold?: number;
 }
 
 export class GatehouseWebhooks extends Construct {
@@ -77,7 +83,7 @@ export class GatehouseWebhooks extends Construct {
     this.deadLetterAlarm = new Alarm(this, 'DeadLettersAlarm', {
       alarmDescription: 'Webhook jobs the sender could not handle reached the dead-letter queue (the table or the queue failed repeatedly).',
       metric: this.deadLetters.metricApproximateNumberOfMessagesVisible({ period: Duration.minutes(5), statistic: 'Maximum' }),
-      threshold: 1,
+      threshold: props.deadLetterAlarmThreshold ?? 1,
       evaluationPeriods: 1,
       comparisonOperator: ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
       treatMissingData: TreatMissingData.NOT_BREACHING,

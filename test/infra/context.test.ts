@@ -16,6 +16,8 @@ describe('Gatehouse CDK context', () => {
       licenseAuthorityKey: undefined,
       bundleAwsSdk: true,
       eventRetentionDays: 365,
+      deployment: 'AllAtOnce',
+      alarmThresholds: {},
     });
   });
 

@@ -21,6 +21,8 @@ describe.each(built.stacks.map((s) => [s.region, s] as const))('MQTT in %s', (_r
   const fanoutRole = idOf(stack, stack.functions.get('fanout')!.role.node.defaultChild as CfnElement);
   const authorizerRole = idOf(stack, stack.functions.get('mqttauth')!.role.node.defaultChild as CfnElement);
   const authorizerId = idOf(stack, stack.mqtt.authorizer);
+  // IoT Core invokes the function's `live` alias (infra/deployments.ts).
+  const authorizerAlias = idOf(stack, stack.functions.get('mqttauth')!.alias!.node.defaultChild as CfnElement);
 
   const statementsOf = (role: string) =>
     Object.values(resourcesOf(template, 'AWS::IAM::Policy'))
@@ -35,7 +37,7 @@ describe.each(built.stacks.map((s) => [s.region, s] as const))('MQTT in %s', (_r
   it('has an active custom authorizer, signing disabled, on the mqttauth function', () => {
     template.hasResourceProperties('AWS::IoT::Authorizer', {
       AuthorizerName: `${stack.stackName}-mqtt`,
-      AuthorizerFunctionArn: { 'Fn::GetAtt': [authorizerFn, 'Arn'] },
+      AuthorizerFunctionArn: { Ref: authorizerAlias },
       SigningDisabled: true,
       Status: 'ACTIVE',
     });
@@ -50,7 +52,7 @@ describe.each(built.stacks.map((s) => [s.region, s] as const))('MQTT in %s', (_r
   it('lets IoT Core, for this authorizer only, invoke the authorizer function', () => {
     template.hasResourceProperties('AWS::Lambda::Permission', {
       Action: 'lambda:InvokeFunction',
-      FunctionName: { 'Fn::GetAtt': [authorizerFn, 'Arn'] },
+      FunctionName: { Ref: authorizerAlias },
       Principal: 'iot.amazonaws.com',
       SourceArn: { 'Fn::GetAtt': [authorizerId, 'Arn'] },
     });

@@ -20,6 +20,16 @@ function functionId(stack: GatehouseStack, family: Family): string {
   return logicalId(stack, fn.function.node.defaultChild as CfnElement);
 }
 
+/** The `live` alias of a family: what every caller invokes. */
+function aliasId(stack: GatehouseStack, family: Family): string {
+  return logicalId(stack, stack.functions.get(family)!.alias!.node.defaultChild as CfnElement);
+}
+
+/** An event source mapping's `FunctionName` when it invokes a family's `live` alias. */
+function aliasFunctionName(stack: GatehouseStack, family: Family): unknown {
+  return { 'Fn::Join': ['', [{ 'Fn::Select': [6, { 'Fn::Split': [':', { Ref: aliasId(stack, family) }] }] }, ':live']] };
+}
+
 function roleId(stack: GatehouseStack, family: Family): string {
   return logicalId(stack, stack.functions.get(family)!.role.node.defaultChild as CfnElement);
 }
@@ -175,7 +185,7 @@ describe.each(built.stacks.map((s) => [s.stackName, s] as const))('%s', (_name, 
       expect(prefix).toBe('integrations/');
       const integration = integrations[ref.Ref]!.Properties;
       expect(integration).toMatchObject({ IntegrationType: 'AWS_PROXY', PayloadFormatVersion: '2.0' });
-      expect(integration.IntegrationUri).toEqual({ 'Fn::GetAtt': [functionId(stack, row.family), 'Arn'] });
+      expect(integration.IntegrationUri).toEqual({ Ref: aliasId(stack, row.family) });
     }
   });
 
@@ -186,7 +196,7 @@ describe.each(built.stacks.map((s) => [s.stackName, s] as const))('%s', (_name, 
     expect(httpIntegrations.length).toBe(httpFamilies().length);
     for (const family of httpFamilies()) {
       const permissions = Object.values(resourcesOf(template, 'AWS::Lambda::Permission')).filter(
-        (p) => JSON.stringify(p.Properties.FunctionName).includes(`"${functionId(stack, family)}"`),
+        (p) => JSON.stringify(p.Properties.FunctionName).includes(`"${aliasId(stack, family)}"`),
       );
       expect(permissions).toHaveLength(1);
       expect(permissions[0]!.Properties.Principal).toBe('apigateway.amazonaws.com');
@@ -226,7 +236,7 @@ describe.each(built.stacks.map((s) => [s.stackName, s] as const))('%s', (_name, 
     );
     expect(wsIntegrations.length).toBeGreaterThan(0);
     for (const integration of wsIntegrations) {
-      expect(JSON.stringify(integration.Properties.IntegrationUri)).toContain(`"${functionId(stack, 'websocket')}"`);
+      expect(JSON.stringify(integration.Properties.IntegrationUri)).toContain(`"${aliasId(stack, 'websocket')}"`);
     }
     template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
       ApiId: { Ref: wsApiId },
@@ -245,7 +255,7 @@ describe.each(built.stacks.map((s) => [s.stackName, s] as const))('%s', (_name, 
   it('feeds the table stream to the fan-out with retries, bisection, partial failures and an encrypted DLQ', () => {
     const queueId = logicalId(stack, stack.fanoutDeadLetters.node.defaultChild as CfnElement);
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      FunctionName: { Ref: functionId(stack, 'fanout') },
+      FunctionName: aliasFunctionName(stack, 'fanout'),
       EventSourceArn: { 'Fn::GetAtt': [Match.anyValue(), 'StreamArn'] },
       BatchSize: 100,
       MaximumRetryAttempts: 5,

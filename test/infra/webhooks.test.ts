@@ -32,6 +32,8 @@ describe.each(built.stacks.map((s) => [s.region, s] as const))('webhooks in %s',
   const queueId = idOf(stack, stack.webhooks.queue.node.defaultChild as CfnElement);
   const dlqId = idOf(stack, stack.webhooks.deadLetters.node.defaultChild as CfnElement);
   const senderFn = idOf(stack, stack.functions.get('webhooks')!.function.node.defaultChild as CfnElement);
+  // The queue's event source invokes the function's `live` alias (infra/deployments.ts).
+  const senderAlias = idOf(stack, stack.functions.get('webhooks')!.alias!.node.defaultChild as CfnElement);
   const senderRole = idOf(stack, stack.functions.get('webhooks')!.role.node.defaultChild as CfnElement);
   const fanoutFn = idOf(stack, stack.functions.get('fanout')!.function.node.defaultChild as CfnElement);
   const fanoutRole = idOf(stack, stack.functions.get('fanout')!.role.node.defaultChild as CfnElement);
@@ -66,7 +68,7 @@ describe.each(built.stacks.map((s) => [s.region, s] as const))('webhooks in %s',
   it('feeds the job queue to the webhooks function with partial batch failures', () => {
     template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
       EventSourceArn: { 'Fn::GetAtt': [queueId, 'Arn'] },
-      FunctionName: { Ref: senderFn },
+      FunctionName: { 'Fn::Join': ['', [{ 'Fn::Select': [6, { 'Fn::Split': [':', { Ref: senderAlias }] }] }, ':live']] },
       BatchSize: 10,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
     });
