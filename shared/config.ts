@@ -63,6 +63,10 @@ const schema = z.object({
   GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: bool.default(false),
   // Test-only: multiplies the retry delays and the five-day disable window (1 = the real schedule).
   GATEHOUSE_WEBHOOK_RETRY_SCALE: z.coerce.number().positive().max(1).default(1),
+  // Signing keys: how long an execution environment reuses the keys it read, and how often the
+  // scheduled key manager rolls the signing key over (0: only on demand). See shared/auth/key-ring.ts.
+  GATEHOUSE_KEY_CACHE_SECONDS: int(1, 3600).default(300),
+  GATEHOUSE_SIGNING_KEY_ROTATION_DAYS: int(0, 3650).default(30),
 });
 
 export type Config = Readonly<{
@@ -118,6 +122,10 @@ export type Config = Readonly<{
   webhookAllowLoopback: boolean;
   /** Test-only factor on the webhook retry delays and the five-day disable window. */
   webhookRetryScale: number;
+  /** Seconds an execution environment reuses the signing ring and the JWKS it read. */
+  keyCacheSeconds: number;
+  /** Days a signing key signs before the scheduled rollover; 0: only `rotate-signing-key`. */
+  signingKeyRotationDays: number;
 }>;
 
 /** The package version, injected by esbuild at bundle time and read from package.json otherwise. */
@@ -182,6 +190,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookQueueUrl: e.GATEHOUSE_WEBHOOK_QUEUE_URL,
     webhookAllowLoopback: e.GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK,
     webhookRetryScale: e.GATEHOUSE_WEBHOOK_RETRY_SCALE,
+    keyCacheSeconds: e.GATEHOUSE_KEY_CACHE_SECONDS,
+    signingKeyRotationDays: e.GATEHOUSE_SIGNING_KEY_ROTATION_DAYS,
   });
 }
 

@@ -1,6 +1,7 @@
 /**
  * Folders family: the caller's instance (`GET /api`), folders and instances at their own Href
- * (`/api/f/<key>`, with their standard links), and the folders, instances and users collections.
+ * (`/api/f/<key>`, with their standard links), the folders, instances and users collections, and a
+ * user's "sign out everywhere" (`POST .../users/<key>/revokesessions`).
  */
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
@@ -9,7 +10,7 @@ import { relationHooks } from '#shared/objects/relation-hooks.ts';
 
 const objects = objectOperations(relationHooks);
 
-export const operations = { ...objects.collection, ...objects.folder };
+export const operations = { ...objects.collection, ...objects.folder, ...objects.users };
 
 export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'folders', operations, deps });
 

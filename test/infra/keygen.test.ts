@@ -4,6 +4,7 @@ import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { calculateJwkThumbprint, createLocalJWKSet, importJWK, jwtVerify, SignJWT, type JSONWebKeySet, type JWK } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { createHandler, putResponse, type KeygenDeps, type KeygenProperties } from '../../functions/keygen/handler.ts';
+import { parseRing } from '../../shared/auth/key-ring.ts';
 import { generateSigningJwk } from '../../shared/auth/keys.ts';
 
 const ids: KeygenProperties = {
@@ -69,9 +70,10 @@ function updateEvent(props: KeygenProperties, old: KeygenProperties): Event {
 
 const context = { logStreamName: '2025/01/01/[$LATEST]abc' };
 
+/** The signing key of the stored ring (its newest key) and the stored JWKS. */
 function keyPairIn(secrets: Map<string, string>, where: KeygenProperties = ids): { jwk: JWK; jwks: JSONWebKeySet } {
   return {
-    jwk: JSON.parse(secrets.get(where.SigningKeySecretId)!) as JWK,
+    jwk: parseRing(secrets.get(where.SigningKeySecretId))!.keys.at(-1)!.jwk,
     jwks: JSON.parse(secrets.get(where.PublicKeysSecretId)!) as JSONWebKeySet,
   };
 }
