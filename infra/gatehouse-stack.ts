@@ -77,6 +77,12 @@ export interface GatehouseStackProps extends StackProps {
    * @default true
    */
   readonly bundleAwsSdk?: boolean;
+  /**
+   * Days a token signing key signs before the scheduled rollover (see infra/signing-keys.ts); 0:
+   * only on demand.
+   * @default 30
+   */
+  readonly signingKeyRotationDays?: number;
 }
 
 const HTTP_INVOKED =
@@ -118,7 +124,7 @@ export class GatehouseStack extends Stack {
       deletionProtection: props.deletionProtection,
     });
 
-    this.keys = new SigningKeys(this, 'SigningKeys', common);
+    this.keys = new SigningKeys(this, 'SigningKeys', { ...common, rotationDays: props.signingKeyRotationDays });
 
     // One-time passwords go out through this topic. To deliver them, subscribe endpoints outside
     // the stack (they are per deployment and need confirming), for example:

@@ -12,8 +12,8 @@
  *   keys whose tokens have all expired, and schedule the next key when the signing one is
  *   `GATEHOUSE_SIGNING_KEY_ROTATION_DAYS` old. `{"action":"rotate"}` (an operator's
  *   `aws lambda invoke`): schedule the next key now. Writes go JWKS first, ring, then the JWKS
- *   without dropped keys. The function's reserved concurrency of 1 keeps two runs from
- *   interleaving their writes.
+ *   without dropped keys, then both are read back and the JWKS completed should another run
+ *   have written in between (no reserved concurrency: a new account's quota cannot spare it).
  *
  * A CloudFormation result goes to the pre-signed response URL, failures included (an unanswered
  * request would hold the deployment for an hour). Key material is never logged nor returned.
@@ -29,7 +29,7 @@ import {
 import type { CloudFormationCustomResourceEvent, CloudFormationCustomResourceResponse, Context } from 'aws-lambda';
 import type { JSONWebKeySet, JWK } from 'jose';
 import { loadConfig } from '#shared/config.ts';
-import { kidsOf, maintainRing, newRing, parseRing, rolloverWrites, serializeRing, type KeyRing, type RotationPolicy } from '#shared/auth/key-ring.ts';
+import { kidsOf, maintainRing, newRing, parseRing, publicJwk, rolloverWrites, serializeRing, type KeyRing, type RotationPolicy } from '#shared/auth/key-ring.ts';
 import { generateSigningJwk, rotationPolicyOf } from '#shared/auth/keys.ts';
 import { createLogger } from '#shared/logger.ts';
 
@@ -108,7 +108,25 @@ async function updateRing(
     if (w.target === 'jwks') await deps.putSecret(ids.PublicKeysSecretId, JSON.stringify(w.value));
     else await deps.putSecret(ids.SigningKeySecretId, serializeRing(w.value));
   }
+  if (writes.length > 0) await completeJwks(ids, deps);
   return { ...rest, changed: writes.length > 0, fresh: before === undefined };
+}
+
+/**
+ * Reads both secrets back and publishes any key of the stored ring the stored JWKS lacks: were
+ * two runs (the schedule and an operator's rotate) to interleave their writes, the last one to
+ * finish leaves a JWKS that lists every key of the ring that won.
+ */
+async function completeJwks(ids: KeygenProperties, deps: KeygenDeps): Promise<void> {
+  const [signing, published] = await Promise.all([deps.getSecret(ids.SigningKeySecretId), deps.getSecret(ids.PublicKeysSecretId)]);
+  const ring = parseRing(signing);
+  if (!ring) return;
+  const listed = publishedKids(published);
+  const missing = ring.keys.filter((k) => !listed.includes(k.jwk.kid!));
+  if (missing.length === 0) return;
+  const kept = listed.length > 0 ? (JSON.parse(published!) as JSONWebKeySet).keys : [];
+  await deps.putSecret(ids.PublicKeysSecretId, JSON.stringify({ keys: [...kept, ...missing.map((k) => publicJwk(k.jwk))] }));
+  deps.log('info', { message: 'signing keys: completed a JWKS written by another run', kids: missing.map((k) => k.jwk.kid) });
 }
 
 /** Keeps a valid ring (completing its JWKS), or writes a new one. */
