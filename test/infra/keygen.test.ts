@@ -303,7 +303,7 @@ describe('keygen scheduled maintenance', () => {
     const at = { ms: T0 };
     let stale: string | undefined;
     const secrets = freshSecrets(ids.SigningKeySecretId, ids.PublicKeysSecretId);
-    const { h, run } = scheduled(secrets, at);
+    const { h } = scheduled(secrets, at);
     await createHandler(() => h.deps)(createEvent(), context);
     const before = secrets.get(ids.PublicKeysSecretId)!;
     // Another run writes its (older) JWKS right after this run's ring.
