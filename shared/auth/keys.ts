@@ -14,7 +14,7 @@ import { join } from 'node:path';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JSONWebKeySet, type JWK } from 'jose';
 import type { Config } from '../config.ts';
-import { newRing, parseRing, publicJwksOf, serializeRing, signingKeyAt, type KeyRing, type RotationPolicy } from './key-ring.ts';
+import { maintainRing, newRing, parseRing, publicJwksOf, serializeRing, signingKeyAt, type KeyRing, type Maintenance, type RotationPolicy } from './key-ring.ts';
 
 export { publicJwk } from './key-ring.ts';
 
@@ -206,4 +206,21 @@ export function secretsKeyStore(
 export function keyStoreFor(cfg: Config): KeyStore {
   const cacheMs = cfg.keyCacheSeconds * 1000;
   return cfg.publicKeysSecret || cfg.signingKeySecret ? secretsKeyStore(cfg, { cacheMs }) : fileKeyStore(cfg.dataDir, { cacheMs });
+}
+
+/**
+ * One maintenance step of the local ring (see key-ring.ts `maintainRing`): the local runtime runs
+ * it every minute, as the hourly schedule does in AWS, and `npm run admin -- rotate-signing-key`
+ * runs it with `rotate`. The file is replaced only when something changed.
+ */
+export async function maintainFileRing(
+  dataDir: string,
+  policy: RotationPolicy,
+  opts: { readonly rotate?: boolean; readonly now?: Date } = {},
+): Promise<Maintenance> {
+  const now = opts.now ?? new Date();
+  const ring = await readFileRing(dataDir, () => now);
+  const m = await maintainRing(ring, Math.floor(now.getTime() / 1000), policy, generateSigningJwk, opts.rotate === true);
+  if (serializeRing(m.ring) !== serializeRing(ring)) await writeFileRing(dataDir, m.ring);
+  return m;
 }
