@@ -136,6 +136,25 @@ describe('a new password', () => {
     expect((await me(again.access_token)).status).toBe(200);
   });
 
+  it('chosen at login (expired password) ends the other sessions; the new login keeps working', async () => {
+    const gina = await seedUser(t, acme, 'Operator', uniqueName('gina'), { passwordHash: hash });
+    const before = await login(gina);
+    expect((await replaceUser(gina, { PasswordExpiresOn: new Date(now().getTime() - 60_000).toISOString() })).status).toBe(200);
+
+    const res = await post({
+      grant_type: 'password',
+      username: `${acme.doc.CommonName}\\${gina.doc.CommonName}`,
+      password: PASSWORD,
+      newpassword: 'Fr3sh-Passw0rd!',
+    });
+    expect(res.status, JSON.stringify(res.body)).toBe(200);
+
+    expectRefreshRefused(await refresh(before.refresh_token));
+    expect((await afterStatusWindow(before.access_token)).status).toBe(401);
+    expect((await me(res.body.access_token)).status).toBe(200);
+    expect((await refresh(res.body.refresh_token)).status).toBe(200);
+  });
+
   it('leaves sessions alone when the same user is saved without a password', async () => {
     const erin = await seedUser(t, acme, 'Operator', uniqueName('erin'), { passwordHash: hash });
     const tokens = await login(erin);
