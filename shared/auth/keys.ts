@@ -165,9 +165,16 @@ export async function writeFileRing(dataDir: string, ring: KeyRing): Promise<voi
 export function fileKeyStore(dataDir: string, opts: { readonly cacheMs?: number } = {}): KeyStore {
   const ring = refreshing(() => readFileRing(dataDir), opts.cacheMs ?? DEFAULT_KEY_CACHE_MS);
   const importKey = keyImporter();
+  // One JWKS object per ring read: the authenticator rebuilds its key set only when it changes.
+  const jwksOf = new WeakMap<KeyRing, JSONWebKeySet>();
   return {
     signingKey: async (at = new Date()) => importKey(signingKeyAt(await ring(), Math.floor(at.getTime() / 1000)).jwk),
-    publicKeys: async (o) => publicJwksOf(await ring(o?.fresh)),
+    publicKeys: async (o) => {
+      const r = await ring(o?.fresh);
+      let jwks = jwksOf.get(r);
+      if (!jwks) jwksOf.set(r, (jwks = publicJwksOf(r)));
+      return jwks;
+    },
   };
 }
 
