@@ -13,7 +13,7 @@ import { getObject, type StoredObject } from '#shared/db/objects-repo.ts';
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { newKey } from '#shared/model/placement.ts';
 import { createApi } from '../support/api.ts';
-import { createTestDb, type TestDb } from '../support/db.ts';
+import { commandsOf, createTestDb, type TestDb } from '../support/db.ts';
 import { mintToken, seedUser, uniqueName } from '../support/tokens.ts';
 
 const PASSWORD = 'Corr3ct-Horse!';
@@ -118,6 +118,22 @@ describe('sign out everywhere (POST <user Href>/revokesessions)', () => {
     expect((await api.post(`/api/f/${acme.key}/users/${child.key}/revokesessions`, { token: adminToken })).status).toBe(404);
     expect((await getObject(t.db, acmeUser.key, true))?.sessionGeneration).toBeUndefined();
     expect((await getObject(t.db, carol.key, true))?.sessionGeneration).toBe(2);
+  });
+});
+
+describe('cost', () => {
+  it('revokes with one read and one write; the status check reads no more than before', async () => {
+    const hank = await seedUser(t, acme, 'Operator', uniqueName('hank'));
+    const hankToken = await mintToken(deps.config, deps.keys, hank, acme);
+    await me(adminToken); // the caller's own status is cached: only the call's requests are counted
+    const revoke = await commandsOf(t, () => api.post(`${userHref(hank)}/revokesessions`, { token: adminToken }));
+    expect(revoke.result.status).toBe(204);
+    expect(revoke.commands).toEqual(['GetItem', 'TransactWriteItems']);
+    // A status miss (the user and its root instance): one BatchGetItem, as without sessions.
+    clockOffsetMs += STATUS_CACHE_MS + 1_000;
+    const call = await commandsOf(t, () => me(hankToken));
+    expect(call.result.status).toBe(401);
+    expect(call.commands.filter((c) => c === 'BatchGetItem')).toHaveLength(1);
   });
 });
 
