@@ -28,6 +28,7 @@ export function buildApp(app: App): GatehouseStack[] {
       licenseAuthorityKey: ctx.licenseAuthorityKey,
       bundleAwsSdk: ctx.bundleAwsSdk,
       eventRetentionDays: ctx.eventRetentionDays,
+      signingKeyRotationDays: ctx.signingKeyRotationDays,
     });
     Tags.of(stack).add('gatehouse:region', code);
     return stack;

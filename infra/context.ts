@@ -12,6 +12,7 @@
  * | `gatehouse:websocketAccessLogs` | `false` | WebSocket stage access logs (needs the account's API Gateway CloudWatch role) |
  * | `gatehouse:licenseAuthorityKey` | (none) | the licence authority's PUBLIC JWK (an object or its JSON text); without it every login answers `instance_license_tampered` |
  * | `gatehouse:eventRetentionDays` | `365` | days events are kept before DynamoDB's TTL deletes them (1–36500) |
+ * | `gatehouse:signingKeyRotationDays` | `30` | days a token signing key signs before the hourly schedule rolls it over (0–3650; 0: on demand only) |
  * | `gatehouse:bundleAwsSdk` | `true` | bundle `@aws-sdk/*` into every function (the versions the lockfile pins, faster cold starts); `false` uses the SDK the Lambda runtime ships (smaller bundles; see infra/bundling.ts) |
  *
  * A custom domain needs an ACM certificate in the stack's own region that covers the names; the
@@ -46,6 +47,7 @@ export const CONTEXT_KEYS = Object.freeze({
   licenseAuthorityKey: 'gatehouse:licenseAuthorityKey',
   bundleAwsSdk: 'gatehouse:bundleAwsSdk',
   eventRetentionDays: 'gatehouse:eventRetentionDays',
+  signingKeyRotationDays: 'gatehouse:signingKeyRotationDays',
 });
 
 /** Custom domain names of one region's APIs. */
@@ -70,6 +72,8 @@ export interface GatehouseContext {
   readonly bundleAwsSdk: boolean;
   /** Days events are kept (their TTL). */
   readonly eventRetentionDays: number;
+  /** Days a token signing key signs before the scheduled rollover; 0: on demand only. */
+  readonly signingKeyRotationDays: number;
 }
 
 const AWS_REGION = /^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d$/;
@@ -170,5 +174,13 @@ export function readGatehouseContext(node: Node): GatehouseContext {
     bundleAwsSdk: booleanValue(CONTEXT_KEYS.bundleAwsSdk, node.tryGetContext(CONTEXT_KEYS.bundleAwsSdk), true),
     // The same range as GATEHOUSE_EVENT_RETENTION_DAYS (shared/config.ts), which it sets.
     eventRetentionDays: integerValue(CONTEXT_KEYS.eventRetentionDays, node.tryGetContext(CONTEXT_KEYS.eventRetentionDays), 365, 1, 36500),
+    // The same range as GATEHOUSE_SIGNING_KEY_ROTATION_DAYS (shared/config.ts), which it sets on the key manager.
+    signingKeyRotationDays: integerValue(
+      CONTEXT_KEYS.signingKeyRotationDays,
+      node.tryGetContext(CONTEXT_KEYS.signingKeyRotationDays),
+      30,
+      0,
+      3650,
+    ),
   });
 }

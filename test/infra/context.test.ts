@@ -16,6 +16,7 @@ describe('Gatehouse CDK context', () => {
       licenseAuthorityKey: undefined,
       bundleAwsSdk: true,
       eventRetentionDays: 365,
+      signingKeyRotationDays: 30,
     });
   });
 

@@ -87,7 +87,14 @@ describe('signing key rollover', () => {
     expect(() => new GatehouseStack(newApp(), 'Gatehouse-X', { env: { region: 'eu-west-1' }, regionCode: 'X', signingKeyRotationDays: 1.5 })).toThrow(
       /rotationDays/,
     );
-    // The app itself builds one stack per region with the default.
-    expect(buildApp(newApp()).length).toBe(Object.keys(regions).length);
+    // The app takes it from the context, in every region.
+    const weekly = buildApp(newApp({ 'gatehouse:signingKeyRotationDays': '7' }));
+    expect(weekly.length).toBe(Object.keys(regions).length);
+    for (const s of weekly) {
+      expect(JSON.stringify(s.resolve((s.keys.generator.function.node.defaultChild as CfnElement & { environment: unknown }).environment))).toContain(
+        '"GATEHOUSE_SIGNING_KEY_ROTATION_DAYS":"7"',
+      );
+    }
+    expect(() => buildApp(newApp({ 'gatehouse:signingKeyRotationDays': -1 }))).toThrow(/gatehouse:signingKeyRotationDays/);
   });
 });
