@@ -30,6 +30,7 @@ export function buildApp(app: App): GatehouseStack[] {
       eventRetentionDays: ctx.eventRetentionDays,
       deployment: ctx.deployment,
       alarmThresholds: ctx.alarmThresholds,
+      signingKeyRotationDays: ctx.signingKeyRotationDays,
     });
     Tags.of(stack).add('gatehouse:region', code);
     return stack;

@@ -12,6 +12,7 @@
  * | `gatehouse:websocketAccessLogs` | `false` | WebSocket stage access logs (needs the account's API Gateway CloudWatch role) |
  * | `gatehouse:licenseAuthorityKey` | (none) | the licence authority's PUBLIC JWK (an object or its JSON text); without it every login answers `instance_license_tampered` |
  * | `gatehouse:eventRetentionDays` | `365` | days events are kept before DynamoDB's TTL deletes them (1–36500) |
+ * | `gatehouse:signingKeyRotationDays` | `30` | days a token signing key signs before the hourly schedule rolls it over (0–3650; 0: on demand only) |
  * | `gatehouse:bundleAwsSdk` | `true` | bundle `@aws-sdk/*` into every function (the versions the lockfile pins, faster cold starts); `false` uses the SDK the Lambda runtime ships (smaller bundles; see infra/bundling.ts) |
  * | `gatehouse:deployment` | `AllAtOnce` | how a new version reaches traffic: `AllAtOnce`, or `Canary10Percent5Minutes` / `Linear10PercentEvery1Minute` (CodeDeploy, automatic rollback on the family's error alarms; see infra/deployments.ts) |
  * | `gatehouse:alarmThresholds` | `{}` (the defaults) | overrides of alarm thresholds by name (infra/alarm-thresholds.ts), e.g. `{"functionErrors": 10}` |
@@ -52,6 +53,7 @@ export const CONTEXT_KEYS = Object.freeze({
   eventRetentionDays: 'gatehouse:eventRetentionDays',
   deployment: 'gatehouse:deployment',
   alarmThresholds: 'gatehouse:alarmThresholds',
+  signingKeyRotationDays: 'gatehouse:signingKeyRotationDays',
 });
 
 /** Custom domain names of one region's APIs. */
@@ -80,6 +82,8 @@ export interface GatehouseContext {
   readonly deployment: DeploymentStrategy;
   /** Alarm thresholds that differ from the defaults. */
   readonly alarmThresholds: Readonly<Partial<AlarmThresholds>>;
+  /** Days a token signing key signs before the scheduled rollover; 0: on demand only. */
+  readonly signingKeyRotationDays: number;
 }
 
 const AWS_REGION = /^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d$/;
@@ -206,5 +210,13 @@ export function readGatehouseContext(node: Node): GatehouseContext {
     eventRetentionDays: integerValue(CONTEXT_KEYS.eventRetentionDays, node.tryGetContext(CONTEXT_KEYS.eventRetentionDays), 365, 1, 36500),
     deployment: deploymentValue(node.tryGetContext(CONTEXT_KEYS.deployment)),
     alarmThresholds: Object.freeze(alarmThresholdsValue(node.tryGetContext(CONTEXT_KEYS.alarmThresholds))),
+    // The same range as GATEHOUSE_SIGNING_KEY_ROTATION_DAYS (shared/config.ts), which it sets on the key manager.
+    signingKeyRotationDays: integerValue(
+      CONTEXT_KEYS.signingKeyRotationDays,
+      node.tryGetContext(CONTEXT_KEYS.signingKeyRotationDays),
+      30,
+      0,
+      3650,
+    ),
   });
 }

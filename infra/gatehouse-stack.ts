@@ -90,6 +90,12 @@ export interface GatehouseStackProps extends StackProps {
    * @default - DEFAULT_ALARM_THRESHOLDS
    */
   readonly alarmThresholds?: Partial<AlarmThresholds>;
+  /**
+   * Days a token signing key signs before the scheduled rollover (see infra/signing-keys.ts); 0:
+   * only on demand.
+   * @default 30
+   */
+  readonly signingKeyRotationDays?: number;
 }
 
 const HTTP_INVOKED =
@@ -137,7 +143,7 @@ export class GatehouseStack extends Stack {
       deletionProtection: props.deletionProtection,
     });
 
-    this.keys = new SigningKeys(this, 'SigningKeys', common);
+    this.keys = new SigningKeys(this, 'SigningKeys', { ...common, rotationDays: props.signingKeyRotationDays });
 
     // One-time passwords go out through this topic. To deliver them, subscribe endpoints outside
     // the stack (they are per deployment and need confirming), for example:

@@ -7,6 +7,7 @@
  *                                [--two-factor] [--email alice@example.com] [--must-change-password]
  *                                [--password-expires-on 2030-01-01T00:00:00Z] [--disabled]
  *   npm run admin -- issue-license --instance Acme [--days 365] [--trial] [--print]
+ *   npm run admin -- rotate-signing-key
  *
  * - `create-instance` without `--parent` makes another root instance; `--license` also issues it a
  *   licence (otherwise it uses its nearest licensed ancestor's, and a root instance has none).
@@ -15,6 +16,12 @@
  * - `issue-license` signs a licence with the local development licence authority
  *   (`<data dir>/keys/license-authority.json`) and stores it on the instance; `--print` only prints
  *   it. Without `--days` a licence does not expire (a trial lasts 30 days).
+ * - `rotate-signing-key` publishes a new access-token signing key in `<data dir>/keys/signing-key.json`:
+ *   it is in the JWKS at once and signs from twice `GATEHOUSE_KEY_CACHE_SECONDS` later (every cache
+ *   has read it by then); the key it replaces stays published until its last token has expired
+ *   (`GATEHOUSE_ACCESS_TOKEN_TTL` + one cache lifetime after the switch), then the runtime's
+ *   minutely maintenance drops it. Refused (exit 1) while a key is already waiting to sign. Use
+ *   the same settings as the runtime. Needs no database.
  *
  * Which database: the same table as the local runtime (`GATEHOUSE_TABLE_NAME`, default `gatehouse`).
  * The endpoint is `GATEHOUSE_DYNAMODB_ENDPOINT` when set (the runtime prints it in its
@@ -39,6 +46,8 @@ import {
   setInstanceLicense,
   type SecurityLevel,
 } from '#shared/auth/directory.ts';
+import { signingKeyAt } from '#shared/auth/key-ring.ts';
+import { maintainFileRing, rotationPolicyOf } from '#shared/auth/keys.ts';
 import { localLicenseAuthority } from '#shared/auth/licenses.ts';
 import { describeViolation, generatePassword, passwordRuleViolation } from '#shared/auth/passwords.ts';
 import type { Role } from '#shared/http/types.ts';
@@ -50,7 +59,8 @@ class UsageError extends Error {}
 const USAGE = `usage:
   npm run admin -- create-instance --name <name> [--parent <instance name>] [--security-level Low|Medium|High] [--min-password-length N] [--license] [--trial] [--days N]
   npm run admin -- create-user --instance <instance name> --name <user> [--password <p>] [--role Administrator|Operator|ReadOnly] [--two-factor] [--email <e>] [--must-change-password] [--password-expires-on <ISO>] [--disabled]
-  npm run admin -- issue-license --instance <instance name> [--days N] [--trial] [--print]`;
+  npm run admin -- issue-license --instance <instance name> [--days N] [--trial] [--print]
+  npm run admin -- rotate-signing-key`;
 
 const OPTIONS = {
   name: { type: 'string' },
@@ -142,6 +152,25 @@ async function createUserCommand(db: Db, v: Values) {
   return { created: 'user', key: user.key, instance: instance.key, name, role, ...(generated ? { password } : {}) };
 }
 
+/** Publishes the next signing key (see the header); no database needed. */
+async function rotateSigningKeyCommand(dataDir: string) {
+  const cfg = loadConfig();
+  const now = new Date();
+  const m = await maintainFileRing(dataDir, rotationPolicyOf(cfg), { rotate: true, now });
+  const nowS = Math.floor(now.getTime() / 1000);
+  const iso = (s: number | undefined) => (s === undefined ? null : new Date(s * 1000).toISOString());
+  const signing = signingKeyAt(m.ring, nowS);
+  const next = m.ring.keys.find((k) => k.signsFrom > nowS);
+  if (!m.scheduled) throw new Error(`A signing key is already waiting to sign (kid ${next?.jwk.kid}, from ${iso(next?.signsFrom)}); rotate again after that.`);
+  return {
+    rotated: true,
+    next: { kid: m.scheduled, signsFrom: iso(next?.signsFrom) },
+    signing: { kid: signing.jwk.kid, dropAfter: iso(m.ring.keys.find((k) => k === signing)?.dropAfter) },
+    published: m.ring.keys.map((k) => k.jwk.kid),
+    dropped: m.dropped,
+  };
+}
+
 async function issueLicenseCommand(db: Db, dataDir: string, v: Values) {
   const instance = await instanceNamed(db, required(v, 'instance'));
   const days = positiveInt(v.days, 'days');
@@ -170,10 +199,11 @@ export async function runAdmin(argv: readonly string[]): Promise<Record<string, 
   const { values, positionals } = parseArgs({ args: [...argv], options: OPTIONS, allowPositionals: true, strict: true });
   const command = positionals[0];
   if (values.help || !command) throw new UsageError('');
-  if (!['create-instance', 'create-user', 'issue-license'].includes(command)) throw new UsageError(`unknown command "${command}"`);
+  if (!['create-instance', 'create-user', 'issue-license', 'rotate-signing-key'].includes(command)) throw new UsageError(`unknown command "${command}"`);
   process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED ??= 'true';
   const base = loadConfig();
   const dataDir = resolve(base.dataDir);
+  if (command === 'rotate-signing-key') return rotateSigningKeyCommand(dataDir);
   const dynamo = await connect(dataDir, base.dynamodbEndpoint);
   try {
     process.env.GATEHOUSE_DATA_DIR = dataDir;

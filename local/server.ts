@@ -28,6 +28,8 @@ import { splitTarget, toHttpEvent, writeJsonError, writeResult } from './http-ev
 import { FamilyLoader, FamilyMissing } from './lambda.ts';
 import { MqttBroker } from './mqtt-broker.ts';
 import { startStreamPoller, type StreamPoller } from './stream-poller.ts';
+import { startKeyMaintenance, type KeyMaintenance } from './key-maintenance.ts';
+import { rotationPolicyOf } from '#shared/auth/keys.ts';
 import { stageThrottle, type ThrottleSettings } from './throttle.ts';
 import { startWebhookQueue, type WebhookQueueRunner } from './webhook-queue.ts';
 import { WebSocketGateway, type WebSocketGatewayOptions } from './websocket-gateway.ts';
@@ -187,6 +189,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   let dynamo: RunningDynamo | undefined;
   let poller: StreamPoller | undefined;
   let webhooks: { runner: WebhookQueueRunner; db: ReturnType<typeof createDb> } | undefined;
+  let keyMaintenance: KeyMaintenance | undefined;
   let stopping: Promise<void> | undefined;
   // Usage counts of the families run here are written when due even while no request comes
   // (in Lambda a count waits for its environment's next invocation), and all of them on shutdown.
@@ -199,6 +202,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       await mqtt.close();
       await poller?.stop();
       await webhooks?.runner.stop();
+      await keyMaintenance?.stop();
       webhooks?.db.raw.destroy();
       await closeServer(server);
       if (dynamo) {
@@ -244,6 +248,8 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     // Webhook deliveries: the jobs the fan-out and the webhooks family put in the table.
     const queueDb = createDb(cfg);
     webhooks = { db: queueDb, runner: startWebhookQueue({ db: queueDb, invoke: (event) => families.invoke('webhooks', event), logger }) };
+    // Signing-key rollover and retirement, as the hourly schedule does in AWS.
+    keyMaintenance = startKeyMaintenance({ dataDir, policy: rotationPolicyOf(cfg), logger });
   } catch (err) {
     await stop();
     throw err;

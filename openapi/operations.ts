@@ -641,6 +641,15 @@ export const OPERATIONS: Readonly<Record<string, Describe>> = {
     success: { 200: { description: 'The stored card.', schema: cardResponseSchema, example: exampleCard }, 204: { description: 'Unchanged.' } },
     errors: [403, 404, 405, 409],
   }),
+  revokeSessions: () => ({
+    summary: 'Sign a user out everywhere',
+    description:
+      'Revokes every session of the user: its refresh tokens are refused at once (RefreshTokenTicketNotValid), its access tokens ' +
+      'within the status check\'s 30 seconds. A new password and disabling the user do the same. The user\'s ConcurrencyVersion ' +
+      'goes up. Administrators of the user\'s instance or an ancestor.',
+    success: { 204: { description: 'Revoked.' } },
+    errors: [403, 404],
+  }),
   personByCard: () => ({
     summary: 'Find the person holding an active card',
     description: 'Through the card index of the folder\'s instance. Without facilityCode, any facility code matches; several active holders answer 409 AmbiguousCard.',

@@ -69,6 +69,10 @@ const schema = z.object({
   GATEHOUSE_METRICS: bool.optional(),
   // Set by the Lambda runtime (and never by the local runtime).
   AWS_LAMBDA_FUNCTION_NAME: z.string().optional(),
+  // Signing keys: how long an execution environment reuses the keys it read, and how often the
+  // scheduled key manager rolls the signing key over (0: only on demand). See shared/auth/key-ring.ts.
+  GATEHOUSE_KEY_CACHE_SECONDS: int(1, 3600).default(300),
+  GATEHOUSE_SIGNING_KEY_ROTATION_DAYS: int(0, 3650).default(30),
 });
 
 export type Config = Readonly<{
@@ -128,6 +132,10 @@ export type Config = Readonly<{
   usageFlushSeconds: number;
   /** Emit CloudWatch metrics (EMF) per request: on in Lambda unless GATEHOUSE_METRICS says otherwise. */
   metrics: boolean;
+  /** Seconds an execution environment reuses the signing ring and the JWKS it read. */
+  keyCacheSeconds: number;
+  /** Days a signing key signs before the scheduled rollover; 0: only `rotate-signing-key`. */
+  signingKeyRotationDays: number;
 }>;
 
 /** The package version, injected by esbuild at bundle time and read from package.json otherwise. */
@@ -194,6 +202,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookRetryScale: e.GATEHOUSE_WEBHOOK_RETRY_SCALE,
     usageFlushSeconds: e.GATEHOUSE_USAGE_FLUSH_SECONDS,
     metrics: e.GATEHOUSE_METRICS ?? e.AWS_LAMBDA_FUNCTION_NAME !== undefined,
+    keyCacheSeconds: e.GATEHOUSE_KEY_CACHE_SECONDS,
+    signingKeyRotationDays: e.GATEHOUSE_SIGNING_KEY_ROTATION_DAYS,
   });
 }
 

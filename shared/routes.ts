@@ -102,6 +102,9 @@ export const ROUTES: readonly Route[] = Object.freeze([
 
   ...COLLECTIONS.flatMap(collectionRoutes),
 
+  // A user's "sign out everywhere" (a literal segment: it wins over `users/{key}/{link}`)
+  route('POST', `${F}/users/{key}/revokesessions`, 'folders', 'revokeSessions', { collection: 'users' }),
+
   // A person by an active card (a literal segment: it wins over `people/{key}`)
   route('GET', `${F}/people/bycard`, 'people', 'personByCard'),
 

@@ -1,7 +1,8 @@
 /**
  * Folders family: the caller's instance (`GET /api`), folders and instances at their own Href
- * (`/api/f/<key>`, with their standard links), the folders, instances and users collections, and
- * an instance's metered usage (`/api/f/<instance_key>/usage`).
+ * (`/api/f/<key>`, with their standard links), the folders, instances and users collections, an
+ * instance's metered usage (`/api/f/<instance_key>/usage`) and a user's "sign out everywhere"
+ * (`POST .../users/<key>/revokesessions`).
  */
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
@@ -11,7 +12,7 @@ import { usageOperations } from '#shared/usage/operations.ts';
 
 const objects = objectOperations(relationHooks);
 
-export const operations = { ...objects.collection, ...objects.folder, ...usageOperations };
+export const operations = { ...objects.collection, ...objects.folder, ...objects.users, ...usageOperations };
 
 export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'folders', operations, deps });
 

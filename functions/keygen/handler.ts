@@ -1,16 +1,22 @@
 /**
- * Signing-key generator: the Lambda behind each stack's `Custom::GatehouseSigningKey` resource.
+ * Signing-key manager: the Lambda behind each stack's `Custom::GatehouseSigningKey` resource and
+ * its hourly schedule (see infra/signing-keys.ts and shared/auth/key-ring.ts).
  *
- * - Create and Update: make sure the two secrets hold a key pair. If the private secret holds a
- *   private JWK whose `kid` the public JWKS lists, keep it (a redeploy, a retried invocation or a
- *   rollback never invalidates issued tokens); otherwise make an ES256 key pair (kid = JWK
- *   thumbprint) and write the public JWKS, then the private JWK (public first: a key is
- *   published before anything is signed with it).
- * - Delete: keep the values; the secrets themselves belong to the stack.
+ * - CloudFormation Create and Update: make sure the two secrets hold a key ring and its JWKS. A
+ *   ring whose keys the JWKS all lists is kept (a redeploy, a retried invocation or a rollback
+ *   never invalidates issued tokens; a single private JWK from before rotation is a ring of one);
+ *   a JWKS missing one of the ring's keys is completed; otherwise a new ring of one key is
+ *   written (public first: a key is published before anything is signed with it).
+ * - CloudFormation Delete: keep the values; the secrets themselves belong to the stack.
+ * - `{"action":"maintain"}` (the hourly schedule): one maintenance step of the ring: drop the
+ *   keys whose tokens have all expired, and schedule the next key when the signing one is
+ *   `GATEHOUSE_SIGNING_KEY_ROTATION_DAYS` old. `{"action":"rotate"}` (an operator's
+ *   `aws lambda invoke`): schedule the next key now. Writes go JWKS first, ring, then the JWKS
+ *   without dropped keys, then both are read back and the JWKS completed should another run
+ *   have written in between (no reserved concurrency: a new account's quota cannot spare it).
  *
- * The result goes to CloudFormation's pre-signed response URL, failures included (an
- * unanswered request would hold the deployment for an hour). Key material is never logged
- * nor returned.
+ * A CloudFormation result goes to the pre-signed response URL, failures included (an unanswered
+ * request would hold the deployment for an hour). Key material is never logged nor returned.
  */
 import { request as httpRequest } from 'node:http';
 import { request as httpsRequest } from 'node:https';
@@ -22,7 +28,9 @@ import {
 } from '@aws-sdk/client-secrets-manager';
 import type { CloudFormationCustomResourceEvent, CloudFormationCustomResourceResponse, Context } from 'aws-lambda';
 import type { JSONWebKeySet, JWK } from 'jose';
-import { generateSigningJwk, publicJwk } from '#shared/auth/keys.ts';
+import { loadConfig } from '#shared/config.ts';
+import { kidsOf, maintainRing, newRing, parseRing, publicJwk, rolloverWrites, serializeRing, type KeyRing, type RotationPolicy } from '#shared/auth/key-ring.ts';
+import { generateSigningJwk, rotationPolicyOf } from '#shared/auth/keys.ts';
 import { createLogger } from '#shared/logger.ts';
 
 export interface KeygenProperties {
@@ -41,9 +49,20 @@ export interface KeygenDeps {
   readonly respond: (url: string, body: string) => Promise<void>;
   /** Writes one structured log line (never key material). */
   readonly log: (level: 'info' | 'error', entry: Record<string, unknown>) => void;
+  /** The clock (default: the system's). */
+  readonly now?: () => Date;
+  /** Key cache, token lifetime and rotation interval (default: from the environment). */
+  readonly policy?: RotationPolicy;
+  /** The secrets a scheduled run maintains (default: `GATEHOUSE_SIGNING_KEY_SECRET` and `GATEHOUSE_PUBLIC_KEYS_SECRET`). */
+  readonly secrets?: KeygenProperties;
 }
 
-type Event = CloudFormationCustomResourceEvent<KeygenProperties>;
+type CfnEvent = CloudFormationCustomResourceEvent<KeygenProperties>;
+
+/** What the schedule (or an operator) sends. */
+export interface MaintenanceEvent {
+  readonly action: 'maintain' | 'rotate';
+}
 
 function secretIds(props: Partial<KeygenProperties> | undefined): KeygenProperties {
   const signing = props?.SigningKeySecretId;
@@ -54,73 +73,148 @@ function secretIds(props: Partial<KeygenProperties> | undefined): KeygenProperti
   return { SigningKeySecretId: signing, PublicKeysSecretId: pub };
 }
 
-/** True when `signing` is a private JWK with a `kid` that the JWKS in `published` lists. */
-function holdsKeyPair(signing: string | undefined, published: string | undefined): boolean {
-  if (!signing || !published) return false;
+/** The kids a stored JWKS lists (none when it is not a JWKS: a new secret's placeholder). */
+function publishedKids(text: string | undefined): string[] {
+  if (!text) return [];
   try {
-    const jwk = JSON.parse(signing) as JWK;
-    const jwks = JSON.parse(published) as JSONWebKeySet;
-    return (
-      typeof jwk.d === 'string' &&
-      typeof jwk.kid === 'string' &&
-      Array.isArray(jwks.keys) &&
-      jwks.keys.some((k) => k.kid === jwk.kid)
-    );
+    const jwks = JSON.parse(text) as JSONWebKeySet;
+    return Array.isArray(jwks.keys) ? kidsOf(jwks) : [];
   } catch {
-    return false;
+    return [];
   }
 }
 
-/** Keeps a valid key pair, or writes a new one. */
-async function ensureKeyPair(ids: KeygenProperties, deps: KeygenDeps): Promise<'kept' | 'generated'> {
-  const [signing, published] = await Promise.all([
-    deps.getSecret(ids.SigningKeySecretId),
-    deps.getSecret(ids.PublicKeysSecretId),
-  ]);
-  if (holdsKeyPair(signing, published)) return 'kept';
-  const jwk = await deps.generate();
-  await deps.putSecret(ids.PublicKeysSecretId, JSON.stringify({ keys: [publicJwk(jwk)] }));
-  await deps.putSecret(ids.SigningKeySecretId, JSON.stringify(jwk));
-  return 'generated';
+type KeyOutcome = 'kept' | 'generated' | 'repaired' | 'maintained' | 'rotated';
+
+interface RingOutcome {
+  readonly key: KeyOutcome;
+  readonly scheduled?: string;
+  readonly dropped?: readonly string[];
+  readonly rotationPending?: boolean;
 }
 
-interface Outcome {
+/** Reads both secrets, applies `step` to the ring, and writes what changed in rollover order. */
+async function updateRing(
+  ids: KeygenProperties,
+  deps: KeygenDeps,
+  step: (ring: KeyRing | undefined, nowS: number) => Promise<{ ring: KeyRing } & Omit<RingOutcome, 'key'>>,
+): Promise<Omit<RingOutcome, 'key'> & { changed: boolean; fresh: boolean }> {
+  const [signing, published] = await Promise.all([deps.getSecret(ids.SigningKeySecretId), deps.getSecret(ids.PublicKeysSecretId)]);
+  const before = parseRing(signing);
+  const nowS = Math.floor((deps.now?.() ?? new Date()).getTime() / 1000);
+  const { ring, ...rest } = await step(before, nowS);
+  const writes = rolloverWrites(before, ring, publishedKids(published));
+  for (const w of writes) {
+    if (w.target === 'jwks') await deps.putSecret(ids.PublicKeysSecretId, JSON.stringify(w.value));
+    else await deps.putSecret(ids.SigningKeySecretId, serializeRing(w.value));
+  }
+  if (writes.length > 0) await completeJwks(ids, deps);
+  return { ...rest, changed: writes.length > 0, fresh: before === undefined };
+}
+
+/**
+ * Reads both secrets back and publishes any key of the stored ring the stored JWKS lacks: were
+ * two runs (the schedule and an operator's rotate) to interleave their writes, the last one to
+ * finish leaves a JWKS that lists every key of the ring that won.
+ */
+async function completeJwks(ids: KeygenProperties, deps: KeygenDeps): Promise<void> {
+  const [signing, published] = await Promise.all([deps.getSecret(ids.SigningKeySecretId), deps.getSecret(ids.PublicKeysSecretId)]);
+  const ring = parseRing(signing);
+  if (!ring) return;
+  const listed = publishedKids(published);
+  const missing = ring.keys.filter((k) => !listed.includes(k.jwk.kid!));
+  if (missing.length === 0) return;
+  const kept = listed.length > 0 ? (JSON.parse(published!) as JSONWebKeySet).keys : [];
+  await deps.putSecret(ids.PublicKeysSecretId, JSON.stringify({ keys: [...kept, ...missing.map((k) => publicJwk(k.jwk))] }));
+  deps.log('info', { message: 'signing keys: completed a JWKS written by another run', kids: missing.map((k) => k.jwk.kid) });
+}
+
+/** Keeps a valid ring (completing its JWKS), or writes a new one. */
+async function ensureKeyRing(ids: KeygenProperties, deps: KeygenDeps): Promise<RingOutcome> {
+  const r = await updateRing(ids, deps, async (ring, nowS) => ({ ring: ring ?? newRing(await deps.generate(), nowS) }));
+  return { key: r.fresh ? 'generated' : r.changed ? 'repaired' : 'kept' };
+}
+
+/** One maintenance step (or a rotation on demand). */
+async function maintainKeyRing(ids: KeygenProperties, deps: KeygenDeps, rotate: boolean): Promise<RingOutcome> {
+  const policy = deps.policy ?? rotationPolicyOf(loadConfig());
+  let pending = false;
+  const r = await updateRing(ids, deps, async (ring, nowS) => {
+    if (!ring) return { ring: newRing(await deps.generate(), nowS) };
+    const m = await maintainRing(ring, nowS, policy, deps.generate, rotate);
+    pending = rotate && m.scheduled === undefined;
+    return { ring: m.ring, ...(m.scheduled ? { scheduled: m.scheduled } : {}), dropped: m.dropped };
+  });
+  if (r.fresh) return { key: 'generated' };
+  return {
+    key: r.scheduled ? 'rotated' : r.changed ? 'maintained' : 'kept',
+    ...(r.scheduled ? { scheduled: r.scheduled } : {}),
+    ...(r.dropped?.length ? { dropped: r.dropped } : {}),
+    ...(pending ? { rotationPending: true } : {}),
+  };
+}
+
+interface Outcome extends RingOutcome {
   /** The signing-key secret's id; a new id makes CloudFormation delete (keep) the old resource. */
   readonly physicalId: string;
-  readonly key: 'kept' | 'generated' | 'untouched';
 }
 
-async function apply(event: Event, deps: KeygenDeps): Promise<Outcome> {
-  if (event.RequestType === 'Delete') return { physicalId: event.PhysicalResourceId, key: 'untouched' };
+async function apply(event: CfnEvent, deps: KeygenDeps): Promise<Outcome> {
+  if (event.RequestType === 'Delete') return { physicalId: event.PhysicalResourceId, key: 'kept' };
   const ids = secretIds(event.ResourceProperties);
-  return { physicalId: ids.SigningKeySecretId, key: await ensureKeyPair(ids, deps) };
+  return { physicalId: ids.SigningKeySecretId, ...(await ensureKeyRing(ids, deps)) };
+}
+
+const isCfnEvent = (e: unknown): e is CfnEvent =>
+  typeof e === 'object' && e !== null && 'RequestType' in e && 'ResponseURL' in e;
+
+async function handleCfn(event: CfnEvent, d: KeygenDeps, context: Pick<Context, 'logStreamName'>): Promise<void> {
+  const common = {
+    StackId: event.StackId,
+    RequestId: event.RequestId,
+    LogicalResourceId: event.LogicalResourceId,
+  };
+  let response: CloudFormationCustomResourceResponse;
+  try {
+    const { physicalId, key } = await apply(event, d);
+    response = { ...common, Status: 'SUCCESS', PhysicalResourceId: physicalId };
+    d.log('info', { message: 'signing key request done', requestType: event.RequestType, key, ...common });
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    d.log('error', { message: 'signing key request failed', error: message, requestType: event.RequestType, ...common });
+    response = {
+      ...common,
+      Status: 'FAILED',
+      Reason: `${message} (see log stream ${context.logStreamName})`,
+      // A failed Create has no resource yet; CloudFormation still needs an id to answer with.
+      PhysicalResourceId: 'PhysicalResourceId' in event ? event.PhysicalResourceId : context.logStreamName,
+    };
+  }
+  await d.respond(event.ResponseURL, JSON.stringify(response));
+}
+
+/** The secrets named by the function's environment. */
+function secretsOfConfig(): KeygenProperties {
+  const cfg = loadConfig();
+  return secretIds({ SigningKeySecretId: cfg.signingKeySecret, PublicKeysSecretId: cfg.publicKeysSecret });
 }
 
 export function createHandler(deps: () => KeygenDeps) {
-  return async function handler(event: Event, context: Pick<Context, 'logStreamName'>): Promise<void> {
+  return async function handler(event: CfnEvent | MaintenanceEvent, context: Pick<Context, 'logStreamName'>): Promise<RingOutcome | void> {
     const d = deps();
-    const common = {
-      StackId: event.StackId,
-      RequestId: event.RequestId,
-      LogicalResourceId: event.LogicalResourceId,
-    };
-    let response: CloudFormationCustomResourceResponse;
+    if (isCfnEvent(event)) return handleCfn(event, d, context);
+    const action = (event as Partial<MaintenanceEvent>).action;
+    if (action !== 'maintain' && action !== 'rotate') throw new Error('expected a CloudFormation request or {"action":"maintain"|"rotate"}');
+    const ids = d.secrets ?? secretsOfConfig();
     try {
-      const outcome = await apply(event, d);
-      response = { ...common, Status: 'SUCCESS', PhysicalResourceId: outcome.physicalId };
-      d.log('info', { message: 'signing key request done', requestType: event.RequestType, key: outcome.key, ...common });
+      const outcome = await maintainKeyRing(ids, d, action === 'rotate');
+      d.log('info', { message: 'signing keys maintained', action, ...outcome });
+      return outcome;
     } catch (err) {
-      const message = err instanceof Error ? err.message : String(err);
-      d.log('error', { message: 'signing key request failed', error: message, requestType: event.RequestType, ...common });
-      response = {
-        ...common,
-        Status: 'FAILED',
-        Reason: `${message} (see log stream ${context.logStreamName})`,
-        // A failed Create has no resource yet; CloudFormation still needs an id to answer with.
-        PhysicalResourceId: 'PhysicalResourceId' in event ? event.PhysicalResourceId : context.logStreamName,
-      };
+      // Thrown again: the invocation fails, Lambda retries it, and the error alarm sees it.
+      d.log('error', { message: 'signing key maintenance failed', action, error: err instanceof Error ? err.message : String(err) });
+      throw err;
     }
-    await d.respond(event.ResponseURL, JSON.stringify(response));
   };
 }
 

@@ -18,8 +18,10 @@ const token: Operation<CoreDeps> = async (req, deps) => {
   return { ...ok(body, { ...NO_STORE }), tenant: body.instance };
 };
 
+// Caches outside (other verifiers) may keep the JWKS as long as our own environments do: a
+// rollover publishes a key twice that long before it signs (shared/auth/key-ring.ts).
 const jwks: Operation<CoreDeps> = async (_req, deps) =>
-  ok(await deps.keys.publicKeys(), { 'Cache-Control': 'public, max-age=300' });
+  ok(await deps.keys.publicKeys(), { 'Cache-Control': `public, max-age=${deps.config.keyCacheSeconds}` });
 
 export const operations = { token, jwks };
 

@@ -15,6 +15,8 @@ export interface TokenSubject {
   readonly instanceKey: string;
   readonly instanceName: string;
   readonly role: Role;
+  /** The user's session generation at issue (the `gen` claim; see `shared/objects/accounts.ts`); default 0. */
+  readonly sessionGeneration?: number;
 }
 
 export interface IssuedAccessToken {
@@ -32,15 +34,17 @@ export async function issueAccessToken(
   subject: TokenSubject,
   now: Date,
 ): Promise<IssuedAccessToken> {
-  const { kid, key } = await keys.signingKey();
+  // The key that signs at the token's own issue time (see shared/auth/key-ring.ts).
+  const { kid, key } = await keys.signingKey(now);
   const iat = Math.floor(now.getTime() / 1000);
   const exp = iat + cfg.accessTokenTtl;
   const jti = randomUUID();
-  const claims: Pick<AccessClaims, 'ins' | 'inm' | 'unm' | 'role'> = {
+  const claims: Pick<AccessClaims, 'ins' | 'inm' | 'unm' | 'role' | 'gen'> = {
     ins: subject.instanceKey,
     inm: subject.instanceName,
     unm: subject.userName,
     role: subject.role,
+    gen: subject.sessionGeneration ?? 0,
   };
   const token = await new SignJWT(claims)
     .setProtectedHeader({ alg: JWT_ALG, kid, typ: 'JWT' })

@@ -11,12 +11,15 @@
  * stream of bad tokens cannot fill the cache with anything), and the status hook still runs on
  * every call, so a disabled user or instance is refused as before.
  */
-import { createLocalJWKSet, jwtVerify, type JWTPayload } from 'jose';
+import { createLocalJWKSet, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
 import type { Config } from '../config.ts';
 import { unauthorized } from '../errors.ts';
 import type { Authenticator, Principal, Role } from '../http/types.ts';
 import { TtlCache } from '../ttl-cache.ts';
 import { JWT_ALG, type KeyStore } from './keys.ts';
+
+/** At most one re-read of the public keys per this many ms for tokens naming an unknown `kid`. */
+export const UNKNOWN_KID_RELOAD_MS = 10_000;
 
 /** Verified tokens kept per execution environment (a token is ~600 bytes: about 3 MB at most). */
 export const VERIFIED_TOKENS_MAX = 5_000;
@@ -30,6 +33,8 @@ export interface AccessClaims extends JWTPayload {
   /** user name */
   unm: string;
   role: Role;
+  /** The user's session generation when the token was issued (absent in tokens issued before it existed: 0). */
+  gen?: number;
 }
 
 const ROLES: readonly Role[] = ['Administrator', 'Operator', 'ReadOnly'];
@@ -43,11 +48,20 @@ export function principalFromClaims(p: JWTPayload): Principal {
     typeof c.inm !== 'string' ||
     typeof c.unm !== 'string' ||
     typeof c.jti !== 'string' ||
-    !ROLES.includes(c.role as Role)
+    !ROLES.includes(c.role as Role) ||
+    (c.gen !== undefined && !(Number.isSafeInteger(c.gen) && c.gen >= 0))
   ) {
     throw unauthorized('The access token is missing required claims.');
   }
-  return { userKey: c.sub, userName: c.unm, instanceKey: c.ins, instanceName: c.inm, role: c.role as Role, tokenId: c.jti };
+  return {
+    userKey: c.sub,
+    userName: c.unm,
+    instanceKey: c.ins,
+    instanceName: c.inm,
+    role: c.role as Role,
+    tokenId: c.jti,
+    ...(c.gen !== undefined ? { sessionGeneration: c.gen } : {}),
+  };
 }
 
 export interface AuthenticatorOptions {
@@ -63,23 +77,40 @@ export interface AuthenticatorOptions {
 }
 
 export function createAuthenticator(opts: AuthenticatorOptions): Authenticator {
-  let keySet: ReturnType<typeof createLocalJWKSet> | undefined;
-  const getKeySet = async () => (keySet ??= createLocalJWKSet(await opts.keys.publicKeys()));
+  // The key set follows the store's JWKS (re-read by the store after its cache lifetime).
+  let keySet: { jwks: JSONWebKeySet; set: ReturnType<typeof createLocalJWKSet> } | undefined;
+  const getKeySet = async (fresh = false) => {
+    const jwks = await opts.keys.publicKeys({ fresh });
+    if (keySet?.jwks !== jwks) keySet = { jwks, set: createLocalJWKSet(jwks) };
+    return keySet.set;
+  };
+  let lastReload = Number.NEGATIVE_INFINITY;
   const max = opts.verifiedTokens ?? VERIFIED_TOKENS_MAX;
   // `() => Date.now()`, not `Date.now`: the same clock jose reads, fake timers included.
   const verified = max > 0 ? new TtlCache<Principal>(max, 0, () => Date.now()) : undefined;
+  const verifyWith = async (token: string, fresh: boolean) =>
+    jwtVerify(token, await getKeySet(fresh), {
+      algorithms: [JWT_ALG],
+      issuer: opts.config.issuer,
+      audience: opts.config.audience,
+      requiredClaims: ['exp', 'iat', 'sub', 'jti'],
+    });
 
   async function verify(token: string): Promise<Principal> {
     const known = verified?.get(token);
     if (known) return known;
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, await getKeySet(), {
-        algorithms: [JWT_ALG],
-        issuer: opts.config.issuer,
-        audience: opts.config.audience,
-        requiredClaims: ['exp', 'iat', 'sub', 'jti'],
-      }));
+      try {
+        ({ payload } = await verifyWith(token, false));
+      } catch (err) {
+        // A kid the cached JWKS lacks: a rollover publishes keys a cache lifetime before they
+        // sign, so this is a safety net (read the keys again, at most every 10 s), not the path.
+        const now = Date.now();
+        if ((err as { code?: string }).code !== 'ERR_JWKS_NO_MATCHING_KEY' || now - lastReload < UNKNOWN_KID_RELOAD_MS) throw err;
+        lastReload = now;
+        ({ payload } = await verifyWith(token, true));
+      }
     } catch (err) {
       const code = (err as { code?: string }).code;
       throw unauthorized(code === 'ERR_JWT_EXPIRED' ? 'The access token has expired.' : 'The access token is not valid.');

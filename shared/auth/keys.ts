@@ -1,13 +1,22 @@
 /**
- * Where the access-token signing key lives. Locally: a private JWK generated once and kept in the
- * data directory. In AWS: a Secrets Manager secret per region, generated at deploy time (the token
- * function reads the private key; every other family reads only the public JWKS secret).
+ * Where the access-token signing keys live. Locally: the key ring (see key-ring.ts) in one file
+ * of the data directory. In AWS: two Secrets Manager secrets per region, written by the stack's
+ * key manager (functions/keygen): the private ring, which only the token function reads, and the
+ * public JWKS, which every other family reads.
+ *
+ * Each execution environment reuses what it read for `GATEHOUSE_KEY_CACHE_SECONDS` (default 300 s)
+ * and then reads again, so a key published by a rollover is known everywhere within that time; a
+ * failed re-read keeps the last value for one more lifetime (a short Secrets Manager outage does
+ * not stop logins) and is tried again on the next call.
  */
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JSONWebKeySet, type JWK } from 'jose';
 import type { Config } from '../config.ts';
+import { maintainRing, newRing, parseRing, publicJwksOf, serializeRing, signingKeyAt, type KeyRing, type Maintenance, type RotationPolicy } from './key-ring.ts';
+
+export { publicJwk } from './key-ring.ts';
 
 export const JWT_ALG = 'ES256';
 
@@ -17,11 +26,24 @@ export interface SigningKey {
 }
 
 export interface KeyStore {
-  /** The private key that signs access tokens (token family only). */
-  signingKey(): Promise<SigningKey>;
-  /** The public keys that verify access tokens. */
-  publicKeys(): Promise<JSONWebKeySet>;
+  /** The private key that signs an access token issued at `at` (default: now; token family only). */
+  signingKey(at?: Date): Promise<SigningKey>;
+  /**
+   * The public keys that verify access tokens. `fresh`: read them again now (a token names a
+   * `kid` the cached set lacks); a store that cannot re-read answers what it has.
+   */
+  publicKeys(opts?: { readonly fresh?: boolean }): Promise<JSONWebKeySet>;
 }
+
+/** The default key-cache lifetime, as `GATEHOUSE_KEY_CACHE_SECONDS`' default. */
+export const DEFAULT_KEY_CACHE_MS = 300_000;
+
+/** The rotation policy of a configuration. */
+export const rotationPolicyOf = (cfg: Pick<Config, 'keyCacheSeconds' | 'accessTokenTtl' | 'signingKeyRotationDays'>): RotationPolicy => ({
+  keyCacheSeconds: cfg.keyCacheSeconds,
+  accessTokenTtl: cfg.accessTokenTtl,
+  rotationDays: cfg.signingKeyRotationDays,
+});
 
 /** Makes a new ES256 key pair as a private JWK carrying its thumbprint as `kid`. */
 export async function generateSigningJwk(): Promise<JWK> {
@@ -31,15 +53,44 @@ export async function generateSigningJwk(): Promise<JWK> {
   return { ...jwk, kid, alg: JWT_ALG, use: 'sig' };
 }
 
-/** The public half of a private JWK. */
-export function publicJwk(jwk: JWK): JWK {
-  const { d: _d, ...pub } = jwk;
-  void _d;
-  return pub;
+/**
+ * A value read by `load`, reused for `ttlMs`, then read again (one read at a time). When a re-read
+ * fails, the last value is answered for one more `ttlMs`; after that the failure is.
+ */
+export function refreshing<T>(load: () => Promise<T>, ttlMs: number, clock: () => number = () => Date.now()): (fresh?: boolean) => Promise<T> {
+  let current: { value: T; at: number } | undefined;
+  let inflight: Promise<T> | undefined;
+  return async (fresh = false) => {
+    const now = clock();
+    if (current && !fresh && now - current.at < ttlMs) return current.value;
+    inflight ??= load()
+      .then((value) => {
+        current = { value, at: clock() };
+        return value;
+      })
+      .finally(() => {
+        inflight = undefined;
+      });
+    try {
+      return await inflight;
+    } catch (err) {
+      if (current && now - current.at < 2 * ttlMs) return current.value;
+      throw err;
+    }
+  };
 }
 
-async function toSigningKey(jwk: JWK): Promise<SigningKey> {
-  return { kid: jwk.kid!, key: (await importJWK(jwk, JWT_ALG)) as CryptoKey };
+/** Imports ring keys once per `kid`. */
+function keyImporter(): (jwk: JWK) => Promise<SigningKey> {
+  const imported = new Map<string, Promise<SigningKey>>();
+  return (jwk) => {
+    let k = imported.get(jwk.kid!);
+    if (!k) {
+      k = importJWK(jwk, JWT_ALG).then((key) => ({ kid: jwk.kid!, key: key as CryptoKey }));
+      imported.set(jwk.kid!, k);
+    }
+    return k;
+  };
 }
 
 /**
@@ -69,21 +120,73 @@ export function persistentJwk(dataDir: string, fileName: string): () => Promise<
     })());
 }
 
-/** Local key store: `<dataDir>/keys/signing-key.json`, created on first use (mode 0600). */
-export function fileKeyStore(dataDir: string): KeyStore {
-  const load = persistentJwk(dataDir, 'signing-key.json');
+/** The local ring's file (a single private JWK in data directories from before rotation: read as a ring of one). */
+export const RING_FILE = 'signing-key.json';
+
+/**
+ * The local ring in `<dataDir>/keys/signing-key.json`, created with one key on first use (two
+ * processes starting at once agree on one: the file is created exclusively).
+ */
+export async function readFileRing(dataDir: string, now: () => Date = () => new Date()): Promise<KeyRing> {
+  const file = join(dataDir, 'keys', RING_FILE);
+  const parse = (text: string): KeyRing => {
+    const ring = parseRing(text);
+    if (!ring) throw new Error(`${file} holds no signing key ring`);
+    return ring;
+  };
+  try {
+    return parse(await readFile(file, 'utf8'));
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+  }
+  await mkdir(join(dataDir, 'keys'), { recursive: true, mode: 0o700 });
+  const ring = newRing(await generateSigningJwk(), Math.floor(now().getTime() / 1000));
+  try {
+    await writeFile(file, serializeRing(ring), { flag: 'wx', mode: 0o600 });
+    return ring;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
+    return parse(await readFile(file, 'utf8'));
+  }
+}
+
+/** Replaces the local ring at once (a new file renamed over the old: readers see one or the other). */
+export async function writeFileRing(dataDir: string, ring: KeyRing): Promise<void> {
+  const file = join(dataDir, 'keys', RING_FILE);
+  const temp = `${file}.${process.pid}.${Date.now()}.tmp`;
+  await writeFile(temp, serializeRing(ring), { mode: 0o600 });
+  await rename(temp, file);
+}
+
+/**
+ * Local key store: the ring in `<dataDir>/keys/signing-key.json` (created on first use), re-read
+ * after `cacheMs`. The JWKS is the ring's public half.
+ */
+export function fileKeyStore(dataDir: string, opts: { readonly cacheMs?: number } = {}): KeyStore {
+  const ring = refreshing(() => readFileRing(dataDir), opts.cacheMs ?? DEFAULT_KEY_CACHE_MS);
+  const importKey = keyImporter();
+  // One JWKS object per ring read: the authenticator rebuilds its key set only when it changes.
+  const jwksOf = new WeakMap<KeyRing, JSONWebKeySet>();
   return {
-    signingKey: async () => toSigningKey(await load()),
-    publicKeys: async () => ({ keys: [publicJwk(await load())] }),
+    signingKey: async (at = new Date()) => importKey(signingKeyAt(await ring(), Math.floor(at.getTime() / 1000)).jwk),
+    publicKeys: async (o) => {
+      const r = await ring(o?.fresh);
+      let jwks = jwksOf.get(r);
+      if (!jwks) jwksOf.set(r, (jwks = publicJwksOf(r)));
+      return jwks;
+    },
   };
 }
 
 /**
- * AWS key store: the private JWK in one secret, the public JWKS in another (written together by
- * the stack's key generator). Each is read once per execution environment, on first use; the
- * client is created then too, so a family that never checks a token never makes one.
+ * AWS key store: the private ring in one secret, the public JWKS in another (written by the
+ * stack's key manager). Each is read on first use and again after `cacheMs`; the client is
+ * created on first use too, so a family that never checks a token never makes one.
  */
-export function secretsKeyStore(cfg: Pick<Config, 'region' | 'signingKeySecret' | 'publicKeysSecret'>): KeyStore {
+export function secretsKeyStore(
+  cfg: Pick<Config, 'region' | 'signingKeySecret' | 'publicKeysSecret'>,
+  opts: { readonly cacheMs?: number } = {},
+): KeyStore {
   let client: SecretsManagerClient | undefined;
   const read = async (id: string | undefined, what: string): Promise<string> => {
     if (!id) throw new Error(`${what} secret is not configured`);
@@ -92,16 +195,39 @@ export function secretsKeyStore(cfg: Pick<Config, 'region' | 'signingKeySecret' 
     if (!out.SecretString) throw new Error(`${what} secret is empty`);
     return out.SecretString;
   };
-  let signing: Promise<SigningKey> | undefined;
-  let jwks: Promise<JSONWebKeySet> | undefined;
+  const cacheMs = opts.cacheMs ?? DEFAULT_KEY_CACHE_MS;
+  const ring = refreshing(async () => {
+    const parsed = parseRing(await read(cfg.signingKeySecret, 'signing key'));
+    if (!parsed) throw new Error('signing key secret holds no signing key ring');
+    return parsed;
+  }, cacheMs);
+  const jwks = refreshing(async () => JSON.parse(await read(cfg.publicKeysSecret, 'public keys')) as JSONWebKeySet, cacheMs);
+  const importKey = keyImporter();
   return {
-    signingKey: () =>
-      (signing ??= read(cfg.signingKeySecret, 'signing key').then((s) => toSigningKey(JSON.parse(s) as JWK))),
-    publicKeys: () => (jwks ??= read(cfg.publicKeysSecret, 'public keys').then((s) => JSON.parse(s) as JSONWebKeySet)),
+    signingKey: async (at = new Date()) => importKey(signingKeyAt(await ring(), Math.floor(at.getTime() / 1000)).jwk),
+    publicKeys: (o) => jwks(o?.fresh),
   };
 }
 
 /** The key store for a configuration: Secrets Manager when its secrets are named, else the data directory. */
 export function keyStoreFor(cfg: Config): KeyStore {
-  return cfg.publicKeysSecret || cfg.signingKeySecret ? secretsKeyStore(cfg) : fileKeyStore(cfg.dataDir);
+  const cacheMs = cfg.keyCacheSeconds * 1000;
+  return cfg.publicKeysSecret || cfg.signingKeySecret ? secretsKeyStore(cfg, { cacheMs }) : fileKeyStore(cfg.dataDir, { cacheMs });
+}
+
+/**
+ * One maintenance step of the local ring (see key-ring.ts `maintainRing`): the local runtime runs
+ * it every minute, as the hourly schedule does in AWS, and `npm run admin -- rotate-signing-key`
+ * runs it with `rotate`. The file is replaced only when something changed.
+ */
+export async function maintainFileRing(
+  dataDir: string,
+  policy: RotationPolicy,
+  opts: { readonly rotate?: boolean; readonly now?: Date } = {},
+): Promise<Maintenance> {
+  const now = opts.now ?? new Date();
+  const ring = await readFileRing(dataDir, () => now);
+  const m = await maintainRing(ring, Math.floor(now.getTime() / 1000), policy, generateSigningJwk, opts.rotate === true);
+  if (serializeRing(m.ring) !== serializeRing(ring)) await writeFileRing(dataDir, m.ring);
+  return m;
 }

@@ -1,8 +1,11 @@
 /**
  * The authenticator's status hook: a token whose user or instance (or an instance above it) was
- * disabled or deleted after the token was issued is refused. The answer is cached per execution
- * environment for {@link STATUS_CACHE_MS} (so a change takes effect within a minute) to keep a
- * protected call at no extra reads most of the time: a miss costs one or two BatchGetItem.
+ * disabled or deleted after the token was issued is refused, and so is a token of an older
+ * session generation than its user's (the user's sessions were revoked: new password, disabled,
+ * or "sign out everywhere"). The answer is cached per execution environment for
+ * {@link STATUS_CACHE_MS} (so a change takes effect within a minute) to keep a protected call at
+ * no extra reads most of the time: a miss costs one or two BatchGetItem. The session generation
+ * is an attribute of the user item that read already returns: it costs nothing more.
  */
 import type { Db } from '../db/client.ts';
 import { getObjects, ownInstance } from '../db/objects-repo.ts';
@@ -21,17 +24,18 @@ export interface StatusCheckOptions {
   readonly cacheMs?: number;
 }
 
-type Verdict = 'ok' | 'user' | 'instance';
+/** Why a principal is refused, or 'ok' with the user's current session generation. */
+type Verdict = { readonly state: 'ok'; readonly sessionGeneration: number } | { readonly state: 'user' | 'instance' };
 
 /** Why a principal is refused, or 'ok' (reads the user, its instance and the instances above). */
 export async function principalStatus(db: Db, p: Pick<Principal, 'userKey' | 'instanceKey'>): Promise<Verdict> {
   const [a, b] = await getObjects(db, [p.userKey, p.instanceKey]);
   const user = [a, b].find((o) => o?.key === p.userKey);
   const instance = [a, b].find((o) => o?.key === p.instanceKey);
-  if (!isUser(user) || ownInstance(user) !== p.instanceKey || isDisabled(user)) return 'user';
-  if (!isInstance(instance) || isDisabled(instance)) return 'instance';
+  if (!isUser(user) || ownInstance(user) !== p.instanceKey || isDisabled(user)) return { state: 'user' };
+  if (!isInstance(instance) || isDisabled(instance)) return { state: 'instance' };
   const above = await ancestorsOf(db, instance);
-  return above.some(isDisabled) ? 'instance' : 'ok';
+  return above.some(isDisabled) ? { state: 'instance' } : { state: 'ok', sessionGeneration: user.sessionGeneration ?? 0 };
 }
 
 export function createStatusCheck(opts: StatusCheckOptions): (p: Principal) => Promise<void> {
@@ -53,7 +57,9 @@ export function createStatusCheck(opts: StatusCheckOptions): (p: Principal) => P
       verdict.catch(() => cache.delete(id));
     }
     const v = await hit.verdict;
-    if (v === 'user') throw unauthorized('The user of this token is disabled or no longer exists.');
-    if (v === 'instance') throw unauthorized('The instance of this token is disabled or no longer exists.');
+    if (v.state !== 'ok') {
+      throw unauthorized(`The ${v.state} of this token is disabled or no longer exists.`);
+    }
+    if ((p.sessionGeneration ?? 0) < v.sessionGeneration) throw unauthorized('The sessions of this user were revoked; sign in again.');
   };
 }

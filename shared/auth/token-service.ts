@@ -293,13 +293,21 @@ export async function passwordGrant(deps: CoreDeps, req: TokenRequest): Promise<
     }
   }
 
-  if (req.newPassword !== undefined) await setNewPassword(deps, user, req.newPassword);
+  // A new password ends the user's other sessions: this login's tokens carry the new generation.
+  const signedIn = req.newPassword !== undefined ? await setNewPassword(deps, user, req.newPassword) : user;
   loginHints.set(hintId(deps, instanceName, userName), { instanceKey: instance.key, above: ancestorKeys(instance), userKey: user.key });
 
   // The counter's reset and the tokens' write go together: the login's last round trip.
   const [tokens] = await Promise.all([
     issueTokens(deps, {
-      subject: { userKey: user.key, userName: nameOf(user), instanceKey: instance.key, instanceName: nameOf(instance), role: roleOf(user) },
+      subject: {
+        userKey: user.key,
+        userName: nameOf(user),
+        instanceKey: instance.key,
+        instanceName: nameOf(instance),
+        role: roleOf(user),
+        sessionGeneration: signedIn.sessionGeneration ?? 0,
+      },
       clientId: req.clientId,
       family: undefined,
     }),
@@ -338,8 +346,8 @@ async function acceptOneTimeCode(deps: CoreDeps, userKey: string, auth: AuthStat
   return false;
 }
 
-/** Sets the new password of a completed login and clears the user's change flags. */
-async function setNewPassword(deps: CoreDeps, user: StoredObject, password: string): Promise<void> {
+/** Sets the new password of a completed login and clears the user's change flags; returns the user as stored. */
+async function setNewPassword(deps: CoreDeps, user: StoredObject, password: string): Promise<StoredObject> {
   const hash = await hashPassword(password);
   let current = user;
   for (let attempt = 0; ; attempt++) {
@@ -347,8 +355,7 @@ async function setNewPassword(deps: CoreDeps, user: StoredObject, password: stri
     const exp = doc.PasswordExpiresOn;
     if (typeof exp === 'string' && Date.parse(exp) <= deps.now().getTime()) delete doc.PasswordExpiresOn;
     try {
-      await changePasswordAtLogin(deps.db, current, doc, hash, deps.now().getTime());
-      return;
+      return await changePasswordAtLogin(deps.db, current, doc, hash, deps.now().getTime());
     } catch (err) {
       // An administrator saved the user in between: apply the change to their version once more.
       if (!(err instanceof ConditionFailed) || attempt >= 2) throw err;
@@ -384,7 +391,9 @@ async function issueTokens(deps: CoreDeps, spec: IssueSpec): Promise<TokenRespon
     // The family's absolute expiry, counted from the password login.
     expiresAt: spec.family?.old.expiresAt ?? nowMs + deps.config.refreshTokenDays * 86_400_000,
   };
-  const write = spec.family ? rotateRefreshToken(deps.db, spec.family.old, next, nowMs) : createRefreshFamily(deps.db, next).then(() => true);
+  const write = spec.family
+    ? rotateRefreshToken(deps.db, spec.family.old, next, nowMs)
+    : createRefreshFamily(deps.db, next, spec.subject.sessionGeneration ?? 0).then(() => true);
   const signed = issueAccessToken(deps.keys, deps.config, spec.subject, now);
   // A failed write answers before the signature is waited for: keep that one from going unhandled.
   signed.catch(() => undefined);
@@ -425,9 +434,18 @@ export async function refreshGrant(deps: CoreDeps, req: TokenRequest): Promise<T
   const user = read.object(old.userKey);
   const instance = read.object(old.instanceKey);
   if (!isUser(user) || !isInstance(instance) || ownInstance(user) !== instance.key || isDisabled(user)) throw ticketNotValid();
+  // The user's sessions were revoked after this login (new password, disabled, sign out everywhere).
+  if (family.sessionGeneration < (user.sessionGeneration ?? 0)) throw ticketNotValid();
   await checkInstance(deps, instance, await ancestorsOf(db, instance));
   return issueTokens(deps, {
-    subject: { userKey: user.key, userName: nameOf(user), instanceKey: instance.key, instanceName: nameOf(instance), role: roleOf(user) },
+    subject: {
+      userKey: user.key,
+      userName: nameOf(user),
+      instanceKey: instance.key,
+      instanceName: nameOf(instance),
+      role: roleOf(user),
+      sessionGeneration: family.sessionGeneration,
+    },
     clientId: req.clientId,
     family: { old },
   });

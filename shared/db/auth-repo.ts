@@ -5,7 +5,7 @@
  * | ------------------- | ------------------ | ------ | ---------------------------- | ----- |
  * | user auth state     | `O#<userKey>`      | `AUTH` |                              | PasswordHash, FailedLogins, LockedUntil, one-time code (hash, salt, expiry, tries) |
  * | refresh token       | `RT#<sha256>`      | `RT`   | `RTF#<family>` / `<issued>`  | Family, UserKey, InstanceKey, ClientId, ExpiresAt, UsedAt |
- * | refresh family      | `RTF#<family>`     | `RT`   |                              | UserKey, ExpiresAt, RevokedAt (reuse detection revokes the whole family at once) |
+ * | refresh family      | `RTF#<family>`     | `RT`   |                              | UserKey, ExpiresAt, SessionGeneration (the user's at the login), RevokedAt (reuse detection revokes the whole family at once) |
  *
  * Access patterns:
  * - login: the AUTH item is read (consistent) in one BatchGetItem with the user and its instances;
@@ -17,7 +17,9 @@
  *   (consistent); rotate with one TransactWriteItems (old token: condition not
  *   used; family: condition not revoked; new token: Put), so two parallel refreshes have one winner;
  *   reuse revokes the family with one UpdateItem (the family item is checked in every rotation, so a
- *   revocation cannot miss a token being issued at the same moment).
+ *   revocation cannot miss a token being issued at the same moment). A family whose session
+ *   generation is below its user's (read in the same BatchGetItem) is refused: revoking a user's
+ *   sessions is one write to the user item, whatever the number of families.
  * Times are epoch seconds (numbers) except where noted; `ttl` lets DynamoDB delete expired items.
  */
 import { GetCommand, UpdateCommand, type TransactWriteCommandInput, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
@@ -309,11 +311,18 @@ export async function recordOneTimeCodeFailure(db: Db, userKey: string, hash: st
 
 /**
  * Sets a new password at login (first login or expired password): the user object is replaced
- * (flags cleared, version-checked) and the AUTH item gets the new hash, in one transaction.
- * Throws {@link ConditionFailed} when the user changed in between.
+ * (flags cleared, version-checked, session generation raised: the user's other sessions end) and
+ * the AUTH item gets the new hash, in one transaction. Returns the user as stored. Throws
+ * {@link ConditionFailed} when the user changed in between.
  */
-export async function changePasswordAtLogin(db: Db, user: StoredObject, nextDoc: Record<string, unknown>, passwordHash: string, nowMs: number): Promise<void> {
-  const next: StoredObject = { ...user, version: user.version + 1, doc: nextDoc };
+export async function changePasswordAtLogin(
+  db: Db,
+  user: StoredObject,
+  nextDoc: Record<string, unknown>,
+  passwordHash: string,
+  nowMs: number,
+): Promise<StoredObject> {
+  const next: StoredObject = { ...user, version: user.version + 1, doc: nextDoc, sessionGeneration: (user.sessionGeneration ?? 0) + 1 };
   await transact(db, [
     {
       Put: {
@@ -334,6 +343,7 @@ export async function changePasswordAtLogin(db: Db, user: StoredObject, nextDoc:
       },
     },
   ]);
+  return next;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -361,6 +371,8 @@ export interface RefreshFamily {
   readonly userKey: string;
   readonly expiresAt: number;
   readonly revokedAt?: number;
+  /** The user's session generation at the login (absent in families stored before it existed: 0). */
+  readonly sessionGeneration: number;
 }
 
 const ttlOf = (expiresAtMs: number) => Math.ceil(expiresAtMs / 1000) + 86400;
@@ -383,13 +395,23 @@ function refreshItem(r: RefreshRecord): Record<string, unknown> {
 
 const familyKey = (family: string) => ({ PK: refreshFamilyPk(family), SK: REFRESH_SK });
 
-/** Stores the first refresh token of a new login together with its family. */
-export async function createRefreshFamily(db: Db, first: RefreshRecord): Promise<void> {
+/**
+ * Stores the first refresh token of a new login together with its family, which keeps the user's
+ * session generation of the login: a refresh is refused once the user's is higher.
+ */
+export async function createRefreshFamily(db: Db, first: RefreshRecord, sessionGeneration: number): Promise<void> {
   await transact(db, [
     {
       Put: {
         TableName: db.tableName,
-        Item: { ...familyKey(first.family), Family: first.family, UserKey: first.userKey, ExpiresAt: first.expiresAt, ttl: ttlOf(first.expiresAt) },
+        Item: {
+          ...familyKey(first.family),
+          Family: first.family,
+          UserKey: first.userKey,
+          ExpiresAt: first.expiresAt,
+          SessionGeneration: sessionGeneration,
+          ttl: ttlOf(first.expiresAt),
+        },
         ConditionExpression: 'attribute_not_exists(PK)',
       },
     },
@@ -422,6 +444,7 @@ function refreshFamilyOf(family: string, i: Record<string, unknown>): RefreshFam
     userKey: String(i.UserKey),
     expiresAt: Number(i.ExpiresAt),
     ...(i.RevokedAt !== undefined ? { revokedAt: Number(i.RevokedAt) } : {}),
+    sessionGeneration: Number(i.SessionGeneration ?? 0),
   };
 }
 

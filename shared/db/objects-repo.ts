@@ -36,6 +36,12 @@ export interface StoredObject {
   readonly instances: readonly string[];
   readonly version: number;
   readonly doc: Readonly<Record<string, unknown>>;
+  /**
+   * Users only: the session generation (`SessionGeneration`, absent = 0). Tokens and refresh
+   * families carry the generation they were issued in; revoking a user's sessions raises it, and
+   * anything of an older generation is refused. Never part of the document: clients do not see it.
+   */
+  readonly sessionGeneration?: number;
 }
 
 /** A unique value owned by one object: `scope` + `kind` + `value` may be claimed once. */
@@ -92,6 +98,7 @@ export function toItem(o: StoredObject): Record<string, unknown> {
     Version: o.version,
     Name: name,
     Doc: stringifyJson(o.doc),
+    ...(o.sessionGeneration ? { SessionGeneration: o.sessionGeneration } : {}),
   };
 }
 
@@ -105,6 +112,7 @@ export function fromItem(item: Record<string, unknown>): StoredObject {
     instances: (item.Instances as string[]) ?? [],
     version: Number(item.Version ?? 1),
     doc: parseJson(item.Doc as string) as Record<string, unknown>,
+    ...(item.SessionGeneration !== undefined ? { sessionGeneration: Number(item.SessionGeneration) } : {}),
   };
 }
 

@@ -17,6 +17,8 @@ export interface Principal {
   readonly role: Role;
   /** The token's `jti`. */
   readonly tokenId: string;
+  /** The user's session generation the token was issued in (`gen`; absent: 0). */
+  readonly sessionGeneration?: number;
 }
 
 /** Verifies the `Authorization` header of a protected call; throws `unauthorized()` otherwise. */

@@ -12,6 +12,11 @@
  *   MustChangePassword (default false), PasswordExpiresOn}. `Password` is write-only: it must meet
  *   the password rules (400 ValidationFailed naming the rule), is hashed into the user's AUTH item
  *   in the same transaction, and is never stored in the document nor returned.
+ * - Sessions: a user's tokens and refresh tokens carry the user's session generation (kept on the
+ *   user item beside the document, never shown). A new password, disabling the user and
+ *   `POST <user Href>/revokesessions` raise it in the user's own version-checked write: a refresh
+ *   of an older generation is refused at once (the refresh reads the user, strongly consistent),
+ *   and an access token of an older generation within the status check's cache time (30 s).
  */
 import { describeViolation, hashPassword, passwordRuleViolation } from '../auth/passwords.ts';
 import { authItemDelete, authItemPut } from '../db/auth-repo.ts';
@@ -83,8 +88,13 @@ export const userBehaviour: Override = (base) => ({
     const hash = await hashPassword(password);
     return (key) => [authItemPut(ctx.db, key, hash)];
   },
+  // A new password or disabling signs the user out everywhere (see revokeSessionsAt).
+  revokesSessions: (input, current, doc) =>
+    (typeof input.writeOnly.Password === 'string' && input.writeOnly.Password !== '') ||
+    (doc.IsDisabled === true && current.doc.IsDisabled !== true),
   beforeDelete: async (ctx, o) => {
     if (o.key === ctx.principal.userKey) throw forbidden('You cannot delete the user you are signed in as.');
   },
   deleteExtra: (ctx, o) => [authItemDelete(ctx.db, o.key)],
 });
+

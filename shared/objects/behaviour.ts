@@ -32,6 +32,11 @@ export interface Behaviour {
    * the write transaction for the object's key. `instance` reads the object's instance lazily.
    */
   prepareWrite(ctx: Ctx, input: ObjectInput, instance: () => Promise<StoredObject | undefined>): Promise<(key: string) => ExtraWrite[]>;
+  /**
+   * True when a replace revokes the object's sessions (users: a new password, or disabling): its
+   * session generation goes up in the same write, so its tokens and refresh tokens stop working.
+   */
+  revokesSessions(input: ObjectInput, current: StoredObject, doc: Doc): boolean;
   /** Checks before a delete (a folder must be empty). */
   beforeDelete(ctx: Ctx, o: StoredObject): Promise<void>;
   /** Extra items of the delete transaction (status, AUTH item, tombstone). */
@@ -58,6 +63,7 @@ export function defaultBehaviour(def: CollectionDef): Behaviour {
     claimError: (c) => duplicateName(c.value),
     complete: (_ctx, input) => ({ ...input.doc }),
     prepareWrite: async () => () => [],
+    revokesSessions: () => false,
     beforeDelete: async () => {},
     deleteExtra: () => [],
   };

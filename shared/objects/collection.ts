@@ -181,7 +181,13 @@ export async function replaceAt(ctx: Ctx, loc: Locator, body: unknown): Promise<
       return { object: cur, changed: false, behaviour: beh };
     }
     checkDocSize(doc);
-    const next: StoredObject = { ...cur, type: inp.typeName, doc, version: cur.version + 1 };
+    const next: StoredObject = {
+      ...cur,
+      type: inp.typeName,
+      doc,
+      version: cur.version + 1,
+      ...(beh.revokesSessions(inp, cur, doc) ? { sessionGeneration: (cur.sessionGeneration ?? 0) + 1 } : {}),
+    };
     // Another writer got in first: read again (a client version now differs: 409).
     if (!(await writeOver(ctx, beh, cur, next, extra, attempt))) continue;
     await ctx.hooks.afterWrite?.(ctx, next, cur);
@@ -220,6 +226,8 @@ export interface Edit<T> {
   readonly doc: Doc | undefined;
   /** What the call answers, computed from the same read. */
   readonly result: T;
+  /** Raise the object's session generation in the same write (users: sign out everywhere). */
+  readonly revokeSessions?: boolean;
 }
 
 /**
@@ -237,10 +245,15 @@ export async function editAt<T>(ctx: Ctx, loc: Locator, edit: (cur: StoredObject
     const cur = await locate(ctx, loc);
     const b = behaviourOf(cur.collection);
     requireWrite(ctx, b);
-    const { doc, result } = edit(cur);
+    const { doc, result, revokeSessions } = edit(cur);
     if (doc === undefined) return { object: cur, changed: false, result };
     checkDocSize(doc);
-    const next: StoredObject = { ...cur, doc, version: cur.version + 1 };
+    const next: StoredObject = {
+      ...cur,
+      doc,
+      version: cur.version + 1,
+      ...(revokeSessions ? { sessionGeneration: (cur.sessionGeneration ?? 0) + 1 } : {}),
+    };
     if (await writeOver(ctx, b, cur, next, [], attempt)) return { object: next, changed: true, result };
   }
 }

@@ -17,6 +17,7 @@ import { contextOf, type Ctx } from './context.ts';
 import { NO_HOOKS, type ObjectHooks } from './hooks.ts';
 import { deleteLinkItem, postLink, putLink, putLinkItem, readLink } from './links.ts';
 import { parsePaging } from './paging.ts';
+import { revokeSessionsAt } from './sessions.ts';
 
 type Operations = Readonly<Record<string, Operation<BaseDeps>>>;
 type ContextOf = (req: ApiRequest, deps: BaseDeps) => Ctx;
@@ -91,6 +92,8 @@ export interface ObjectOperations {
   readonly people: Operations;
   /** `/api/f/<folder>/peripherals/<key>` and its links (read only). */
   readonly peripheral: Operations;
+  /** `POST /api/f/<instance>/users/<key>/revokesessions`: the folders family's users row. */
+  readonly users: Operations;
 }
 
 /** The object operations, with a family's hooks. */
@@ -136,6 +139,12 @@ export function objectOperations(hooks: ObjectHooks = NO_HOOKS): ObjectOperation
     peripheral: Object.freeze({
       getPeripheral: peripheral.get,
       getPeripheralLink: peripheral.getLink,
+    }),
+    users: Object.freeze({
+      revokeSessions: async (req, deps) => {
+        await revokeSessionsAt(ctxOf(req, deps), memberAt(req));
+        return noContent();
+      },
     }),
   };
 }

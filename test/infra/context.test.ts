@@ -18,6 +18,7 @@ describe('Gatehouse CDK context', () => {
       eventRetentionDays: 365,
       deployment: 'AllAtOnce',
       alarmThresholds: {},
+      signingKeyRotationDays: 30,
     });
   });
 

@@ -4,6 +4,7 @@ import type { CloudFormationCustomResourceEvent } from 'aws-lambda';
 import { calculateJwkThumbprint, createLocalJWKSet, importJWK, jwtVerify, SignJWT, type JSONWebKeySet, type JWK } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { createHandler, putResponse, type KeygenDeps, type KeygenProperties } from '../../functions/keygen/handler.ts';
+import { parseRing } from '../../shared/auth/key-ring.ts';
 import { generateSigningJwk } from '../../shared/auth/keys.ts';
 
 const ids: KeygenProperties = {
@@ -69,9 +70,10 @@ function updateEvent(props: KeygenProperties, old: KeygenProperties): Event {
 
 const context = { logStreamName: '2025/01/01/[$LATEST]abc' };
 
+/** The signing key of the stored ring (its newest key) and the stored JWKS. */
 function keyPairIn(secrets: Map<string, string>, where: KeygenProperties = ids): { jwk: JWK; jwks: JSONWebKeySet } {
   return {
-    jwk: JSON.parse(secrets.get(where.SigningKeySecretId)!) as JWK,
+    jwk: parseRing(secrets.get(where.SigningKeySecretId))!.keys.at(-1)!.jwk,
     jwks: JSON.parse(secrets.get(where.PublicKeysSecretId)!) as JSONWebKeySet,
   };
 }
@@ -233,5 +235,95 @@ describe('keygen response upload', () => {
     await withServer(403, async (url) => {
       await expect(putResponse(url, '{}')).rejects.toThrow(/403/);
     });
+  });
+});
+
+describe('keygen scheduled maintenance', () => {
+  const policy = { keyCacheSeconds: 300, accessTokenTtl: 3600, rotationDays: 30 };
+  const T0 = Date.parse('2026-01-01T00:00:00Z');
+
+  function scheduled(secrets: Map<string, string>, at: { ms: number }) {
+    const h = harness(secrets, { now: () => new Date(at.ms), policy, secrets: ids });
+    return { h, run: (action: 'maintain' | 'rotate') => createHandler(() => h.deps)({ action }, context) };
+  }
+
+  it('rolls over: publishes the next key first, signs with it after the lead, drops the old after the token lifetime', async () => {
+    const at = { ms: T0 };
+    const { h, run } = scheduled(freshSecrets(ids.SigningKeySecretId, ids.PublicKeysSecretId), at);
+    await createHandler(() => h.deps)(createEvent(), context);
+    const first = keyPairIn(h.secrets).jwk.kid!;
+
+    at.ms = T0 + 29 * 86_400_000;
+    expect(await run('maintain')).toEqual({ key: 'kept' });
+
+    at.ms = T0 + 30 * 86_400_000;
+    h.writes.length = 0;
+    const rolled = (await run('maintain')) as { key: string; scheduled: string };
+    expect(rolled.key).toBe('rotated');
+    expect(h.writes).toEqual([ids.PublicKeysSecretId, ids.SigningKeySecretId]);
+    const ring = parseRing(h.secrets.get(ids.SigningKeySecretId))!;
+    expect(ring.keys.map((k) => k.jwk.kid)).toEqual([first, rolled.scheduled]);
+    expect(ring.keys[1]!.signsFrom).toBe(at.ms / 1000 + 600);
+    expect(ring.keys[0]!.dropAfter).toBe(at.ms / 1000 + 600 + 3600 + 300);
+    expect(keyPairIn(h.secrets).jwks.keys.map((k) => k.kid)).toEqual([first, rolled.scheduled]);
+
+    at.ms += (600 + 3600 + 300) * 1000;
+    h.writes.length = 0;
+    expect(await run('maintain')).toEqual({ key: 'maintained', dropped: [first] });
+    expect(h.writes).toEqual([ids.SigningKeySecretId, ids.PublicKeysSecretId]);
+    expect(keyPairIn(h.secrets).jwks.keys.map((k) => k.kid)).toEqual([rolled.scheduled]);
+    expect(JSON.stringify(keyPairIn(h.secrets).jwks)).not.toMatch(/"d":/);
+  });
+
+  it('rotates on demand once, and says so when a key is already waiting to sign', async () => {
+    const at = { ms: T0 };
+    const { h, run } = scheduled(freshSecrets(ids.SigningKeySecretId, ids.PublicKeysSecretId), at);
+    await createHandler(() => h.deps)(createEvent(), context);
+
+    expect(await run('rotate')).toMatchObject({ key: 'rotated', scheduled: expect.any(String) });
+    at.ms += 60_000;
+    expect(await run('rotate')).toEqual({ key: 'kept', rotationPending: true });
+    expect(parseRing(h.secrets.get(ids.SigningKeySecretId))!.keys).toHaveLength(2);
+  });
+
+  it('reads a single private JWK from before rotation as a ring of one, and rolls it over', async () => {
+    const at = { ms: T0 };
+    const legacy = await generateSigningJwk();
+    const secrets = new Map([
+      [ids.SigningKeySecretId, JSON.stringify(legacy)],
+      [ids.PublicKeysSecretId, JSON.stringify({ keys: [{ ...legacy, d: undefined }] })],
+    ]);
+    const { run } = scheduled(secrets, at);
+    const out = (await run('maintain')) as { key: string; scheduled: string };
+    expect(out.key).toBe('rotated');
+    expect(JSON.parse(secrets.get(ids.PublicKeysSecretId)!).keys.map((k: JWK) => k.kid)).toEqual([legacy.kid, out.scheduled]);
+  });
+
+  it('completes a JWKS another run overwrote in between', async () => {
+    const at = { ms: T0 };
+    let stale: string | undefined;
+    const secrets = freshSecrets(ids.SigningKeySecretId, ids.PublicKeysSecretId);
+    const { h } = scheduled(secrets, at);
+    await createHandler(() => h.deps)(createEvent(), context);
+    const before = secrets.get(ids.PublicKeysSecretId)!;
+    // Another run writes its (older) JWKS right after this run's ring.
+    const put = h.deps.putSecret;
+    const racing = harness(secrets, {
+      ...h.deps,
+      putSecret: async (id, value) => {
+        await put(id, value);
+        if (id === ids.SigningKeySecretId && !stale) {
+          stale = before;
+          secrets.set(ids.PublicKeysSecretId, before);
+        }
+      },
+    });
+    const out = (await createHandler(() => racing.deps)({ action: 'rotate' }, context)) as { scheduled: string };
+    expect(JSON.parse(secrets.get(ids.PublicKeysSecretId)!).keys.map((k: JWK) => k.kid)).toContain(out.scheduled);
+  });
+
+  it('refuses an event that is neither CloudFormation nor a maintenance action', async () => {
+    const { h } = scheduled(new Map(), { ms: T0 });
+    await expect(createHandler(() => h.deps)({ action: 'explode' } as never, context)).rejects.toThrow(/maintain/);
   });
 });

@@ -175,6 +175,16 @@ const ops: Op[] = [
   },
   { name: 'list users', kind: 'read', run: (token) => api.get(`${A()}/users`, { token }) },
   { name: 'create user', kind: 'admin', run: (token) => api.post(`${A()}/users`, { token, body: { $type: 'UserInfo', CommonName: uniqueName('u'), Role: 'ReadOnly' } }) },
+  {
+    name: 'revoke sessions',
+    kind: 'admin',
+    run: async (token) => {
+      // A fresh user each time: revoking a caller's own sessions would end its tokens.
+      const u = await api.post(`${A()}/users`, { token: tenants.A.tokens.Administrator, body: { $type: 'UserInfo', CommonName: uniqueName('r'), Role: 'ReadOnly' } });
+      expect(u.status).toBe(201);
+      return api.post(`${u.body.Href}/revokesessions`, { token });
+    },
+  },
   { name: 'list instances', kind: 'read', run: (token) => api.get(`${A()}/instances`, { token }) },
   { name: 'create instance', kind: 'admin', run: (token) => api.post(`${A()}/instances`, { token, body: { $type: 'InstanceInfo', CommonName: uniqueName('i') } }) },
   { name: 'usage', kind: 'admin', run: (token) => api.get(`${A()}/usage`, { token }) },

@@ -2050,6 +2050,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/f/{folderKey}/users/{key}/revokesessions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Sign a user out everywhere
+         * @description Revokes every session of the user: its refresh tokens are refused at once (RefreshTokenTicketNotValid), its access tokens within the status check's 30 seconds. A new password and disabling the user do the same. The user's ConcurrencyVersion goes up. Administrators of the user's instance or an ancestor.
+         */
+        post: operations["revokeSessionsUsers"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/f/{folderKey}/people/bycard": {
         parameters: {
             query?: never;
@@ -13047,6 +13067,43 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revokeSessionsUsers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                folderKey: components["parameters"]["folderKey"];
+                /**
+                 * @description The object's key.
+                 * @example 6650f1a2b3c4d5e6f7a8b9c1
+                 */
+                key: components["parameters"]["key"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
