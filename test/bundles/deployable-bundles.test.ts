@@ -301,9 +301,13 @@ describe('a whole flow through the deployed packages', () => {
     expect(result).toBeNull();
     expect(aws.cfnResponses).toHaveLength(1);
     expect(aws.cfnResponses[0]).toMatchObject({ Status: 'SUCCESS', LogicalResourceId: id, PhysicalResourceId: props.SigningKeySecretId });
-    const jwk = JSON.parse(aws.secrets.get(props.SigningKeySecretId!)!);
+    // The private secret holds the signing ring (shared/auth/key-ring.ts): a first deployment has one key, signing now.
+    const ring = JSON.parse(aws.secrets.get(props.SigningKeySecretId!)!);
+    expect(ring.keys).toHaveLength(1);
+    const [{ jwk, signsFrom }] = ring.keys;
+    expect(jwk).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig', d: expect.any(String) });
+    expect(signsFrom * 1000).toBeLessThanOrEqual(Date.now());
     const jwks = JSON.parse(aws.secrets.get(props.PublicKeysSecretId!)!);
-    expect(jwk).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig' });
     expect(jwks.keys.map((k: { kid: string }) => k.kid)).toEqual([jwk.kid]);
     expect(jwks.keys[0].d).toBeUndefined();
     state.kid = jwk.kid;
