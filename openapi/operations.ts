@@ -251,19 +251,41 @@ const getLink: Describe = (c) => ({
   errors: [404, 405],
 });
 
-const postLink: Describe = () => ({
-  summary: 'Add a note, or take ownership',
-  description: '`notes`: adds a NoteInfo (201). `takeownership`: accepted, changes nothing (204): an object always belongs to the instance that holds it.',
-  body: { schema: noteRequestSchema, example: { $type: ns('NoteInfo'), NoteText: 'Checked on site.' }, required: false, description: 'A NoteInfo for `notes`; nothing for `takeownership`.' },
-  success: {
-    201: { description: 'The note as stored.', schema: z.looseObject({ $type: z.string(), Key: z.string(), NoteText: z.string() }), example: { $type: ns('NoteInfo'), Key: K2, NoteText: 'Checked on site.', CreatedOn: '2026-05-01T12:00:00Z', CreatedBy: 'Gatehouse\\admin' } },
-    204: { description: 'Ownership taken (nothing to transfer).' },
-  },
-  errors: [404, 405, 409],
-});
+const storedNoteSchema = z.looseObject({ $type: z.string(), Key: z.string(), NoteText: z.string() });
+const exampleNote = { $type: ns('NoteInfo'), Key: K2, NoteText: 'Checked on site.', CreatedOn: '2026-05-01T12:00:00Z', CreatedBy: 'Gatehouse\\admin' };
 
-const deleteLinkItem: Describe = () => ({
-  summary: 'Remove a note',
+const postLink: Describe = (c) =>
+  c.collection?.name === 'people'
+    ? {
+        summary: 'Add a note or a card, or take ownership',
+        description:
+          '`notes`: adds a NoteInfo (201). `cards`: adds a CardAssignmentInfo to the person (201, with its stable Key; one write of the person with its card claims). ' +
+          '`takeownership`: accepted, changes nothing (204): an object always belongs to the instance that holds it.',
+        body: {
+          schema: z.union([noteRequestSchema, requestSchema('CardAssignmentInfo')]),
+          example: { $type: ns('NoteInfo'), NoteText: 'Checked on site.' },
+          required: false,
+          description: 'A NoteInfo for `notes`, a CardAssignmentInfo for `cards`; nothing for `takeownership`.',
+        },
+        success: {
+          201: { description: 'The note or the card as stored.', schema: z.union([storedNoteSchema, cardResponseSchema]), example: exampleNote },
+          204: { description: 'Ownership taken (nothing to transfer).' },
+        },
+        errors: [404, 405, 409],
+      }
+    : {
+        summary: 'Add a note, or take ownership',
+        description: '`notes`: adds a NoteInfo (201). `takeownership`: accepted, changes nothing (204): an object always belongs to the instance that holds it.',
+        body: { schema: noteRequestSchema, example: { $type: ns('NoteInfo'), NoteText: 'Checked on site.' }, required: false, description: 'A NoteInfo for `notes`; nothing for `takeownership`.' },
+        success: {
+          201: { description: 'The note as stored.', schema: storedNoteSchema, example: exampleNote },
+          204: { description: 'Ownership taken (nothing to transfer).' },
+        },
+        errors: [404, 405, 409],
+      };
+
+const deleteLinkItem: Describe = (c) => ({
+  summary: c.collection?.name === 'people' ? 'Remove a note or a card' : 'Remove a note',
   success: { 204: { description: 'Removed.' } },
   errors: [404, 405],
 });
