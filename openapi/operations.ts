@@ -182,9 +182,21 @@ function objectBody(c: OperationContext, what: string): BodyDoc {
   return { schema, example: exampleRequest(typeName), required: true, description: what };
 }
 
+/** An object of the collection as answered: its type, or each type it accepts (an input may be an AscInputInfo). */
+function collectionResponseSchema(c: OperationContext): z.ZodType {
+  const { typeName, anyType } = typeOf(c);
+  const extra = Array.isArray(c.collection?.acceptsTypes) ? c.collection.acceptsTypes : [];
+  if (!extra.length) return responseSchema(typeName, anyType);
+  const types = [typeName, ...extra];
+  return z.union(types.map((t) => responseSchema(t))).meta({
+    description: `One of ${types.join(', ')}, by \`$type\`.`,
+    discriminator: typeDiscriminator(Object.fromEntries(types.map((t) => [t, `#/components/schemas/${t}`]))),
+  });
+}
+
 function objectResponse(c: OperationContext, description: string): SuccessDoc {
-  const { typeName, anyType, name } = typeOf(c);
-  return { description, schema: responseSchema(typeName, anyType), example: exampleResponse(typeName, name) };
+  const { typeName, name } = typeOf(c);
+  return { description, schema: collectionResponseSchema(c), example: exampleResponse(typeName, name) };
 }
 
 const linkDescription =
@@ -208,7 +220,7 @@ const list: Describe = (c) => ({
   summary: `List ${typeOf(c).name}`,
   description: `The ${typeOf(c).name} of a folder, a page at a time. An empty or short page is the last.`,
   query: paging,
-  success: { 200: { description: `A page of ${typeOf(c).label}.`, schema: z.array(responseSchema(typeOf(c).typeName, typeOf(c).anyType)), example: [exampleResponse(typeOf(c).typeName, typeOf(c).name)] } },
+  success: { 200: { description: `A page of ${typeOf(c).label}.`, schema: z.array(collectionResponseSchema(c)), example: [exampleResponse(typeOf(c).typeName, typeOf(c).name)] } },
   errors: [404],
 });
 

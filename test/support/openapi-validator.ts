@@ -91,6 +91,17 @@ export class OpenApiValidator {
     return this.doc.paths[match.route.path]?.[m]?.operationId as string | undefined;
   }
 
+  /**
+   * Problems of a request body against the request schema of the operation at `path` (a path
+   * template of the document) and `method` for `mediaType`: none when it is valid.
+   */
+  requestBodyProblems(method: string, path: string, body: unknown, mediaType = 'application/json'): string[] {
+    const m = method.toLowerCase();
+    if (!this.doc.paths[path]?.[m]?.requestBody?.content?.[mediaType]) return [`${method} ${path} takes no ${mediaType} body`];
+    const validate = this.schemaValidator(`/paths/${pointerSegment(path)}/${m}/requestBody/content/${pointerSegment(mediaType)}/schema`);
+    return validate(body) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath || '(body)'} ${e.message}`);
+  }
+
   /** Checks one response; returns the problems found (also kept in `mismatches`). */
   check(r: ObservedResponse): string[] {
     const request = `${r.method.toUpperCase()} ${r.path}`;
