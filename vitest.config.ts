@@ -13,10 +13,15 @@ const env = {
   CDK_DISABLE_CLI_TELEMETRY: 'true',
 };
 
+/** Hands what each file's call helpers validated against the OpenAPI document to the reporter. */
+const openapiCoverage = './test/support/openapi-coverage-setup.ts';
+
 export default defineConfig({
   test: {
     env,
     pool: 'forks',
+    // The second prints the responses validated per OpenAPI operation (see its header).
+    reporters: ['default', './test/support/openapi-coverage-reporter.ts'],
     projects: [
       { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], env } },
       {
@@ -24,6 +29,7 @@ export default defineConfig({
           name: 'integration',
           include: ['test/integration/**/*.test.ts'],
           globalSetup: ['test/support/dynamo-setup.ts'],
+          setupFiles: [openapiCoverage],
           testTimeout: 60_000,
           hookTimeout: 60_000,
           env,
@@ -35,6 +41,7 @@ export default defineConfig({
           name: 'reliability',
           include: ['test/reliability/**/*.test.ts'],
           globalSetup: ['test/support/dynamo-setup.ts'],
+          setupFiles: [openapiCoverage],
           testTimeout: 180_000,
           hookTimeout: 120_000,
           env,
@@ -57,6 +64,7 @@ export default defineConfig({
           name: 'e2e',
           include: ['test/e2e/**/*.test.ts'],
           globalSetup: ['test/support/e2e-setup.ts'],
+          setupFiles: [openapiCoverage],
           testTimeout: 120_000,
           hookTimeout: 120_000,
           env,

@@ -198,7 +198,12 @@ function operationOf(route: Route, doc: OperationDoc, operationId: string, examp
   }
   for (const status of errorStatuses(route, doc)) {
     if (status === 400 && doc.tokenErrors) {
-      responses['400'] = { description: 'A token error (the spec\'s token error table).', content: { 'application/json': { schema: oauthErrorBodySchema, example: TOKEN_ERROR_EXAMPLE } } };
+      // The pipeline parses a JSON body before the token endpoint reads it: malformed JSON is the
+      // pipeline's InvalidJson, in the resource error body.
+      responses['400'] = {
+        description: 'A token error (the spec\'s token error table); a malformed JSON body answers the resource error body (`InvalidJson`).',
+        content: { 'application/json': { schema: z.union([oauthErrorBodySchema, errorBodySchema]), example: TOKEN_ERROR_EXAMPLE } },
+      };
       continue;
     }
     responses[String(status)] = { $ref: `#/components/responses/${ERRORS[status]!.id}` };

@@ -182,9 +182,21 @@ function objectBody(c: OperationContext, what: string): BodyDoc {
   return { schema, example: exampleRequest(typeName), required: true, description: what };
 }
 
+/** An object of the collection as answered: its type, or each type it accepts (an input may be an AscInputInfo). */
+function collectionResponseSchema(c: OperationContext): z.ZodType {
+  const { typeName, anyType } = typeOf(c);
+  const extra = Array.isArray(c.collection?.acceptsTypes) ? c.collection.acceptsTypes : [];
+  if (!extra.length) return responseSchema(typeName, anyType);
+  const types = [typeName, ...extra];
+  return z.union(types.map((t) => responseSchema(t))).meta({
+    description: `One of ${types.join(', ')}, by \`$type\`.`,
+    discriminator: typeDiscriminator(Object.fromEntries(types.map((t) => [t, `#/components/schemas/${t}`]))),
+  });
+}
+
 function objectResponse(c: OperationContext, description: string): SuccessDoc {
-  const { typeName, anyType, name } = typeOf(c);
-  return { description, schema: responseSchema(typeName, anyType), example: exampleResponse(typeName, name) };
+  const { typeName, name } = typeOf(c);
+  return { description, schema: collectionResponseSchema(c), example: exampleResponse(typeName, name) };
 }
 
 const linkDescription =
@@ -208,7 +220,7 @@ const list: Describe = (c) => ({
   summary: `List ${typeOf(c).name}`,
   description: `The ${typeOf(c).name} of a folder, a page at a time. An empty or short page is the last.`,
   query: paging,
-  success: { 200: { description: `A page of ${typeOf(c).label}.`, schema: z.array(responseSchema(typeOf(c).typeName, typeOf(c).anyType)), example: [exampleResponse(typeOf(c).typeName, typeOf(c).name)] } },
+  success: { 200: { description: `A page of ${typeOf(c).label}.`, schema: z.array(collectionResponseSchema(c)), example: [exampleResponse(typeOf(c).typeName, typeOf(c).name)] } },
   errors: [404],
 });
 
@@ -251,19 +263,41 @@ const getLink: Describe = (c) => ({
   errors: [404, 405],
 });
 
-const postLink: Describe = () => ({
-  summary: 'Add a note, or take ownership',
-  description: '`notes`: adds a NoteInfo (201). `takeownership`: accepted, changes nothing (204): an object always belongs to the instance that holds it.',
-  body: { schema: noteRequestSchema, example: { $type: ns('NoteInfo'), NoteText: 'Checked on site.' }, required: false, description: 'A NoteInfo for `notes`; nothing for `takeownership`.' },
-  success: {
-    201: { description: 'The note as stored.', schema: z.looseObject({ $type: z.string(), Key: z.string(), NoteText: z.string() }), example: { $type: ns('NoteInfo'), Key: K2, NoteText: 'Checked on site.', CreatedOn: '2026-05-01T12:00:00Z', CreatedBy: 'Gatehouse\\admin' } },
-    204: { description: 'Ownership taken (nothing to transfer).' },
-  },
-  errors: [404, 405, 409],
-});
+const storedNoteSchema = z.looseObject({ $type: z.string(), Key: z.string(), NoteText: z.string() });
+const exampleNote = { $type: ns('NoteInfo'), Key: K2, NoteText: 'Checked on site.', CreatedOn: '2026-05-01T12:00:00Z', CreatedBy: 'Gatehouse\\admin' };
 
-const deleteLinkItem: Describe = () => ({
-  summary: 'Remove a note',
+const postLink: Describe = (c) =>
+  c.collection?.name === 'people'
+    ? {
+        summary: 'Add a note or a card, or take ownership',
+        description:
+          '`notes`: adds a NoteInfo (201). `cards`: adds a CardAssignmentInfo to the person (201, with its stable Key; one write of the person with its card claims). ' +
+          '`takeownership`: accepted, changes nothing (204): an object always belongs to the instance that holds it.',
+        body: {
+          schema: z.union([noteRequestSchema, requestSchema('CardAssignmentInfo')]),
+          example: { $type: ns('NoteInfo'), NoteText: 'Checked on site.' },
+          required: false,
+          description: 'A NoteInfo for `notes`, a CardAssignmentInfo for `cards`; nothing for `takeownership`.',
+        },
+        success: {
+          201: { description: 'The note or the card as stored.', schema: z.union([storedNoteSchema, cardResponseSchema]), example: exampleNote },
+          204: { description: 'Ownership taken (nothing to transfer).' },
+        },
+        errors: [404, 405, 409],
+      }
+    : {
+        summary: 'Add a note, or take ownership',
+        description: '`notes`: adds a NoteInfo (201). `takeownership`: accepted, changes nothing (204): an object always belongs to the instance that holds it.',
+        body: { schema: noteRequestSchema, example: { $type: ns('NoteInfo'), NoteText: 'Checked on site.' }, required: false, description: 'A NoteInfo for `notes`; nothing for `takeownership`.' },
+        success: {
+          201: { description: 'The note as stored.', schema: storedNoteSchema, example: exampleNote },
+          204: { description: 'Ownership taken (nothing to transfer).' },
+        },
+        errors: [404, 405, 409],
+      };
+
+const deleteLinkItem: Describe = (c) => ({
+  summary: c.collection?.name === 'people' ? 'Remove a note or a card' : 'Remove a note',
   success: { 204: { description: 'Removed.' } },
   errors: [404, 405],
 });

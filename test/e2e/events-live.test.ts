@@ -4,9 +4,9 @@
  * readable through the events list. Also the GET-with-body calls over a real socket.
  */
 import { randomBytes } from 'node:crypto';
-import { request } from 'node:http';
 import { serialize } from 'bson';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { documentedRequest } from '../support/documented-fetch.ts';
 import { adminToken, openLiveClient, type LiveClient } from '../support/runtime.ts';
 
 const url = inject('url');
@@ -23,32 +23,13 @@ interface Answer {
 }
 
 /** `node:http`, so GET can carry a body (fetch refuses it). */
-function call(method: string, path: string, body?: unknown): Promise<Answer> {
-  return new Promise((resolve, reject) => {
-    const data = body === undefined ? undefined : Buffer.from(JSON.stringify(body));
-    const req = request(
-      `${url}${path}`,
-      {
-        method,
-        headers: {
-          authorization: `Bearer ${token}`,
-          'content-type': 'application/json',
-          ...(data ? { 'content-length': String(data.length) } : {}),
-        },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          resolve({ status: res.statusCode ?? 0, body: text ? JSON.parse(text) : undefined });
-        });
-        res.on('error', reject);
-      },
-    );
-    req.on('error', reject);
-    req.end(data);
+async function call(method: string, path: string, body?: unknown): Promise<Answer> {
+  const res = await documentedRequest(`${url}${path}`, {
+    method,
+    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
   });
+  return { status: res.status, body: res.text ? JSON.parse(res.text) : undefined };
 }
 
 async function ok(method: string, path: string, body: unknown, status: number): Promise<any> {

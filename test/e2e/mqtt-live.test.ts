@@ -16,6 +16,7 @@ import type { CoreDeps } from '#shared/deps.ts';
 import type { TestDb } from '../support/db.ts';
 import { openLiveClient, type LiveClient } from '../support/runtime.ts';
 import { invalidTokens, mintToken, seedInstance, seedTenant, seedUser, testDeps, uniqueName, type Tenant } from '../support/tokens.ts';
+import { documentedFetch } from '../support/documented-fetch.ts';
 
 const url = inject('url');
 const wsUrl = inject('wsUrl');
@@ -29,7 +30,7 @@ const clients: MqttClient[] = [];
 const sockets: LiveClient[] = [];
 
 async function call(method: string, path: string, token: string, body?: unknown): Promise<{ status: number; body: any; text: string }> {
-  const res = await fetch(`${url}${path}`, {
+  const res = await documentedFetch(`${url}${path}`, {
     method,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),
@@ -248,7 +249,7 @@ describe('live events over MQTT', () => {
   });
 
   it('reports the MQTT URL in sysinfo beside the JSON WebSocket one', async () => {
-    const info = (await (await fetch(`${url}/api/sysinfo`)).json()) as Record<string, unknown>;
+    const info = (await (await documentedFetch(`${url}/api/sysinfo`)).json()) as Record<string, unknown>;
     expect(info.MqttPublisherUrl).toBe(mqttUrl);
     expect(info.EventPublisherUrl).toBe(wsUrl);
   });

@@ -7,6 +7,7 @@
 import { randomBytes } from 'node:crypto';
 import { beforeAll, describe, expect, inject, it } from 'vitest';
 import { COLLECTIONS } from '#shared/model/collections.ts';
+import { documentedFetch } from '../support/documented-fetch.ts';
 
 const url = inject('url');
 const admin = inject('admin');
@@ -18,7 +19,7 @@ interface Res {
 }
 
 async function call(method: string, path: string, token: string, body?: unknown): Promise<Res> {
-  const res = await fetch(`${url}${path}`, {
+  const res = await documentedFetch(`${url}${path}`, {
     method,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),
@@ -28,7 +29,7 @@ async function call(method: string, path: string, token: string, body?: unknown)
 }
 
 async function login(instance: string, username: string, password: string): Promise<string> {
-  const res = await fetch(`${url}/token`, {
+  const res = await documentedFetch(`${url}/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({ grant_type: 'password', client_id: admin.clientId, client_secret: admin.clientSecret, instance, username, password }),

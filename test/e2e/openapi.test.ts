@@ -9,6 +9,7 @@ import { gunzipSync } from 'node:zlib';
 import { describe, expect, inject, it } from 'vitest';
 import { packagedReferenceBundle } from '#shared/docs/page.ts';
 import { DOCUMENT_PATH } from '../../openapi/paths.ts';
+import { assertDocumented } from '../support/openapi-validator.ts';
 
 const url = inject('url');
 
@@ -18,9 +19,12 @@ interface RawResponse {
   readonly body: Buffer;
 }
 
-/** `node:http`: fetch would decode gzip itself, and the test checks the encoding. */
-function get(path: string, headers: Record<string, string> = {}): Promise<RawResponse> {
-  return new Promise((resolve, reject) => {
+/**
+ * `node:http`: fetch would decode gzip itself, and the test checks the encoding. The answer,
+ * decoded, is checked against the document.
+ */
+async function get(path: string, headers: Record<string, string> = {}): Promise<RawResponse> {
+  const res = await new Promise<RawResponse>((resolve, reject) => {
     const req = request(`${url}${path}`, { headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
@@ -30,6 +34,9 @@ function get(path: string, headers: Record<string, string> = {}): Promise<RawRes
     req.on('error', reject);
     req.end();
   });
+  const text = (res.headers['content-encoding'] === 'gzip' ? gunzipSync(res.body) : res.body).toString('utf8');
+  assertDocumented({ method: 'GET', path, status: res.status, contentType: String(res.headers['content-type'] ?? ''), text });
+  return res;
 }
 
 describe('GET /api/openapi.json', () => {

@@ -15,6 +15,7 @@ import { putLiveEvent } from '#shared/db/events-repo.ts';
 import { renderEvent } from '#shared/events/render.ts';
 import { liveEvent } from '../support/live-events.ts';
 import { adminToken, HandshakeRefused, openLiveClient, type LiveClient } from '../support/runtime.ts';
+import { documentedFetch } from '../support/documented-fetch.ts';
 
 const url = inject('url');
 const wsUrl = inject('wsUrl');
@@ -168,7 +169,7 @@ describe('events through the whole platform', () => {
     c.send({ action: 'subscribe', topic: all });
     expect(await nextFor(c)).toEqual({ type: 'subscribed', topic: all });
 
-    const res = await fetch(`${url}/api/f/${admin.instanceKey}/people`, {
+    const res = await documentedFetch(`${url}/api/f/${admin.instanceKey}/people`, {
       method: 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       body: JSON.stringify({ $type: 'Gatehouse.Model.PersonInfo, Gatehouse.Model', CommonName: 'Ada Live', GivenName: 'Ada', Surname: 'Live', InFolderKey: admin.instanceKey }),

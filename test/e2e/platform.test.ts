@@ -3,12 +3,12 @@
  * limits) against the shared e2e runtime, and process behaviour (port in use, restart, SIGTERM,
  * Java) against runtimes this file starts itself.
  */
-import { request } from 'node:http';
 import { rm } from 'node:fs/promises';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createDb } from '#shared/db/client.ts';
 import { getObject } from '#shared/db/objects-repo.ts';
 import { isAlive, newDataDir, runUntilExit, spawnRuntime, type SpawnedRuntime } from '../support/runtime.ts';
+import { documentedFetch, documentedRequest } from '../support/documented-fetch.ts';
 
 const url = inject('url');
 const admin = inject('admin');
@@ -21,26 +21,12 @@ interface RawResponse {
 
 /** `node:http`, because fetch refuses GET bodies and hides connection handling. */
 function send(method: string, path: string, body?: Buffer | string, headers: Record<string, string> = {}): Promise<RawResponse> {
-  return new Promise((resolve, reject) => {
-    const data = body === undefined ? undefined : Buffer.isBuffer(body) ? body : Buffer.from(body);
-    const req = request(
-      `${url}${path}`,
-      { method, headers: { ...headers, ...(data ? { 'content-length': String(data.length) } : {}) } },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => resolve({ status: res.statusCode ?? 0, headers: res.headers, text: Buffer.concat(chunks).toString('utf8') }));
-        res.on('error', reject);
-      },
-    );
-    // The server may answer (413) and close before it has read the whole body.
-    req.on('error', reject);
-    req.end(data);
-  });
+  // The server may answer (413) and close before it has read the whole body.
+  return documentedRequest(`${url}${path}`, { method, headers, ...(body === undefined ? {} : { body }) });
 }
 
 async function login(base: string, password: string, instance = admin.instanceName): Promise<Response> {
-  return fetch(`${base}/token`, {
+  return documentedFetch(`${base}/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({
@@ -56,7 +42,7 @@ async function login(base: string, password: string, instance = admin.instanceNa
 
 describe('HTTP API on the local runtime', () => {
   it('answers sysinfo with every SysInfo field', async () => {
-    const res = await fetch(`${url}/api/sysinfo`);
+    const res = await documentedFetch(`${url}/api/sysinfo`);
 
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
@@ -88,7 +74,7 @@ describe('HTTP API on the local runtime', () => {
   });
 
   it('answers an unknown path with a JSON 404', async () => {
-    const res = await fetch(`${url}/no/such/path?x=1`);
+    const res = await documentedFetch(`${url}/no/such/path?x=1`);
 
     expect(res.status).toBe(404);
     expect(res.headers.get('content-type')).toMatch(/^application\/json/);
@@ -97,14 +83,14 @@ describe('HTTP API on the local runtime', () => {
 
   it('rejects a malformed JSON body with 400 InvalidJson before authentication', async () => {
     // The pipeline parses the body before it checks a token.
-    const res = await fetch(`${url}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{bad' });
+    const res = await documentedFetch(`${url}/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{bad' });
 
     expect(res.status).toBe(400);
     expect(await res.json()).toEqual({ Error: 'InvalidJson', Message: expect.any(String) });
   });
 
   it('rejects a protected call without a token with 401 unauthorized', async () => {
-    const res = await fetch(`${url}/api`);
+    const res = await documentedFetch(`${url}/api`);
 
     expect(res.status).toBe(401);
     expect(await res.json()).toEqual({ error: 'unauthorized', error_description: expect.any(String) });
@@ -125,7 +111,7 @@ describe('HTTP API on the local runtime', () => {
   });
 
   it('keeps serving after a client sent a too-large body', async () => {
-    const res = await fetch(`${url}/api/sysinfo`);
+    const res = await documentedFetch(`${url}/api/sysinfo`);
 
     expect(res.status).toBe(200);
   });
@@ -179,7 +165,7 @@ describe('local runtime process', () => {
     started.push(first);
     const password = /Admin password:\s+(\S+)/.exec(first.output())?.[1];
     expect(password).toBeDefined();
-    const firstServer = ((await (await fetch(`${first.url}/api/sysinfo`)).json()) as { ServerId: string }).ServerId;
+    const firstServer = ((await (await documentedFetch(`${first.url}/api/sysinfo`)).json()) as { ServerId: string }).ServerId;
 
     const code = await first.stop();
     expect(code).toBe(0);
@@ -191,12 +177,12 @@ describe('local runtime process', () => {
     expect(second.instanceKey).toBe(first.instanceKey);
     // The generated password is shown on the first start only.
     expect(second.output()).not.toMatch(/Admin password:/);
-    const secondServer = ((await (await fetch(`${second.url}/api/sysinfo`)).json()) as { ServerId: string }).ServerId;
+    const secondServer = ((await (await documentedFetch(`${second.url}/api/sysinfo`)).json()) as { ServerId: string }).ServerId;
     expect(secondServer).not.toBe(firstServer);
     const db = createDb({ tableName: 'gatehouse', dynamodbEndpoint: second.dynamodbEndpoint, region: 'us-east-1' });
     expect(await getObject(db, second.instanceKey)).toMatchObject({ key: first.instanceKey, collection: 'instances' });
     db.raw.destroy();
-    const res = await fetch(`${second.url}/token`, {
+    const res = await documentedFetch(`${second.url}/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ grant_type: 'password', client_id: 'consoleApp', client_secret: 'consoleSecret', instance: 'Gatehouse', username: 'admin', password: password! }),
@@ -215,7 +201,7 @@ describe('local runtime process', () => {
 
     expect(rt.javaPid).toBeNull();
     expect(rt.dynamodbEndpoint).toBe(inject('runtimeDynamoEndpoint'));
-    expect((await fetch(`${rt.url}/api/sysinfo`)).status).toBe(200);
+    expect((await documentedFetch(`${rt.url}/api/sysinfo`)).status).toBe(200);
     expect(await rt.stop()).toBe(0);
   });
 });

@@ -6,9 +6,9 @@
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { request } from 'node:http';
 import { describe, expect, inject, it } from 'vitest';
 import { REPO_ROOT } from '../support/runtime.ts';
+import { documentedFetch, documentedRequest } from '../support/documented-fetch.ts';
 
 const url = inject('url');
 const admin = inject('admin');
@@ -16,25 +16,13 @@ const dataDir = inject('dataDir');
 const dynamoEndpoint = inject('runtimeDynamoEndpoint');
 
 /** POST /token with a body exactly as given (field clients build it by hand), over node:http. */
-function postToken(body: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, unknown>; body: any }> {
-  return new Promise((resolve, reject) => {
-    const data = Buffer.from(body, 'utf8');
-    const req = request(`${url}/token`, { method: 'POST', headers: { ...headers, 'content-length': String(data.length) } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text ? JSON.parse(text) : undefined });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(data);
-  });
+async function postToken(body: string, headers: Record<string, string> = {}): Promise<{ status: number; headers: Record<string, unknown>; body: any }> {
+  const res = await documentedRequest(`${url}/token`, { method: 'POST', headers, body });
+  return { status: res.status, headers: res.headers, body: res.text ? JSON.parse(res.text) : undefined };
 }
 
 async function getApi(token: string) {
-  const res = await fetch(`${url}/api`, { headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } });
+  const res = await documentedFetch(`${url}/api`, { headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } });
   return { status: res.status, body: (await res.json()) as any };
 }
 
@@ -100,7 +88,7 @@ describe('login through the local runtime', () => {
   });
 
   it('publishes the JWKS', async () => {
-    const res = await fetch(`${url}/.well-known/jwks.json`);
+    const res = await documentedFetch(`${url}/.well-known/jwks.json`);
     expect(res.status).toBe(200);
     const jwks = (await res.json()) as { keys: Record<string, unknown>[] };
     expect(jwks.keys[0]).toMatchObject({ kty: 'EC', alg: 'ES256' });

@@ -8,6 +8,7 @@ import { serialize } from 'bson';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { adminToken, newRuntimeAdmin, spawnSeededRuntime, type SpawnedRuntime } from '../support/runtime.ts';
 import { WebhookReceiver, waitFor } from '../support/webhook-receiver.ts';
+import { documentedFetch } from '../support/documented-fetch.ts';
 
 const NS = 'Gatehouse.Model';
 const unique = (p: string) => `${p}-${randomBytes(4).toString('hex')}`;
@@ -18,7 +19,7 @@ let root: string;
 const rx = new WebhookReceiver();
 
 async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${runtime.url}${path}`, {
+  const res = await documentedFetch(`${runtime.url}${path}`, {
     method,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     ...(body === undefined ? {} : { body: JSON.stringify(body) }),

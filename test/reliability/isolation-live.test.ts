@@ -19,6 +19,7 @@ import type { CoreDeps } from '#shared/deps.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';
 import { HandshakeRefused, newDataDir, openLiveClient, spawnRuntime, type LiveClient, type SpawnedRuntime } from '../support/runtime.ts';
 import { invalidTokens, seedTenant, testDeps, uniqueName, type Tenant } from '../support/tokens.ts';
+import { documentedFetch } from '../support/documented-fetch.ts';
 
 type Name = 'P' | 'A' | 'C' | 'S';
 const NAMES: readonly Name[] = ['P', 'A', 'C', 'S'];
@@ -69,7 +70,7 @@ const key = (n: Name) => tenants[n].instance.key;
 const instanceTopic = (n: Name) => `/${key(n)}/$`;
 
 async function call(method: string, path: string, token: string, body?: unknown): Promise<{ status: number; body: any; text: string }> {
-  const res = await fetch(`${runtime.url}${path}`, {
+  const res = await documentedFetch(`${runtime.url}${path}`, {
     method,
     headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
     body: body === undefined ? undefined : JSON.stringify(body),

@@ -11,6 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { assertDocumented } from '../support/openapi-validator.ts';
 import { newRuntimeAdmin, openLiveClient, spawnSeededRuntime, type LiveClient, type SpawnedRuntime } from '../support/runtime.ts';
 
 /** Parallel clients: with the runtime, DynamoDB Local and this process on two cores, more only queue. */
@@ -57,6 +58,8 @@ async function call(op: string, method: string, path: string, opts: { token?: st
   const res = await fetch(`${runtime.url}${path}`, { method, headers, body });
   const text = await res.text();
   samples.push({ op, status: res.status, ms: performance.now() - started });
+  // Checked after the clock stopped, so the check does not count in the latencies.
+  assertDocumented({ method, path: path.split('?')[0]!, status: res.status, contentType: res.headers.get('content-type') ?? undefined, text });
   let json: any;
   try {
     json = text ? JSON.parse(text) : undefined;

@@ -11,6 +11,7 @@ import { rm } from 'node:fs/promises';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { stageThrottle, TokenBucket } from '#local/throttle.ts';
 import { newRuntimeAdmin, spawnSeededRuntime, type SpawnedRuntime } from '../support/runtime.ts';
+import { documentedFetch } from '../support/documented-fetch.ts';
 
 const RATE = 5;
 const BURST = 10;
@@ -26,7 +27,7 @@ interface Answer {
 }
 
 async function call(method: string, path: string, opts: { token?: string; body?: unknown } = {}): Promise<Answer> {
-  const res = await fetch(`${runtime.url}${path}`, {
+  const res = await documentedFetch(`${runtime.url}${path}`, {
     method,
     headers: { ...(opts.token ? { authorization: `Bearer ${opts.token}` } : {}), 'content-type': 'application/json' },
     body: opts.body === undefined ? undefined : JSON.stringify(opts.body),
@@ -120,7 +121,7 @@ describe('stage throttling on the local runtime', () => {
 
   it('changes nothing for a throttled write', async () => {
     await refill();
-    const login = await fetch(`${runtime.url}/token`, {
+    const login = await documentedFetch(`${runtime.url}/token`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
       body: new URLSearchParams({ grant_type: 'password', client_id: 'consoleApp', client_secret: admin.clientSecret, instance: admin.instanceName, username: admin.userName, password: admin.password }),

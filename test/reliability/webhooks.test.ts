@@ -9,6 +9,7 @@ import { serialize } from 'bson';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { adminToken, newDataDir, newRuntimeAdmin, spawnRuntime, type RuntimeAdmin, type SpawnedRuntime } from '../support/runtime.ts';
 import { WebhookReceiver, waitFor } from '../support/webhook-receiver.ts';
+import { documentedFetch } from '../support/documented-fetch.ts';
 
 const NS = 'Gatehouse.Model';
 const unique = (p: string) => `${p}-${randomBytes(4).toString('hex')}`;
@@ -43,7 +44,7 @@ async function runtimeOf(admin: RuntimeAdmin, scale: string) {
 
 function client(runtime: SpawnedRuntime, token: string) {
   const call = async (method: string, path: string, body?: unknown, status?: number): Promise<any> => {
-    const res = await fetch(`${runtime.url}${path}`, {
+    const res = await documentedFetch(`${runtime.url}${path}`, {
       method,
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
       ...(body === undefined ? {} : { body: JSON.stringify(body) }),

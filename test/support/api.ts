@@ -1,7 +1,8 @@
 /**
  * Calls the real family handlers in-process, as API Gateway would: builds an HTTP API v2 event,
  * picks the family from the route table, and parses the answer. Integration tests use it with
- * dependencies pointing at DynamoDB Local.
+ * dependencies pointing at DynamoDB Local. Every answer is checked against the OpenAPI document
+ * (status, Content-Type, body): one it does not describe throws, failing the test that got it.
  */
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
@@ -9,6 +10,7 @@ import type { BaseDeps } from '#shared/http/types.ts';
 import { Router } from '#shared/http/router.ts';
 import type { Family } from '#shared/model/collections.ts';
 import { routeKey } from '#shared/routes.ts';
+import { assertDocumented } from './openapi-validator.ts';
 
 export interface CallOptions {
   readonly query?: Record<string, string | number | boolean | readonly (string | number)[]>;
@@ -98,6 +100,8 @@ export function createApi<D extends BaseDeps>(deps: D) {
     const text = res.body ?? '';
     const headers: Record<string, string> = {};
     for (const [k, v] of Object.entries(res.headers ?? {})) headers[k.toLowerCase()] = String(v);
+    const status = res.statusCode ?? 200;
+    assertDocumented({ method, path: event.rawPath, status, contentType: headers['content-type'], text });
     let body: unknown;
     if (text) {
       try {
@@ -106,7 +110,7 @@ export function createApi<D extends BaseDeps>(deps: D) {
         body = undefined;
       }
     }
-    return { status: res.statusCode ?? 200, headers, body, text };
+    return { status, headers, body, text };
   }
   return {
     call,

@@ -6,7 +6,10 @@
  * request, so precedence (a literal segment over a `{param}`) is the same.
  *
  * A validator counts what it checked per operation; `report()` also lists the operations it never
- * saw, so a suite can print what its responses covered.
+ * saw, so a suite can print what its responses covered. The call helpers every test uses
+ * (`api.ts`, `field-client.ts`, `documented-fetch.ts`) check through one validator per test file,
+ * {@link sharedValidator}, with {@link assertDocumented}: a mismatch fails the test that received
+ * it, and `openapi-coverage-setup.ts` hands that validator's counts to the run's report.
  */
 import { readFileSync } from 'node:fs';
 import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020.js';
@@ -77,6 +80,28 @@ export class OpenApiValidator {
     return v;
   }
 
+  /**
+   * The operation the route table routes a request to, or undefined for a request no operation
+   * matches (the `$default` route's 404, which the document does not describe).
+   */
+  operationOf(method: string, path: string): string | undefined {
+    const match = this.router.match(method, path);
+    if (!match || match.route.path === '$default') return undefined;
+    const m = match.route.method === 'ANY' ? 'get' : match.route.method.toLowerCase();
+    return this.doc.paths[match.route.path]?.[m]?.operationId as string | undefined;
+  }
+
+  /**
+   * Problems of a request body against the request schema of the operation at `path` (a path
+   * template of the document) and `method` for `mediaType`: none when it is valid.
+   */
+  requestBodyProblems(method: string, path: string, body: unknown, mediaType = 'application/json'): string[] {
+    const m = method.toLowerCase();
+    if (!this.doc.paths[path]?.[m]?.requestBody?.content?.[mediaType]) return [`${method} ${path} takes no ${mediaType} body`];
+    const validate = this.schemaValidator(`/paths/${pointerSegment(path)}/${m}/requestBody/content/${pointerSegment(mediaType)}/schema`);
+    return validate(body) ? [] : (validate.errors ?? []).map((e) => `${e.instancePath || '(body)'} ${e.message}`);
+  }
+
   /** Checks one response; returns the problems found (also kept in `mismatches`). */
   check(r: ObservedResponse): string[] {
     const request = `${r.method.toUpperCase()} ${r.path}`;
@@ -126,4 +151,46 @@ export class OpenApiValidator {
       .map((o) => `${o.operationId} (${o.method.toUpperCase()} ${o.path})`);
     return { validated, unexercised, mismatches: this.mismatches };
   }
+}
+
+/** A response that the OpenAPI document does not describe. */
+export class OpenApiMismatchError extends Error {
+  constructor(
+    readonly operationId: string,
+    readonly response: ObservedResponse,
+    readonly problems: readonly string[],
+  ) {
+    super(
+      `The OpenAPI document does not describe this answer: ${operationId} (${response.method.toUpperCase()} ${response.path}) → ${response.status}: ` +
+        `${problems.join('; ')}\n  body: ${response.text.slice(0, 500)}`,
+    );
+    this.name = 'OpenApiMismatchError';
+  }
+}
+
+let shared: OpenApiValidator | undefined;
+
+/**
+ * The validator of this test file's call helpers (each test file has its own module graph, so
+ * its own counts).
+ */
+export function sharedValidator(): OpenApiValidator {
+  shared ??= new OpenApiValidator();
+  return shared;
+}
+
+/** The shared validator if this test file's helpers checked anything, without loading the document otherwise. */
+export const sharedValidatorIfUsed = (): OpenApiValidator | undefined => shared;
+
+/**
+ * Checks a response a call helper received against the document and throws an
+ * {@link OpenApiMismatchError} (operation, status, Ajv errors) when it does not match. A request
+ * that no operation routes (an unknown path, answered by the `$default` 404) is not checked.
+ */
+export function assertDocumented(r: ObservedResponse): void {
+  const v = sharedValidator();
+  const operationId = v.operationOf(r.method, r.path);
+  if (!operationId) return;
+  const problems = v.check(r);
+  if (problems.length > 0) throw new OpenApiMismatchError(operationId, r, problems);
 }

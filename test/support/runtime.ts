@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { WebSocket } from 'ws';
 import { freePort } from '../../local/dynamo.ts';
+import { documentedFetch } from './documented-fetch.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -58,7 +59,7 @@ export interface RuntimeAdmin {
 
 /** An access token of a runtime's administrator `a` (the password grant over HTTP). */
 export async function adminToken(url: string, a: RuntimeAdmin & { readonly clientId?: string }): Promise<string> {
-  const res = await fetch(`${url}/token`, {
+  const res = await documentedFetch(`${url}/token`, {
     method: 'POST',
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: new URLSearchParams({
