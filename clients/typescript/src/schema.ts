@@ -266,8 +266,8 @@ export interface paths {
          */
         put: operations["putLinkPeople"];
         /**
-         * Add a note, or take ownership
-         * @description `notes`: adds a NoteInfo (201). `takeownership`: accepted, changes nothing (204): an object always belongs to the instance that holds it.
+         * Add a note or a card, or take ownership
+         * @description `notes`: adds a NoteInfo (201). `cards`: adds a CardAssignmentInfo to the person (201, with its stable Key; one write of the person with its card claims). `takeownership`: accepted, changes nothing (204): an object always belongs to the instance that holds it.
          */
         post: operations["postLinkPeople"];
         delete?: never;
@@ -290,7 +290,7 @@ export interface paths {
          */
         put: operations["putLinkItemPeople"];
         post?: never;
-        /** Remove a note */
+        /** Remove a note or a card */
         delete: operations["deleteLinkItemPeople"];
         options?: never;
         head?: never;
@@ -2728,8 +2728,6 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
-        /** @description A JSON string holding an object's Href. */
-        HrefString: string;
         /** @description A CardAssignmentInfo as sent by a client. Without `$type` the body is read as a CardAssignmentInfo; read-only fields (Key, Href, Links, InFolderHref) are ignored. */
         CardAssignmentInfoRequest: {
             /**
@@ -2746,6 +2744,8 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description A JSON string holding an object's Href. */
+        HrefString: string;
         /** @description A validity window (UTC; either end may be null). */
         ScheduleWindow: {
             $type?: string;
@@ -3699,6 +3699,44 @@ export interface components {
              * @description `InputInfo`, bare or with a namespace: the type name is matched whatever the namespace; responses carry the deployment's namespace.
              * @example Gatehouse.Model.InputInfo, Gatehouse.Model
              * @example InputInfo
+             */
+            $type: string;
+            /**
+             * @description A 24-hex object key.
+             * @example 6650f1a2b3c4d5e6f7a8b9c1
+             */
+            Key: string;
+            /**
+             * @description The object's own path.
+             * @example /api/f/6650f1a2b3c4d5e6f7a8b9c0/people/6650f1a2b3c4d5e6f7a8b9c1
+             */
+            Href: string;
+            Links?: components["schemas"]["Link"][];
+            InFolderHref?: string | null;
+            /** @description The folder that holds the object (absent or null on the root instance and on the caller's own instance). */
+            InFolderKey?: string | null;
+            /** @description Send it back unchanged with a PUT: a stale one answers 409 ConcurrencyConflict. */
+            ConcurrencyVersion?: number;
+            CommonName?: string | null;
+            IsGlobal?: boolean | null;
+            Metadata?: components["schemas"]["MetadataItem"][] | null;
+            Monikers?: components["schemas"]["MonikerItem"][] | null;
+            Notes?: ({
+                NoteText?: string | null;
+            } & {
+                [key: string]: unknown;
+            })[] | null;
+            ObjectLinks?: components["schemas"]["ObjectLinkItem"][] | null;
+            Tags?: string[] | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A AscInputInfo as the API returns it. */
+        AscInputInfo: {
+            /**
+             * @description `AscInputInfo`, bare or with a namespace: the type name is matched whatever the namespace; responses carry the deployment's namespace.
+             * @example Gatehouse.Model.AscInputInfo, Gatehouse.Model
+             * @example AscInputInfo
              */
             $type: string;
             /**
@@ -4820,7 +4858,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
             };
-            /** @description A token error (the spec's token error table). */
+            /** @description A token error (the spec's token error table); a malformed JSON body answers the resource error body (`InvalidJson`). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4832,7 +4870,7 @@ export interface operations {
                      *       "error_description": "The user name or password is incorrect."
                      *     }
                      */
-                    "application/json": components["schemas"]["TokenError"];
+                    "application/json": components["schemas"]["TokenError"] | components["schemas"]["Error"];
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
@@ -5474,26 +5512,26 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description A NoteInfo for `notes`; nothing for `takeownership`. */
+        /** @description A NoteInfo for `notes`, a CardAssignmentInfo for `cards`; nothing for `takeownership`. */
         requestBody?: {
             content: {
-                "application/json": components["schemas"]["NoteInfoRequest"];
+                "application/json": components["schemas"]["NoteInfoRequest"] | components["schemas"]["CardAssignmentInfoRequest"];
             };
         };
         responses: {
-            /** @description The note as stored. */
+            /** @description The note or the card as stored. */
             201: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
+                    "application/json": ({
                         $type: string;
                         Key: string;
                         NoteText: string;
                     } & {
                         [key: string]: unknown;
-                    };
+                    }) | components["schemas"]["StoredCardAssignment"];
                 };
             };
             /** @description Ownership taken (nothing to transfer). */
@@ -5857,7 +5895,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InputInfo"][];
+                    "application/json": (components["schemas"]["InputInfo"] | components["schemas"]["AscInputInfo"])[];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -5896,7 +5934,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InputInfo"];
+                    "application/json": components["schemas"]["InputInfo"] | components["schemas"]["AscInputInfo"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -5936,7 +5974,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InputInfo"];
+                    "application/json": components["schemas"]["InputInfo"] | components["schemas"]["AscInputInfo"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -6322,7 +6360,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InputInfo"];
+                    "application/json": components["schemas"]["InputInfo"] | components["schemas"]["AscInputInfo"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -6379,7 +6417,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["InputInfo"];
+                    "application/json": components["schemas"]["InputInfo"] | components["schemas"]["AscInputInfo"];
                 };
             };
             400: components["responses"]["BadRequest"];
