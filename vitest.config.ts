@@ -21,7 +21,7 @@ export default defineConfig({
     env,
     pool: 'forks',
     // The second prints the responses validated per OpenAPI operation (see its header).
-    reporters: ['default', './test/support/openapi-coverage-reporter.ts'],
+    reporters: ['default', './test/support/openapi-coverage-reporter.ts', './test/support/slowest-files-reporter.ts'],
     projects: [
       { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], env } },
       {
