@@ -13,6 +13,12 @@ const env = {
   CDK_DISABLE_CLI_TELEMETRY: 'true',
 };
 
+/**
+ * The projects that log in: new password hashes at scrypt N=2^12 instead of 2^17 (about 30 times
+ * less CPU a login; the unit tests and token-password-grant keep the production cost).
+ */
+const loginEnv = { ...env, GATEHOUSE_PASSWORD_HASH_COST: '12' };
+
 /** Hands what each file's call helpers validated against the OpenAPI document to the reporter. */
 const openapiCoverage = './test/support/openapi-coverage-setup.ts';
 
@@ -23,7 +29,9 @@ export default defineConfig({
     // The second prints the responses validated per OpenAPI operation (see its header).
     reporters: ['default', './test/support/openapi-coverage-reporter.ts', './test/support/slowest-files-reporter.ts'],
     projects: [
-      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], env } },
+      // unit and infra share their workers' module cache between files (isolate: false): their files
+      // hold no state between them, and infra's files would otherwise each import aws-cdk-lib again.
+      { test: { name: 'unit', include: ['test/unit/**/*.test.ts'], isolate: false, env } },
       {
         test: {
           name: 'integration',
@@ -32,10 +40,10 @@ export default defineConfig({
           setupFiles: [openapiCoverage],
           testTimeout: 60_000,
           hookTimeout: 60_000,
-          env,
+          env: loginEnv,
         },
       },
-      { test: { name: 'infra', include: ['test/infra/**/*.test.ts'], testTimeout: 120_000, env } },
+      { test: { name: 'infra', include: ['test/infra/**/*.test.ts'], isolate: false, testTimeout: 120_000, env } },
       {
         test: {
           name: 'reliability',
@@ -44,7 +52,7 @@ export default defineConfig({
           setupFiles: [openapiCoverage],
           testTimeout: 180_000,
           hookTimeout: 120_000,
-          env,
+          env: loginEnv,
         },
       },
       {
@@ -56,7 +64,7 @@ export default defineConfig({
           globalSetup: ['test/support/dynamo-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 600_000,
-          env,
+          env: loginEnv,
         },
       },
       {
@@ -67,7 +75,7 @@ export default defineConfig({
           setupFiles: [openapiCoverage],
           testTimeout: 120_000,
           hookTimeout: 120_000,
-          env,
+          env: loginEnv,
         },
       },
     ],

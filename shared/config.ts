@@ -73,6 +73,8 @@ const schema = z.object({
   // scheduled key manager rolls the signing key over (0: only on demand). See shared/auth/key-ring.ts.
   GATEHOUSE_KEY_CACHE_SECONDS: int(1, 3600).default(300),
   GATEHOUSE_SIGNING_KEY_ROTATION_DAYS: int(0, 3650).default(30),
+  // Test-only below 17: log2 of scrypt's N for new password hashes (stored hashes keep their own).
+  GATEHOUSE_PASSWORD_HASH_COST: int(10, 20).default(17),
 });
 
 export type Config = Readonly<{
@@ -136,6 +138,8 @@ export type Config = Readonly<{
   keyCacheSeconds: number;
   /** Days a signing key signs before the scheduled rollover; 0: only `rotate-signing-key`. */
   signingKeyRotationDays: number;
+  /** log2 of scrypt's N for new password hashes: 17 (OWASP) unless a test run lowers it. */
+  passwordHashCost: number;
 }>;
 
 /** The package version, injected by esbuild at bundle time and read from package.json otherwise. */
@@ -204,6 +208,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     metrics: e.GATEHOUSE_METRICS ?? e.AWS_LAMBDA_FUNCTION_NAME !== undefined,
     keyCacheSeconds: e.GATEHOUSE_KEY_CACHE_SECONDS,
     signingKeyRotationDays: e.GATEHOUSE_SIGNING_KEY_ROTATION_DAYS,
+    passwordHashCost: e.GATEHOUSE_PASSWORD_HASH_COST,
   });
 }
 

@@ -5,10 +5,12 @@
  * salt and a 32-byte key, encoded in the self-describing PHC string format
  * `$scrypt$ln=17,r=8,p=1$<salt b64>$<hash b64>` so the parameters can be raised later without
  * breaking stored hashes. One hash costs ~350 ms on one core: give the token function ≥ 1024 MB.
+ * Test runs lower N for the hashes they make (`GATEHOUSE_PASSWORD_HASH_COST`, see shared/config.ts):
+ * a stored hash is always verified with the parameters it names.
  */
 import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
+import { config } from '../config.ts';
 
-const LOG_N = 17;
 const R = 8;
 const P = 1;
 const KEY_LENGTH = 32;
@@ -27,11 +29,11 @@ function scrypt(password: string, salt: Buffer, keyLength: number, opts: ScryptO
 }
 
 /** Hashes a password with a fresh random salt. */
-export async function hashPassword(password: string): Promise<string> {
+export async function hashPassword(password: string, logN = config().passwordHashCost): Promise<string> {
   const salt = randomBytes(SALT_LENGTH);
-  const n = 2 ** LOG_N;
+  const n = 2 ** logN;
   const key = await scrypt(password, salt, KEY_LENGTH, { N: n, r: R, p: P, maxmem: maxmemFor(n, R, P) });
-  return `$scrypt$ln=${LOG_N},r=${R},p=${P}$${salt.toString('base64')}$${key.toString('base64')}`;
+  return `$scrypt$ln=${logN},r=${R},p=${P}$${salt.toString('base64')}$${key.toString('base64')}`;
 }
 
 interface ParsedHash {

@@ -14,12 +14,16 @@ import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { localLicenseAuthority } from '#shared/auth/licenses.ts';
 import { hashPassword } from '#shared/auth/passwords.ts';
 import { createInstance, type SecurityLevel } from '#shared/auth/directory.ts';
-import { loadConfig } from '#shared/config.ts';
+import { loadConfig, resetConfigForTests } from '#shared/config.ts';
 import { userNameClaim } from '#shared/model/claims.ts';
 import { newKey } from '#shared/model/placement.ts';
 import { createApi } from '../support/api.ts';
 import { commandsOf, createTestDb, type TestDb } from '../support/db.ts';
 import { seedUser } from '../support/tokens.ts';
+
+// The project lowers scrypt's cost for the suite; this file measures logins at the production cost.
+process.env.GATEHOUSE_PASSWORD_HASH_COST = '17';
+resetConfigForTests();
 
 const PASSWORD = 'Corr3ct-Horse!';
 const LEVELS: readonly SecurityLevel[] = ['Low', 'Medium', 'High'];

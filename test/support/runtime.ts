@@ -138,6 +138,8 @@ function childEnv(port: number, dataDir: string, extra: Record<string, string>):
     PORT: String(port),
     GATEHOUSE_DATA_DIR: dataDir,
     GATEHOUSE_LOG_LEVEL: 'WARN',
+    // Logins at scrypt N=2^12, not the production 2^17: the suite logs in hundreds of times.
+    GATEHOUSE_PASSWORD_HASH_COST: '12',
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     ...extra,
   };

@@ -56,6 +56,14 @@ describe('password hashes', { timeout: 30_000 }, () => {
     expect(await verifyPassword('Correct horse 1?', h1)).toBe(false);
   });
 
+  it('hashes at a lower cost when asked (test runs), and verifies each hash at the cost it names', async () => {
+    const low = await hashPassword('Correct horse 1!', 12);
+    expect(low).toMatch(/^\$scrypt\$ln=12,r=8,p=1\$/);
+    expect(parseHash(low)?.logN).toBe(12);
+    expect(await verifyPassword('Correct horse 1!', low)).toBe(true);
+    expect(await verifyPassword('Correct horse 2!', low)).toBe(false);
+  });
+
   it('treats a malformed hash as a mismatch', async () => {
     expect(await verifyPassword('x', 'not-a-hash')).toBe(false);
     expect(parseHash('$scrypt$ln=40,r=8,p=1$AAAAAAAAAAAAAAAAAAAAAA==$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=')).toBeUndefined();

@@ -35,6 +35,13 @@ describe('loadConfig', () => {
     expect(c.corsOrigins).toEqual(['https://a.example', 'https://b.example']);
   });
 
+  it('hashes new passwords at scrypt 2^17 unless a test run lowers it, never below 2^10', () => {
+    expect(loadConfig({}).passwordHashCost).toBe(17);
+    expect(loadConfig({ GATEHOUSE_PASSWORD_HASH_COST: '12' }).passwordHashCost).toBe(12);
+    expect(() => loadConfig({ GATEHOUSE_PASSWORD_HASH_COST: '9' })).toThrow(/GATEHOUSE_PASSWORD_HASH_COST/);
+    expect(() => loadConfig({ GATEHOUSE_PASSWORD_HASH_COST: '21' })).toThrow(/GATEHOUSE_PASSWORD_HASH_COST/);
+  });
+
   it('rejects bad values naming the variable', () => {
     expect(() => loadConfig({ GATEHOUSE_ACCESS_TOKEN_TTL: 'soon' })).toThrow(/GATEHOUSE_ACCESS_TOKEN_TTL/);
     expect(() => loadConfig({ GATEHOUSE_MODEL_NAMESPACE: 'bad ns' })).toThrow(/GATEHOUSE_MODEL_NAMESPACE/);
