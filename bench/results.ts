@@ -54,12 +54,17 @@ export interface ColdStartFamily extends Verdict {
   readonly firstRequest: string;
   readonly firstStatus: string | number | null;
   readonly topPackages: ReadonlyArray<{ readonly name: string; readonly bytes: number }>;
+  /** The bundle analysis: the largest contributors (a package, or a module of ours), bytes in the bundle. */
+  readonly topContributors: ReadonlyArray<{ readonly name: string; readonly bytes: number }>;
+  /** What the bundle carries beyond the baseline's: in all, and the largest contributors of it. */
+  readonly beyondBaseline: { readonly bytes: number; readonly top: ReadonlyArray<{ readonly name: string; readonly bytes: number }> };
 }
 
 export interface ColdStart extends Verdict {
   readonly families: Readonly<Record<string, ColdStartFamily>>;
   readonly baseline: {
     readonly bundleBytes: number;
+    readonly topContributors: ReadonlyArray<{ readonly name: string; readonly bytes: number }>;
     readonly importMs: number | null;
     readonly firstRequestMs: number | null;
     readonly totalMs: number | null;
