@@ -122,6 +122,8 @@ export interface DriverRun {
   readonly startedMs: number;
   readonly importMs: number;
   readonly firstRequestMs: number;
+  /** CPU time (user + system) of the import and the first request. */
+  readonly cpuMs?: number;
   readonly status: string | number | null;
   readonly error?: string;
 }
@@ -261,6 +263,7 @@ export async function measureColdStart(input: ColdStartInput): Promise<ColdStart
       importMs: r1(median(rs.map((r) => r.importMs))),
       firstRequestMs: r1(median(rs.map((r) => r.firstRequestMs))),
       totalMs: r1(median(rs.map((r) => r.importMs + r.firstRequestMs))),
+      cpuMs: r1(median(rs.map((r) => r.cpuMs ?? Number.NaN).filter(Number.isFinite))),
       runs: rs.length,
       status: rs.at(-1)?.status ?? null,
     };
@@ -285,6 +288,8 @@ export async function measureColdStart(input: ColdStartInput): Promise<ColdStart
       importMs: orNull(f.importMs),
       firstRequestMs: orNull(f.firstRequestMs),
       totalMs: orNull(f.totalMs),
+      cpuMs: orNull(f.cpuMs),
+      cpuRatio: orNull(ratioOf(f.cpuMs, base.cpuMs)),
       runs: f.runs,
       firstRequest: requests[name]?.what ?? '',
       firstStatus: f.status,
@@ -308,6 +313,7 @@ export async function measureColdStart(input: ColdStartInput): Promise<ColdStart
       importMs: orNull(base.importMs),
       firstRequestMs: orNull(base.firstRequestMs),
       totalMs: orNull(base.totalMs),
+      cpuMs: orNull(base.cpuMs),
       what: 'a handler importing only @aws-sdk/client-dynamodb + lib-dynamodb (from node_modules, as the runtime provides them), serving one GetItem (bench/cold-start-baseline.ts)',
     },
     floor: orNull(base.totalMs),

@@ -50,6 +50,12 @@ export interface ColdStartFamily extends Verdict {
   readonly firstRequestMs: number | null;
   /** importMs + firstRequestMs (median of the per-run sums): the figure compared with the floor. */
   readonly totalMs: number | null;
+  /**
+   * Median CPU time (user + system) of the import and the first request, and its ratio to the
+   * baseline's: reported beside the wall-time ratio (the goal's), which a loaded machine inflates.
+   */
+  readonly cpuMs: number | null;
+  readonly cpuRatio: number | null;
   readonly runs: number;
   readonly firstRequest: string;
   readonly firstStatus: string | number | null;
@@ -68,6 +74,7 @@ export interface ColdStart extends Verdict {
     readonly importMs: number | null;
     readonly firstRequestMs: number | null;
     readonly totalMs: number | null;
+    readonly cpuMs: number | null;
     readonly what: string;
   };
   /** The family the top-level ratio is of (the worst). */
