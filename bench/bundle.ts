@@ -66,6 +66,8 @@ export interface BundleResult {
   readonly sourceMapBytes: number;
   /** The packages (or `(project)`) contributing most bytes to the bundle, largest first. */
   readonly topPackages: ReadonlyArray<{ readonly name: string; readonly bytes: number }>;
+  /** Bytes per package, or per module of ours (`shared/config.ts`): every contributor, largest first. */
+  readonly contributors: ReadonlyArray<{ readonly name: string; readonly bytes: number }>;
   /** Wall time of the one build of every bundle. */
   readonly buildMs: number;
 }
@@ -78,14 +80,37 @@ export function packageOf(input: string): string {
   return rest[0]!.startsWith('@') ? `${rest[0]}/${rest[1]}` : rest[0]!;
 }
 
-/** Bytes in one output file per package, from esbuild's metafile. */
-export function bytesByPackage(output: Metafile['outputs'][string] | undefined): Array<{ name: string; bytes: number }> {
+/** The package an input belongs to, or the input itself when it is a module of ours (`shared/config.ts`). */
+export function contributorOf(input: string): string {
+  const pkg = packageOf(input);
+  return pkg === '(project)' ? input : pkg;
+}
+
+/** Bytes in one output file per package (or per `by` of each input), from esbuild's metafile. */
+export function bytesByPackage(output: Metafile['outputs'][string] | undefined, by: (input: string) => string = packageOf): Array<{ name: string; bytes: number }> {
   const sums = new Map<string, number>();
   for (const [input, { bytesInOutput }] of Object.entries(output?.inputs ?? {})) {
-    const pkg = packageOf(input);
+    const pkg = by(input);
     sums.set(pkg, (sums.get(pkg) ?? 0) + bytesInOutput);
   }
   return [...sums.entries()].map(([name, bytes]) => ({ name, bytes })).sort((a, b) => b.bytes - a.bytes);
+}
+
+/**
+ * What a bundle carries beyond the baseline's: per contributor, its bytes minus the baseline's
+ * bytes of the same contributor (a package both bundle, in part or whole), largest first; only
+ * contributors adding at least `minBytes`.
+ */
+export function beyondBaseline(
+  contributors: ReadonlyArray<{ readonly name: string; readonly bytes: number }>,
+  baseline: ReadonlyArray<{ readonly name: string; readonly bytes: number }>,
+  minBytes = 1,
+): Array<{ name: string; bytes: number }> {
+  const base = new Map(baseline.map((c) => [c.name, c.bytes]));
+  return contributors
+    .map((c) => ({ name: c.name, bytes: c.bytes - (base.get(c.name) ?? 0) }))
+    .filter((c) => c.bytes >= minBytes)
+    .sort((a, b) => b.bytes - a.bytes);
 }
 
 /**
@@ -126,6 +151,7 @@ export async function bundleAll(outDir: string, extra: Readonly<Record<string, s
       bundleBytes: js.size,
       sourceMapBytes: map?.size ?? 0,
       topPackages: bytesByPackage(output).slice(0, 6),
+      contributors: bytesByPackage(output, contributorOf),
       buildMs,
     });
   }

@@ -17,12 +17,15 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { OBJECT_SK, objectPk } from '#shared/db/keys.ts';
 import { httpEvent } from '../test/support/api.ts';
-import type { BundleResult } from './bundle.ts';
+import { beyondBaseline, type BundleResult } from './bundle.ts';
 import type { ColdStart, ColdStartFamily, Measured } from './results.ts';
 import { orNull, percentile, ratioOf, within, worstRatio } from './stats.ts';
 
-export const BUNDLE_BYTES_GOAL = { max: 300_000 };
-export const COLD_START_RATIO_GOAL = { max: 1.5 };
+/** A function's bundle may carry this many bytes beyond the baseline's (issue #17: 120 KB). */
+export const BUNDLE_BYTES_OVER_BASELINE = 120_000;
+export const COLD_START_RATIO_GOAL = { max: 1.3 };
+/** Contributors listed per function in the bundle analysis. */
+export const TOP_CONTRIBUTORS = 10;
 export const BASELINE = 'baseline';
 export const BASELINE_ENTRY = fileURLToPath(new URL('./cold-start-baseline.ts', import.meta.url));
 const DRIVER = fileURLToPath(new URL('./cold-start-driver.mjs', import.meta.url));
@@ -119,6 +122,8 @@ export interface DriverRun {
   readonly startedMs: number;
   readonly importMs: number;
   readonly firstRequestMs: number;
+  /** CPU time (user + system) of the import and the first request. */
+  readonly cpuMs?: number;
   readonly status: string | number | null;
   readonly error?: string;
 }
@@ -196,18 +201,10 @@ async function responseSink(): Promise<{ url: string; close: () => Promise<void>
   };
 }
 
-/** What the reader of the top-level entry should know: the floor's own size, a failed baseline. */
-function coldStartNote(base: BundleResult, error: string | undefined): { note?: string } {
+/** What the reader of the top-level entry should know: a failed baseline, the Node version. */
+function coldStartNote(error: string | undefined): { note?: string } {
   const notes: string[] = [];
   if (error) notes.push(`baseline could not be measured: ${error}`);
-  if (base.bundleBytes > BUNDLE_BYTES_GOAL.max) {
-    notes.push(
-      `the baseline alone is ${base.bundleBytes} bytes with these bundling options (${base.topPackages
-        .slice(0, 3)
-        .map((p) => `${p.name} ${p.bytes}`)
-        .join(', ')}): no function that bundles the DynamoDB client this way can meet ${BUNDLE_BYTES_GOAL.max} bytes`,
-    );
-  }
   notes.push(`measured on Node ${process.version} (Lambda runs nodejs22.x), with NODE_OPTIONS=--enable-source-maps as deployed`);
   return { note: notes.join('; ') };
 }
@@ -266,34 +263,42 @@ export async function measureColdStart(input: ColdStartInput): Promise<ColdStart
       importMs: r1(median(rs.map((r) => r.importMs))),
       firstRequestMs: r1(median(rs.map((r) => r.firstRequestMs))),
       totalMs: r1(median(rs.map((r) => r.importMs + r.firstRequestMs))),
+      cpuMs: r1(median(rs.map((r) => r.cpuMs ?? Number.NaN).filter(Number.isFinite))),
       runs: rs.length,
       status: rs.at(-1)?.status ?? null,
     };
   };
   const base = figures(BASELINE);
   const baseBundle = bundles.get(BASELINE)!;
+  const bytesGoal = { max: baseBundle.bundleBytes + BUNDLE_BYTES_OVER_BASELINE };
+  const goal = `bundleBytes <= ${bytesGoal.max} (the baseline's + ${BUNDLE_BYTES_OVER_BASELINE}) and ratio <= ${COLD_START_RATIO_GOAL.max}`;
   const out: Record<string, ColdStartFamily> = {};
   for (const name of families) {
     const b = bundles.get(name)!;
     const f = figures(name);
     const ratio = ratioOf(f.totalMs, base.totalMs);
-    const bytesOk = within(b.bundleBytes, BUNDLE_BYTES_GOAL);
+    const bytesOk = within(b.bundleBytes, bytesGoal);
+    const beyond = beyondBaseline(b.contributors, baseBundle.contributors);
     const notes: string[] = [];
     if (errors.has(name)) notes.push(`could not be measured: ${errors.get(name)}`);
-    if (!bytesOk) notes.push(`bundle ${b.bundleBytes} bytes > ${BUNDLE_BYTES_GOAL.max}; largest parts: ${b.topPackages.slice(0, 3).map((p) => `${p.name} ${p.bytes}`).join(', ')}`);
+    if (!bytesOk) notes.push(`bundle ${b.bundleBytes} bytes > ${bytesGoal.max}; largest parts beyond the baseline: ${beyond.slice(0, 3).map((p) => `${p.name} ${p.bytes}`).join(', ')}`);
     out[name] = {
       bundleBytes: b.bundleBytes,
       sourceMapBytes: b.sourceMapBytes,
       importMs: orNull(f.importMs),
       firstRequestMs: orNull(f.firstRequestMs),
       totalMs: orNull(f.totalMs),
+      cpuMs: orNull(f.cpuMs),
+      cpuRatio: orNull(ratioOf(f.cpuMs, base.cpuMs)),
       runs: f.runs,
       firstRequest: requests[name]?.what ?? '',
       firstStatus: f.status,
       topPackages: b.topPackages,
+      topContributors: b.contributors.slice(0, TOP_CONTRIBUTORS),
+      beyondBaseline: { bytes: b.bundleBytes - baseBundle.bundleBytes, top: beyond.slice(0, TOP_CONTRIBUTORS) },
       floor: orNull(base.totalMs),
       ratio: orNull(ratio),
-      goal: `bundleBytes <= ${BUNDLE_BYTES_GOAL.max} and ratio <= ${COLD_START_RATIO_GOAL.max} (import + first request / the baseline's)`,
+      goal: `${goal} (import + first request / the baseline's)`,
       meetsGoal: bytesOk && within(ratio, COLD_START_RATIO_GOAL),
       ...(notes.length ? { note: notes.join('; ') } : {}),
     };
@@ -304,9 +309,11 @@ export async function measureColdStart(input: ColdStartInput): Promise<ColdStart
     families: out,
     baseline: {
       bundleBytes: baseBundle.bundleBytes,
+      topContributors: baseBundle.contributors.slice(0, TOP_CONTRIBUTORS),
       importMs: orNull(base.importMs),
       firstRequestMs: orNull(base.firstRequestMs),
       totalMs: orNull(base.totalMs),
+      cpuMs: orNull(base.cpuMs),
       what: 'a handler importing only @aws-sdk/client-dynamodb + lib-dynamodb (from node_modules, as the runtime provides them), serving one GetItem (bench/cold-start-baseline.ts)',
     },
     floor: orNull(base.totalMs),
@@ -314,9 +321,9 @@ export async function measureColdStart(input: ColdStartInput): Promise<ColdStart
     worst: worst?.name ?? null,
     maxBundleBytes,
     buildMs: Math.round(baseBundle.buildMs),
-    goal: `every function: bundleBytes <= ${BUNDLE_BYTES_GOAL.max} and ratio <= ${COLD_START_RATIO_GOAL.max}`,
+    goal: `every function: ${goal}`,
     meetsGoal: families.length > 0 && Object.values(out).every((f) => f.meetsGoal),
-    ...coldStartNote(baseBundle, errors.get(BASELINE)),
+    ...coldStartNote(errors.get(BASELINE)),
     measured: input.measured(),
   };
 }

@@ -50,19 +50,31 @@ export interface ColdStartFamily extends Verdict {
   readonly firstRequestMs: number | null;
   /** importMs + firstRequestMs (median of the per-run sums): the figure compared with the floor. */
   readonly totalMs: number | null;
+  /**
+   * Median CPU time (user + system) of the import and the first request, and its ratio to the
+   * baseline's: reported beside the wall-time ratio (the goal's), which a loaded machine inflates.
+   */
+  readonly cpuMs: number | null;
+  readonly cpuRatio: number | null;
   readonly runs: number;
   readonly firstRequest: string;
   readonly firstStatus: string | number | null;
   readonly topPackages: ReadonlyArray<{ readonly name: string; readonly bytes: number }>;
+  /** The bundle analysis: the largest contributors (a package, or a module of ours), bytes in the bundle. */
+  readonly topContributors: ReadonlyArray<{ readonly name: string; readonly bytes: number }>;
+  /** What the bundle carries beyond the baseline's: in all, and the largest contributors of it. */
+  readonly beyondBaseline: { readonly bytes: number; readonly top: ReadonlyArray<{ readonly name: string; readonly bytes: number }> };
 }
 
 export interface ColdStart extends Verdict {
   readonly families: Readonly<Record<string, ColdStartFamily>>;
   readonly baseline: {
     readonly bundleBytes: number;
+    readonly topContributors: ReadonlyArray<{ readonly name: string; readonly bytes: number }>;
     readonly importMs: number | null;
     readonly firstRequestMs: number | null;
     readonly totalMs: number | null;
+    readonly cpuMs: number | null;
     readonly what: string;
   };
   /** The family the top-level ratio is of (the worst). */

@@ -10,11 +10,14 @@ import { createStatusCheck } from './auth/status-check.ts';
 import { createDb, type Db, type DbOptions } from './db/client.ts';
 import type { BaseDeps, Principal } from './http/types.ts';
 import { createLogger } from './logger.ts';
-import { notifierFor, type Notifier } from './notify/notifier.ts';
+import { outboxOnlyNotifierFor, type Notifier } from './notify/notifier.ts';
 
 export interface CoreDeps extends BaseDeps {
   readonly keys: KeyStore;
-  /** Delivers one-time codes (local outbox, or SNS in AWS). */
+  /**
+   * Delivers one-time codes (local outbox, or SNS in AWS). Only the token function sends: it
+   * passes the SNS notifier; the default never loads SNS (see `outboxOnlyNotifierFor`).
+   */
   readonly notifier: Notifier;
   /** Checks instance licences at login. */
   readonly licenses: LicenseVerifier;
@@ -48,7 +51,7 @@ export function createCoreDeps(over: CoreDepsOverrides = {}): CoreDeps {
       ? undefined
       : (over.checkStatus ?? createStatusCheck({ db, now, ...(over.statusCacheMs !== undefined ? { cacheMs: over.statusCacheMs } : {}) }));
   const authenticator = createAuthenticator({ config, keys, ...(checkStatus ? { checkStatus } : {}) });
-  const notifier = over.notifier ?? notifierFor(config);
+  const notifier = over.notifier ?? outboxOnlyNotifierFor(config);
   const licenses = over.licenses ?? licenseVerifierFor(config);
   return { config, db, logger, keys, authenticator, now, notifier, licenses };
 }

@@ -2,24 +2,24 @@
  * Service family: the public system information, the OpenAPI document and the reference page
  * over it, and the JSON 404 for every path no other route matches (`$default`).
  */
-import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { DOCUMENT_CACHE_CONTROL, servedDocument } from '#shared/docs/openapi.ts';
 import { referenceBundle, referencePage } from '#shared/docs/page.ts';
 import { notFound } from '#shared/errors.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
-import { ok, okRaw, type Operation } from '#shared/http/types.ts';
+import { ok, okRaw, type BaseDeps, type Operation } from '#shared/http/types.ts';
+import { createPublicDeps } from '#shared/public-deps.ts';
 import { sysInfo } from '#shared/sysinfo.ts';
 
-const sysinfo: Operation<CoreDeps> = async (_req, deps) => ok(sysInfo(deps.config, deps.now()));
+const sysinfo: Operation<BaseDeps> = async (_req, deps) => ok(sysInfo(deps.config, deps.now()));
 
-const openApi: Operation<CoreDeps> = async (req) =>
+const openApi: Operation<BaseDeps> = async (req) =>
   okRaw(servedDocument(req), { 'content-type': 'application/json; charset=utf-8', 'cache-control': DOCUMENT_CACHE_CONTROL });
 
-const docs: Operation<CoreDeps> = async () =>
+const docs: Operation<BaseDeps> = async () =>
   okRaw(referencePage(), { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'public, max-age=300' });
 
 // The script changes only with a deployment; gzip whenever the client takes it (browsers do).
-const docsAsset: Operation<CoreDeps> = async (req) => {
+const docsAsset: Operation<BaseDeps> = async (req) => {
   const bundle = referenceBundle();
   const headers = { 'content-type': 'text/javascript; charset=utf-8', 'cache-control': 'public, max-age=3600', vary: 'Accept-Encoding' };
   return /\bgzip\b/i.test(req.headers['accept-encoding'] ?? '')
@@ -27,12 +27,13 @@ const docsAsset: Operation<CoreDeps> = async (req) => {
     : okRaw(bundle.text, headers);
 };
 
-const notFoundOperation: Operation<CoreDeps> = async (req) => {
+const notFoundOperation: Operation<BaseDeps> = async (req) => {
   throw notFound(`No resource at ${req.method} ${req.path}.`);
 };
 
 export const operations = { sysinfo, openApi, docs, docsAsset, notFound: notFoundOperation };
 
-export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'service', operations, deps });
+export const createHandler = (deps: () => BaseDeps) => makeHandler({ family: 'service', operations, deps });
 
-export const handler = createHandler(() => createCoreDeps());
+// Public routes only: no keys, no token verification in this bundle (shared/public-deps.ts).
+export const handler = createHandler(() => createPublicDeps());

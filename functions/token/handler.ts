@@ -2,6 +2,7 @@
  * Token family: `POST /token` (password and refresh_token grants) and the public keys that verify
  * access tokens (`GET /.well-known/jwks.json`). Both are public routes.
  */
+import { config } from '#shared/config.ts';
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { ok, type Operation } from '#shared/http/types.ts';
@@ -9,6 +10,7 @@ import { loginOutcome } from '#shared/auth/login-outcome.ts';
 import { warmUpPasswords } from '#shared/auth/passwords.ts';
 import { NO_STORE, checkClient, parseTokenFields, readTokenRequest } from '#shared/auth/token-request.ts';
 import { passwordGrant, refreshGrant } from '#shared/auth/token-service.ts';
+import { notifierFor } from '#shared/notify/sns-notifier.ts';
 
 const token: Operation<CoreDeps> = async (req, deps) => {
   const request = readTokenRequest(parseTokenFields(req.rawBody));
@@ -30,4 +32,5 @@ export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'to
 // Cold start: make the dummy hash now, so the first unknown-user login costs what later ones do.
 warmUpPasswords();
 
-export const handler = createHandler(() => createCoreDeps());
+// The one function that sends codes: the only one bundling the SNS client.
+export const handler = createHandler(() => createCoreDeps({ notifier: notifierFor(config()) }));

@@ -123,14 +123,22 @@ export function createAuthenticator(opts: AuthenticatorOptions): Authenticator {
     return principal;
   }
 
+  async function verifyHeader(authorization: string | undefined): Promise<Principal> {
+    if (!authorization) throw unauthorized('Authorization: Bearer <token> is required.');
+    const m = /^Bearer\s+([A-Za-z0-9_\-.]+)\s*$/i.exec(authorization);
+    if (!m) throw unauthorized('The Authorization header must be "Bearer <token>".');
+    return verify(m[1]!);
+  }
+
   return {
     async authenticate(authorization) {
-      if (!authorization) throw unauthorized('Authorization: Bearer <token> is required.');
-      const m = /^Bearer\s+([A-Za-z0-9_\-.]+)\s*$/i.exec(authorization);
-      if (!m) throw unauthorized('The Authorization header must be "Bearer <token>".');
-      const principal = await verify(m[1]!);
+      const principal = await verifyHeader(authorization);
       await opts.checkStatus?.(principal);
       return principal;
+    },
+    async authenticateDeferred(authorization) {
+      const principal = await verifyHeader(authorization);
+      return { principal, status: opts.checkStatus ? opts.checkStatus(principal) : Promise.resolve() };
     },
   };
 }

@@ -39,6 +39,8 @@ interface State {
   errorCode?: string;
   /** The tenant an operation named for a call without a token ({@link ApiResponse.tenant}). */
   tenant?: string;
+  /** The caller's status check, still running beside a read-only operation (see `authentication`). */
+  status?: Promise<void>;
 }
 
 interface MiddyRequest {
@@ -232,11 +234,26 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
     },
   });
 
+  // A GET without a body reads only: its operation may run while the caller's status check (a read
+  // of the user and its instances, cached a while per environment) is still in flight; the answer
+  // waits for both, and a refused status answers 401 whatever the operation found. Everything else
+  // may write (a GET with a body is the spec's event type update), so it starts only once the
+  // status is known.
   const authentication = () => ({
     before: async (request: MiddyRequest) => {
       const s = state(request);
       if (!s.req!.route.auth) return;
-      const principal = await getDeps().authenticator.authenticate(s.req!.headers.authorization);
+      const { authenticator } = getDeps();
+      const authorization = s.req!.headers.authorization;
+      if (s.req!.method === 'GET' && s.req!.rawBody === undefined && authenticator.authenticateDeferred) {
+        const { principal, status } = await authenticator.authenticateDeferred(authorization);
+        // Awaited by runOperation; until then a refusal must not count as unhandled.
+        status.catch(() => {});
+        s.status = status;
+        s.req = { ...s.req!, principal };
+        return;
+      }
+      const principal = await authenticator.authenticate(authorization);
       s.req = { ...s.req!, principal };
     },
   });
@@ -276,7 +293,15 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
     if (!s?.req) throw new Error('pipeline state missing');
     const op = spec.operations[s.operation!];
     if (!op) throw new ApiError(501, 'NotImplemented', `${s.operation} is not implemented yet.`);
-    const res = await op(s.req, getDeps());
+    let res: ApiResponse;
+    try {
+      res = await op(s.req, getDeps());
+    } catch (err) {
+      // The caller's status decides first: a refused caller learns nothing from the operation's error.
+      await s.status;
+      throw err;
+    }
+    await s.status;
     if (res.tenant) s.tenant = res.tenant;
     const origin = s.req.headers.origin;
     return serialize(res, corsHeaders(getDeps().config.corsOrigins, origin));

@@ -24,6 +24,13 @@ export interface Principal {
 /** Verifies the `Authorization` header of a protected call; throws `unauthorized()` otherwise. */
 export interface Authenticator {
   authenticate(authorization: string | undefined): Promise<Principal>;
+  /**
+   * Verifies the token now and leaves its status check (user and instance enabled, sessions not
+   * revoked) running: `status` rejects with the 401 `authenticate` would have thrown. The
+   * pipeline runs a read-only (GET) operation beside it and answers only once both are done, so
+   * a cold environment's first status read does not delay the request's own read.
+   */
+  authenticateDeferred?(authorization: string | undefined): Promise<{ readonly principal: Principal; readonly status: Promise<void> }>;
 }
 
 export interface ApiRequest {

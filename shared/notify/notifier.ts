@@ -1,7 +1,7 @@
 /**
  * Outgoing messages (one-time codes). Locally each message is one JSON line appended to
  * `<dataDir>/outbox.jsonl` (the console says that one arrived, never the code); in AWS it is published to the SNS topic
- * the stack creates (`GATEHOUSE_NOTIFY_TOPIC_ARN`).
+ * the stack creates (`GATEHOUSE_NOTIFY_TOPIC_ARN`; see sns-notifier.ts).
  *
  * Subscribing in AWS: `aws sns subscribe --topic-arn <arn> --protocol email --notification-endpoint
  * ops@example.com` (or `--protocol sms --notification-endpoint +15551234567`). Every message carries
@@ -13,7 +13,6 @@
  */
 import { appendFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
-import type * as Sns from '@aws-sdk/client-sns';
 import type { Config } from '../config.ts';
 
 export interface OneTimePasswordMessage {
@@ -60,37 +59,17 @@ export function outboxNotifier(dataDir: string, opts: OutboxOptions = {}): Notif
 }
 
 /**
- * AWS delivery: one SNS publish per message. The SNS client is loaded and created once, on first
- * use: every family builds a notifier (shared/deps.ts), only the token family ever sends, and the
- * others should not load the SNS client at start.
+ * The notifier of a function that sends nothing: the local outbox, or, when a topic is configured
+ * (AWS), one that refuses to send. Only the token function sends codes; it passes the SNS notifier
+ * (`shared/notify/sns-notifier.ts`), so no other function bundles the SNS client.
  */
-export function snsNotifier(topicArn: string, region: string): Notifier {
-  let sdk: Promise<typeof Sns> | undefined;
-  let client: Sns.SNSClient | undefined;
-  return {
-    async send(m) {
-      const { SNSClient, PublishCommand } = await (sdk ??= import('@aws-sdk/client-sns'));
-      client ??= new SNSClient({ region });
-      const attr = (v: string) => ({ DataType: 'String', StringValue: v });
-      await client.send(
-        new PublishCommand({
-          TopicArn: topicArn,
-          Subject: 'Your Gatehouse one-time code',
-          Message: `Your one-time code for ${m.instance}\\${m.user} is ${m.code}. It is valid for 10 minutes.`,
-          MessageAttributes: {
-            kind: attr(m.kind),
-            instance: attr(m.instance),
-            user: attr(m.user),
-            ...(m.email ? { email: attr(m.email) } : {}),
-          },
-        }),
-      );
-    },
-  };
-}
-
-/** The notifier for a configuration: SNS when a topic is configured, else the local outbox. */
-export function notifierFor(cfg: Pick<Config, 'notifyTopicArn' | 'region' | 'dataDir' | 'logLevel'>): Notifier {
-  if (cfg.notifyTopicArn) return snsNotifier(cfg.notifyTopicArn, cfg.region);
+export function outboxOnlyNotifierFor(cfg: Pick<Config, 'notifyTopicArn' | 'dataDir' | 'logLevel'>): Notifier {
+  if (cfg.notifyTopicArn) {
+    return {
+      send: async () => {
+        throw new Error('this function has no SNS notifier: pass notifierFor(config) from shared/notify/sns-notifier.ts');
+      },
+    };
+  }
   return outboxNotifier(cfg.dataDir, { print: cfg.logLevel !== 'SILENT' });
 }

@@ -7,10 +7,10 @@ import { describe, expect, it } from 'vitest';
 import { bundlingOptions } from '../../infra/bundling.ts';
 import { DEFAULT_MEMORY_MB, memoryOf } from '../../infra/sizing.ts';
 import { parseArgs } from '../../bench/args.ts';
-import { bytesByPackage, esbuildOptionsFrom, packageOf } from '../../bench/bundle.ts';
+import { beyondBaseline, bytesByPackage, contributorOf, esbuildOptionsFrom, packageOf } from '../../bench/bundle.ts';
 import { RESULT_KEYS, type Results } from '../../bench/results.ts';
 import { matchPositions } from '../../bench/seed.ts';
-import { renderTable, rowsOf } from '../../bench/table.ts';
+import { bundleAnalysis, renderTable, rowsOf } from '../../bench/table.ts';
 import { unmeasured } from '../../bench/unmeasured.ts';
 
 describe('parseArgs', () => {
@@ -85,6 +85,70 @@ describe('bundling', () => {
       { name: 'zod', bytes: 15 },
       { name: '(project)', bytes: 7 },
     ]);
+  });
+});
+
+describe('the bundle analysis', () => {
+  it('names our own modules one by one and packages as a whole', () => {
+    expect(contributorOf('node_modules/zod/v4/mini/x.js')).toBe('zod');
+    expect(contributorOf('shared/config.ts')).toBe('shared/config.ts');
+    const output = {
+      bytes: 0,
+      exports: [],
+      imports: [],
+      inputs: {
+        'node_modules/zod/a.js': { bytesInOutput: 10 },
+        'shared/config.ts': { bytesInOutput: 7 },
+        'shared/x.ts': { bytesInOutput: 3 },
+      },
+    };
+    expect(bytesByPackage(output, contributorOf)).toEqual([
+      { name: 'zod', bytes: 10 },
+      { name: 'shared/config.ts', bytes: 7 },
+      { name: 'shared/x.ts', bytes: 3 },
+    ]);
+  });
+
+  it("keeps what a bundle adds to the baseline's contributors, largest first", () => {
+    const family = [
+      { name: '@smithy/core', bytes: 140 },
+      { name: 'zod', bytes: 90 },
+      { name: '@aws-sdk/client-dynamodb', bytes: 30 },
+      { name: 'shared/config.ts', bytes: 5 },
+    ];
+    const baseline = [
+      { name: '@smithy/core', bytes: 130 },
+      { name: '@aws-sdk/client-dynamodb', bytes: 30 },
+    ];
+    expect(beyondBaseline(family, baseline)).toEqual([
+      { name: 'zod', bytes: 90 },
+      { name: '@smithy/core', bytes: 10 },
+      { name: 'shared/config.ts', bytes: 5 },
+    ]);
+    expect(beyondBaseline(family, baseline, 6)).toEqual([
+      { name: 'zod', bytes: 90 },
+      { name: '@smithy/core', bytes: 10 },
+    ]);
+  });
+
+  it('prints one line per function with its bytes beyond the baseline', () => {
+    const m = { mode: 'quick' as const, startedAt: 'x', loadavgStart: [1], loadavgEnd: [1], wallMs: 1, node: 'v20', cpus: 2 };
+    const r = Object.fromEntries(RESULT_KEYS.map((k) => [k, unmeasured[k]('because', m)])) as unknown as Results;
+    const coldStart = {
+      ...r.coldStart,
+      baseline: { ...r.coldStart.baseline, bundleBytes: 342_309, topContributors: [{ name: '@smithy/core', bytes: 133_627 }] },
+      families: {
+        service: {
+          ...({} as Results['coldStart']['families'][string]),
+          bundleBytes: 442_309,
+          beyondBaseline: { bytes: 100_000, top: [{ name: 'jose', bytes: 22_153 }, { name: 'shared/config.ts', bytes: 5_238 }] },
+        },
+      },
+    };
+    const lines = bundleAnalysis({ ...r, coldStart }).split('\n');
+    expect(lines).toHaveLength(3);
+    expect(lines[1]).toMatch(/^ {2}baseline\s+342\.3K {2}@smithy\/core 133\.6K$/);
+    expect(lines[2]).toMatch(/^ {2}service\s+\+100\.0K {2}jose \+22\.2K, shared\/config\.ts \+5\.2K$/);
   });
 });
 

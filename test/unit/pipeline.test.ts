@@ -7,7 +7,7 @@ import { createHandler as createServiceHandler } from '#functions/service/handle
 import { fileKeyStore } from '#shared/auth/keys.ts';
 import { loadConfig } from '#shared/config.ts';
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
-import { StoreUnavailable } from '#shared/errors.ts';
+import { StoreUnavailable, notFound, unauthorized } from '#shared/errors.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { ok, type Operation } from '#shared/http/types.ts';
 import { httpEvent, lambdaContext } from '../support/api.ts';
@@ -93,6 +93,50 @@ describe('function pipeline', () => {
     const res = await run(events, 'GET', `/api/f/${K}/lastevent`, { token, body: [K], query: { forKeys: ['a', 'b'] } });
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ body: [K], query: { forKeys: ['a', 'b'] }, params: { folderKey: K }, user: 'ann' });
+  });
+
+  it("runs a GET beside the caller's status check and answers only once both are done", async () => {
+    const order: string[] = [];
+    let refuse = false;
+    const d = makeDeps();
+    const slow = createCoreDeps({
+      config: d.config,
+      keys: d.keys,
+      checkStatus: async () => {
+        order.push('status started');
+        await new Promise((r) => setTimeout(r, 30));
+        order.push('status done');
+        if (refuse) throw unauthorized('The user of this token is disabled or no longer exists.');
+      },
+    });
+    const traced: Operation = async (req) => {
+      order.push('operation');
+      if (req.method === 'GET' && req.query.missing) throw notFound('No such thing.');
+      return ok({ user: req.principal?.userName });
+    };
+    const h = makeHandler({ family: 'events', operations: { lastEvent: traced }, deps: () => slow });
+    const { key, kid } = await d.keys.signingKey();
+    const token = await new SignJWT({ ins: K, inm: 'Acme', unm: 'ann', role: 'Operator' })
+      .setProtectedHeader({ alg: 'ES256', kid }).setSubject(K).setJti('j2').setIssuer(d.config.issuer)
+      .setAudience(d.config.audience).setIssuedAt().setExpirationTime('1h').sign(key);
+
+    expect((await run(h, 'GET', `/api/f/${K}/lastevent`, { token })).body).toEqual({ user: 'ann' });
+    expect(order).toEqual(['status started', 'operation', 'status done']);
+
+    // A refused caller gets the 401, whatever the operation answered or threw.
+    refuse = true;
+    expect((await run(h, 'GET', `/api/f/${K}/lastevent`, { token })).status).toBe(401);
+    expect((await run(h, 'GET', `/api/f/${K}/lastevent`, { token, query: { missing: ['1'] } })).status).toBe(401);
+
+    // A write starts only once the status is known: a refused caller never reaches it.
+    order.length = 0;
+    expect((await run(h, 'POST', `/api/f/${K}/lastevent`, { token, body: [K] })).status).toBe(401);
+    expect(order).toEqual(['status started', 'status done']);
+
+    // So does a GET with a body (the spec's event type update is one).
+    order.length = 0;
+    expect((await run(h, 'GET', `/api/f/${K}/lastevent`, { token, body: [K] })).status).toBe(401);
+    expect(order).toEqual(['status started', 'status done']);
   });
 
   it('answers unexpected failures with a generic 500 and no stack trace', async () => {
