@@ -1,0 +1,248 @@
+/**
+ * How an event is written: its item and its pointers in one round trip of plain PutItems (no
+ * transaction), at the floor of the write units, and still right under retries, races and
+ * failures. Faults are injected at the SDK client boundary (a middleware of the real client that
+ * fails chosen requests before they are sent); everything else is DynamoDB Local.
+ */
+import { QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { marshall } from '@aws-sdk/util-dynamodb';
+import { randomUUID } from 'node:crypto';
+import type { DynamoDBRecord } from 'aws-lambda';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { ConditionFailed } from '#shared/errors.ts';
+import { pointerItems, putEvent } from '#shared/db/events-repo.ts';
+import { writeUnits } from '#shared/db/item-size.ts';
+import { getItem } from '#shared/db/objects-repo.ts';
+import { auditEventKey, auditEventsFromStream, type AuditDeps } from '#shared/events/audit.ts';
+import { eventWrite } from '#shared/events/publish.ts';
+import { setupEvents, type Env } from './events-fixture.ts';
+
+let e: Env;
+
+beforeAll(async () => {
+  e = await setupEvents();
+});
+
+interface Sent {
+  readonly command: string;
+  readonly pk: string;
+  readonly start: number;
+  end: number;
+}
+
+const sent: Sent[] = [];
+let failWhen: ((command: string, pk: string) => boolean) | undefined;
+let installed = false;
+
+/** Records every request's command, item key and time, and fails those `failWhen` picks (a throttle). */
+function install() {
+  if (installed) return;
+  installed = true;
+  e.t.db.raw.middlewareStack.add(
+    (next, context) => async (args) => {
+      const command = (context.commandName ?? '').replace(/Command$/, '');
+      const input = args.input as { Item?: { PK?: { S?: string } }; Key?: { PK?: { S?: string } } };
+      const pk = input.Item?.PK?.S ?? input.Key?.PK?.S ?? '';
+      const s: Sent = { command, pk, start: performance.now(), end: 0 };
+      sent.push(s);
+      try {
+        if (failWhen?.(command, pk)) {
+          throw Object.assign(new Error(`injected failure of ${command} ${pk}`), { name: 'ThrottlingException', $metadata: { httpStatusCode: 400 } });
+        }
+        return await next(args);
+      } finally {
+        s.end = performance.now();
+      }
+    },
+    { step: 'build', name: 'testFaults' },
+  );
+}
+
+afterEach(() => {
+  failWhen = undefined;
+});
+
+/** Sequential waves of a set of requests: the longest chain of requests each sent after the previous one answered. */
+function waves(requests: readonly Sent[]): number {
+  const depth = new Map<Sent, number>();
+  for (const r of [...requests].sort((a, b) => a.start - b.start)) {
+    const before = requests.filter((q) => q.end <= r.start).map((q) => depth.get(q) ?? 1);
+    depth.set(r, 1 + Math.max(0, ...before));
+  }
+  return Math.max(0, ...depth.values());
+}
+
+async function pointersOf(objectKey: string): Promise<Record<string, unknown>[]> {
+  const out = await e.t.db.doc.send(
+    new QueryCommand({ TableName: e.t.db.tableName, KeyConditionExpression: 'PK = :pk', ExpressionAttributeValues: { ':pk': `EP#${objectKey}` } }),
+  );
+  return out.Items ?? [];
+}
+
+const eventItem = (key: string) => getItem(e.t.db, `O#${key}`, 'A', true);
+
+async function threePeople() {
+  const app = await e.app();
+  const type = await e.eventType(app);
+  const people = await Promise.all([1, 2, 3].map(() => e.object('people', 'PersonInfo')));
+  const related = people.map((p) => ({ Relation: 'Person', LinkedObjectKey: p.Key, CommonName: p.CommonName }));
+  return { app, type, people, related };
+}
+
+describe('publishing an event without a transaction', () => {
+  it('writes the event and its 3 pointers with 4 PutItems sent at once, at the floor of the write units', async () => {
+    install();
+    const { app, type, people, related } = await threePeople();
+    const body = e.posting(app.Key, type, { RelatedObjects: related });
+    await e.published(body); // warms the resolution caches
+    const c0 = e.t.calls.length;
+    const s0 = sent.length;
+    const ev = await e.published(body);
+    const calls = e.t.calls.slice(c0);
+    expect(calls.map((c) => c.command)).toEqual(['PutItem', 'PutItem', 'PutItem', 'PutItem']);
+    expect(waves(sent.slice(s0))).toBe(1);
+    // The floor: each item written once, one unit per started KB on the table and on each index it is in.
+    const items = [(await eventItem(ev.Key))!, ...(await Promise.all(people.map(async (p) => (await pointersOf(p.Key)).find((i) => i.EventKey === ev.Key)!)))];
+    const floor = items.reduce((s, i) => s + writeUnits(i), 0);
+    expect(floor).toBe(5);
+    expect(calls.reduce((s, c) => s + c.write, 0)).toBe(floor);
+    // The event reads back as it was answered.
+    expect((await e.api.get(ev.Href, { token: e.token })).body).toEqual(ev);
+  });
+
+  it('an event without related objects is one conditional PutItem', async () => {
+    const app = await e.app();
+    const type = await e.eventType(app);
+    const body = e.posting(app.Key, type);
+    await e.published(body);
+    const warm = await e.measure(() => e.published(body));
+    expect(warm.commands).toEqual(['PutItem']);
+    expect((await e.api.get(warm.result.Href, { token: e.token })).body).toEqual(warm.result);
+  });
+
+  it('a pointer that fails twice leaves neither the event nor any pointer; the client\'s retry stores it once', async () => {
+    install();
+    const { app, type, people, related } = await threePeople();
+    const body = e.posting(app.Key, type, { RelatedObjects: related });
+    await e.published(e.posting(app.Key, type)); // warms the app and type
+    failWhen = (command, pk) => command === 'PutItem' && pk === `EP#${people[1]!.Key}`;
+    const r = await e.publish(body);
+    expect(r.status).toBe(503);
+    failWhen = undefined;
+    for (const p of people) expect(await pointersOf(p.Key)).toEqual([]);
+    const timeline = await e.api.get(`/api/f/${e.root}/events`, { token: e.token, query: { forKeys: people[0]!.Key } });
+    expect(timeline.body).toEqual([]);
+
+    const retried = await e.published(body);
+    for (const p of people) expect((await pointersOf(p.Key)).map((i) => i.EventKey)).toEqual([retried.Key]);
+    const listed = await e.api.get(`/api/f/${e.root}/events`, { token: e.token, query: { forKeys: people.map((p) => p.Key).join(',') } });
+    expect(listed.body.map((x: any) => x.Key)).toEqual([retried.Key]);
+  });
+
+  it('a pointer that fails once is written again: the publish succeeds with every pointer', async () => {
+    install();
+    const { app, type, people, related } = await threePeople();
+    let failures = 0;
+    failWhen = (command, pk) => command === 'PutItem' && pk === `EP#${people[2]!.Key}` && failures++ === 0;
+    const ev = await e.published(e.posting(app.Key, type, { RelatedObjects: related }));
+    expect(failures).toBe(2);
+    for (const p of people) expect((await pointersOf(p.Key)).map((i) => i.EventKey)).toEqual([ev.Key]);
+  });
+
+  it('an event write that fails removes the pointers sent beside it', async () => {
+    install();
+    const { app, type, people, related } = await threePeople();
+    await e.published(e.posting(app.Key, type));
+    failWhen = (command, pk) => command === 'PutItem' && pk.startsWith('O#');
+    expect((await e.publish(e.posting(app.Key, type, { RelatedObjects: related }))).status).toBe(503);
+    failWhen = undefined;
+    for (const p of people) expect(await pointersOf(p.Key)).toEqual([]);
+  });
+});
+
+describe('retries never store an event twice', () => {
+  let seq = 0;
+  function record(item: Record<string, unknown>, at: number): DynamoDBRecord {
+    return {
+      eventID: randomUUID(),
+      eventName: 'INSERT',
+      eventSource: 'aws:dynamodb',
+      eventVersion: '1.1',
+      awsRegion: 'local',
+      dynamodb: {
+        ApproximateCreationDateTime: Math.floor(at / 1000),
+        Keys: marshall({ PK: item.PK, SK: item.SK }) as never,
+        NewImage: marshall(item, { removeUndefinedValues: true }) as never,
+        SequenceNumber: String(++seq).padStart(21, '0'),
+        StreamViewType: 'NEW_AND_OLD_IMAGES',
+      },
+    };
+  }
+
+  it('a stream batch delivered again later (another PublishedOn) keeps the first event and its pointers as they were', async () => {
+    const p = await e.object('people', 'PersonInfo');
+    const rec = record((await eventItem(p.Key))!, Date.now());
+    const first = new Date('2026-03-01T00:00:00.000Z');
+    const deps = (now: Date): AuditDeps => ({ db: e.t.db, config: e.env.deps.config, now: () => now, logger: e.env.deps.logger });
+    expect((await auditEventsFromStream([rec], deps(first))).batchItemFailures).toEqual([]);
+    expect((await auditEventsFromStream([rec], deps(new Date('2026-03-01T00:05:00.000Z')))).batchItemFailures).toEqual([]);
+    const key = auditEventKey({ at: rec.dynamodb!.ApproximateCreationDateTime! * 1000, eventId: rec.eventID! });
+    const pointers = await pointersOf(p.Key);
+    expect(pointers.map((i) => i.EventKey)).toEqual([key]);
+    expect(pointers[0]!.PublishedOn).toBe(first.toISOString());
+    const stored = (await e.api.get(`/api/f/${e.root}/events/${key}`, { token: e.token })).body;
+    expect(stored.PublishedOn).toBe(first.toISOString());
+    expect(pointers[0]!.ttl).toBe((await eventItem(key))!.ttl);
+  });
+
+  it('a retry of the same key relating other objects leaves only the stored event\'s pointers; without `idempotent` it is refused', async () => {
+    const [a, b, c] = await Promise.all([1, 2, 3].map(() => e.object('people', 'PersonInfo')));
+    const link = (o: any) => ({ $type: 'ObjectLinkItem', Href: o.Href, LinkedObjectKey: o.Key, CommonName: o.CommonName, Relation: 'Person', MetaDataBson: null });
+    const base = {
+      key: '0123456789abcdef0123aaaa',
+      placement: { folder: e.root, path: [e.root], instances: [e.root] },
+      appKey: 'dddddddddddddddddddddddd',
+      eventTypeKey: 'eeeeeeeeeeeeeeeeeeeeeeee',
+      eventTypeMoniker: { Namespace: 'Vendor', Nickname: 'Retry' },
+      occurredOn: new Date('2026-02-01T00:00:00.000Z'),
+      priority: 1,
+      requiresAcknowledgement: false,
+      messageLong: null,
+      messageShort: 'retry',
+      eventDataBsonBase64: null,
+      retentionDays: 30,
+    };
+    const w1 = eventWrite({ ...base, publishedOn: new Date('2026-02-01T00:00:01.000Z'), objectLinks: [link(a), link(b)] });
+    const w2 = eventWrite({ ...base, publishedOn: new Date('2026-02-01T00:00:09.000Z'), objectLinks: [link(b), link(c)] });
+    expect(await putEvent(e.t.db, w1)).toBe(true);
+    // The very same write again (an unknown outcome retried): stored once, answered as stored.
+    expect(await putEvent(e.t.db, w1)).toBe(true);
+    expect(await putEvent(e.t.db, w2, true)).toBe(false);
+    await expect(putEvent(e.t.db, w2)).rejects.toBeInstanceOf(ConditionFailed);
+    expect((await pointersOf(a.Key)).map((i) => i.EventKey)).toEqual([base.key]);
+    expect(await pointersOf(b.Key)).toEqual(pointerItems(w1).filter((i) => i.ObjectKey === b.Key));
+    expect(await pointersOf(c.Key)).toEqual([]);
+  });
+});
+
+describe('lastevent under racing publishes', () => {
+  it('keeps the newest OccurredOn whatever the order the writes land in', async () => {
+    const app = await e.app();
+    const type = await e.eventType(app);
+    const p = await e.object('people', 'PersonInfo');
+    const at = (iso: string) => e.posting(app.Key, type, { OccurredOn: iso, RelatedObjects: [{ Relation: 'Person', LinkedObjectKey: p.Key }] });
+    const last = async () => (await e.api.post(`/api/f/${e.root}/lastevent`, { token: e.token, body: [p.Key] })).body[0].EventKey;
+
+    const newer = await e.published(at('2026-05-02T00:00:00Z'));
+    await e.published(at('2026-05-01T00:00:00Z')); // older, written later
+    expect(await last()).toBe(newer.Key);
+
+    for (let round = 0; round < 4; round++) {
+      const month = String(6 + round).padStart(2, '0');
+      const stamps = ['01', '03', '02'].map((day) => `2026-${month}-${day}T00:00:00Z`);
+      const written = await Promise.all((round % 2 ? [...stamps].reverse() : stamps).map((d) => e.published(at(d))));
+      const newest = written.reduce((x, y) => (Date.parse(y.OccurredOn) > Date.parse(x.OccurredOn) ? y : x));
+      expect(await last()).toBe(newest.Key);
+    }
+  });
+});
