@@ -15,6 +15,7 @@ import { writeUnits } from '#shared/db/item-size.ts';
 import { getItem } from '#shared/db/objects-repo.ts';
 import { auditEventKey, auditEventsFromStream, type AuditDeps } from '#shared/events/audit.ts';
 import { eventWrite } from '#shared/events/publish.ts';
+import { waves } from '../../bench/stats.ts';
 import { setupEvents, type Env } from './events-fixture.ts';
 
 let e: Env;
@@ -26,8 +27,8 @@ beforeAll(async () => {
 interface Sent {
   readonly command: string;
   readonly pk: string;
-  readonly start: number;
-  end: number;
+  readonly startMs: number;
+  endMs: number;
 }
 
 const sent: Sent[] = [];
@@ -43,7 +44,7 @@ function install() {
       const command = (context.commandName ?? '').replace(/Command$/, '');
       const input = args.input as { Item?: { PK?: { S?: string } }; Key?: { PK?: { S?: string } } };
       const pk = input.Item?.PK?.S ?? input.Key?.PK?.S ?? '';
-      const s: Sent = { command, pk, start: performance.now(), end: 0 };
+      const s: Sent = { command, pk, startMs: performance.now(), endMs: 0 };
       sent.push(s);
       try {
         if (failWhen?.(command, pk)) {
@@ -51,7 +52,7 @@ function install() {
         }
         return await next(args);
       } finally {
-        s.end = performance.now();
+        s.endMs = performance.now();
       }
     },
     { step: 'build', name: 'testFaults' },
@@ -61,16 +62,6 @@ function install() {
 afterEach(() => {
   failWhen = undefined;
 });
-
-/** Sequential waves of a set of requests: the longest chain of requests each sent after the previous one answered. */
-function waves(requests: readonly Sent[]): number {
-  const depth = new Map<Sent, number>();
-  for (const r of [...requests].sort((a, b) => a.start - b.start)) {
-    const before = requests.filter((q) => q.end <= r.start).map((q) => depth.get(q) ?? 1);
-    depth.set(r, 1 + Math.max(0, ...before));
-  }
-  return Math.max(0, ...depth.values());
-}
 
 async function pointersOf(objectKey: string): Promise<Record<string, unknown>[]> {
   const out = await e.t.db.doc.send(
