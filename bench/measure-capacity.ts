@@ -265,7 +265,7 @@ export async function measureCapacity(input: CapacityInput): Promise<Capacity> {
       : op;
   });
 
-  const publishGoal = `one round trip (the writes sent at once: 1 wave of parallel requests; warm caches) and billed write units <= ${WRITE_GOAL.max} x the floor: the event and its 3 pointers, each written once (no transaction: each is idempotent by key; DESIGN.md)`;
+  const publishGoal = `one round trip (1 wave of requests sent at once: one BatchWriteItem; warm caches) and billed write units <= ${WRITE_GOAL.max} x the floor: the event and its 3 pointers, each written once (no transaction: each is idempotent by key; DESIGN.md)`;
   if (input.events.setup) {
     const e = input.events.setup;
     await attempt('publishWith3Related', 'events', 'POST an event with 3 related objects', publishGoal, async () =>

@@ -4,8 +4,8 @@
  * newest first with a date range is one bounded Query with the range in the key condition. Each
  * related object gets a pointer item (`EP#<objectKey>` / `<OccurredOn ISO>#<key>`) carrying the
  * event summary and the event's folder, so "last event of an object" is one Query with Limit 1 and
- * "events of these objects" reads only their pointers. The event (a conditional PutItem) and its
- * pointers (plain PutItems by key) are written in parallel, see {@link putEvent}; its document is
+ * "events of these objects" reads only their pointers. The event and its pointers are written in
+ * one round trip without a transaction, see {@link putEvent}; its document is
  * stored packed (`event-doc.ts`), so a usual event item is under 1 KB. Events of a non-logging
  * type are written as a short-lived `LIVE#<key>` item that only the fan-out reads.
  *
@@ -19,11 +19,11 @@
  * each index key would cost a write per event.
  */
 import { stringifyJson } from '../json.ts';
-import { DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AttributeValue as SdkAttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue as LambdaAttributeValue, DynamoDBRecord } from 'aws-lambda';
-import { ConditionFailed } from '../errors.ts';
+import { ConditionFailed, StoreUnavailable } from '../errors.ts';
 import type { Db } from './client.ts';
 import { occurredOfItem, packEventDoc } from './event-doc.ts';
 import { OBJECT_SK, eventFolderPk, eventPointerPk, eventSortKey, isObjectKey, liveEventPk, objectPk } from './keys.ts';
@@ -154,30 +154,67 @@ async function reconcilePointers(db: Db, written: readonly Record<string, unknow
   await Promise.all([...stray.map((p) => deleteItem(db, p)), ...own.map((p) => putItem(db, p))]);
 }
 
+/** Most items one BatchWriteItem takes. */
+const BATCH = 25;
+/** Further attempts at items a BatchWriteItem left unprocessed (backoff 25, 50, 100 ms). */
+const UNPROCESSED_RETRIES = 3;
+
 /**
- * Stores an event and its pointers in one round trip without a transaction (which bills every
- * item twice): the event with a PutItem conditional on its key being free, each pointer with a
- * plain PutItem, all sent at once. A pointer's key (`EP#<object>` / `<occurred>#<eventKey>`)
- * is fixed by the event, so writing it again is harmless, and the event's write decides:
+ * Puts items with BatchWriteItem, 25 a request, the requests sent at once; items DynamoDB leaves
+ * unprocessed are sent again with backoff. Throws {@link StoreUnavailable} when some stay unwritten.
+ */
+async function batchPut(db: Db, items: readonly Record<string, unknown>[]): Promise<void> {
+  const chunks: Record<string, unknown>[][] = [];
+  for (let i = 0; i < items.length; i += BATCH) chunks.push(items.slice(i, i + BATCH) as Record<string, unknown>[]);
+  await Promise.all(
+    chunks.map(async (chunk) => {
+      let pending: unknown[] | undefined = chunk.map((Item) => ({ PutRequest: { Item } }));
+      for (let attempt = 0; pending && pending.length > 0; attempt++) {
+        if (attempt > UNPROCESSED_RETRIES) throw new StoreUnavailable(new Error(`${pending.length} event items left unprocessed`));
+        if (attempt > 0) await new Promise((r) => setTimeout(r, 25 * 2 ** (attempt - 1)));
+        const out: { UnprocessedItems?: Record<string, unknown[]> } = await send(
+          db,
+          new BatchWriteCommand({ RequestItems: { [db.tableName]: pending } as never }),
+        );
+        pending = out.UnprocessedItems?.[db.tableName];
+      }
+    }),
+  );
+}
+
+/**
+ * Stores an event and its pointers in one round trip, without a transaction (which bills every
+ * item twice): a pointer's key (`EP#<object>` / `<occurred>#<eventKey>`) is fixed by the event,
+ * so writing it again is harmless, and no reader needs the event and its pointers at the same
+ * instant (the fan-out reads the event's stream record; lists read the timeline or the pointers;
+ * `lastevent` orders pointers by OccurredOn, never by write time). Nothing is left half-written:
+ * when a write fails (after the retries), the event (while it is this write's) and this write's
+ * pointers are removed and the error thrown, so the caller's retry starts clean.
  *
- * - it succeeded, or failed but the key holds this very document (the SDK retried a write that
- *   had been applied): the event is stored; a pointer that failed is written once more, and if it
- *   fails again the event and this write's pointers are removed and the error thrown (the caller
- *   retries): no event is left without its pointers;
- * - the key holds another event (a stream consumer's retry of the same change, written earlier
- *   with another PublishedOn): the pointers are made those of the stored event, and the answer is
- *   `false` with `idempotent`, else {@link ConditionFailed}: an event is never stored twice;
- * - it failed and the key is free (throttled, rolled back): this write's pointers are removed and
- *   the error thrown.
- *
- * An event without related objects is one conditional PutItem. Readers never need the event and
- * its pointers at the same instant: the fan-out reads the event's stream record, lists read the
- * timeline or the pointers, and a pointer of an event not yet written is never newer than the
- * one an earlier event left (`lastevent` orders pointers by OccurredOn, not by write time).
+ * - An event without related objects: one PutItem, conditional on the key being free.
+ * - A publish (a fresh key): one BatchWriteItem of the event and its pointers (one more per 25
+ *   items, sent at once); unprocessed items are sent again. A retried request rewrites the same
+ *   items: an event is never stored twice.
+ * - `idempotent` (a stream consumer, whose retries reuse the key with another PublishedOn): the
+ *   event's PutItem conditional on the key being free, beside a plain PutItem per pointer, all
+ *   sent at once. When the key holds another write of the event, its pointers are made those of
+ *   the stored event (this write's extra ones deleted, the stored one's rewritten) and the answer
+ *   is `false` (without `idempotent`: {@link ConditionFailed}); when it holds this very document
+ *   (the SDK retried a write that had been applied), the write stands. A pointer that fails is
+ *   written once more before giving up.
  */
 export async function putEvent(db: Db, w: EventWrite, idempotent = false): Promise<boolean> {
   const item = eventItem(w);
   const pointers = pointerItems(w);
+  if (!idempotent && pointers.length > 0) {
+    try {
+      await batchPut(db, [item, ...pointers]);
+    } catch (err) {
+      await rollBack(db, item, pointers);
+      throw err;
+    }
+    return true;
+  }
   const [stored, ...written] = await Promise.allSettled([
     send(db, new PutCommand({ TableName: db.tableName, Item: item, ConditionExpression: 'attribute_not_exists(PK)' })),
     ...pointers.map((p) => putItem(db, p)),

@@ -4,9 +4,9 @@
  * object (see `putEvent`), or, for a NonLogging event type, handed to the live feed only.
  *
  * Cost: a warm publish (sink, app, event type and related objects resolved within the last
- * seconds, see `resolve.ts`) is one round trip to DynamoDB: the PutItem of the event and one
- * PutItem per related object's pointer, sent at once (an event without related objects, or of a
- * NonLogging type: one PutItem).
+ * seconds, see `resolve.ts`) is exactly one DynamoDB request: the BatchWriteItem of the event and
+ * one pointer item per related object (an event without related objects, or of a NonLogging
+ * type: one PutItem).
  */
 import { putEvent, putLiveEvent, type EventWrite } from '../db/events-repo.ts';
 import { isObjectKey } from '../db/keys.ts';
