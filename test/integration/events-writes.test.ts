@@ -1,8 +1,10 @@
 /**
- * How an event is written: its item and its pointers in one round trip of plain PutItems (no
- * transaction), at the floor of the write units, and still right under retries, races and
- * failures. Faults are injected at the SDK client boundary (a middleware of the real client that
- * fails chosen requests before they are sent); everything else is DynamoDB Local.
+ * How an event is written: its item and its pointers in one round trip without a transaction (a
+ * publish: one BatchWriteItem; a stream consumer: a conditional PutItem beside the pointers'
+ * PutItems), at the floor of the write units, and still right under retries, races and failures.
+ * Faults are injected at the SDK client boundary (a middleware of the real client that fails
+ * chosen requests, or holds items of a BatchWriteItem back as DynamoDB's UnprocessedItems);
+ * everything else is DynamoDB Local.
  */
 import { QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
