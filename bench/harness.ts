@@ -7,6 +7,8 @@
 import { randomBytes } from 'node:crypto';
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { loadConfig, type Config } from '#shared/config.ts';
 import { createDb, ensureTable, type CapacityRecord, type Db } from '#shared/db/client.ts';
@@ -24,6 +26,11 @@ export interface CallDetail {
   readonly items: number;
   /** Items examined before any filter (Query/Scan `ScannedCount`). */
   readonly scanned: number;
+  /** When the call was sent and answered (`performance.now()`): calls that overlap ran in parallel. */
+  readonly startMs: number;
+  readonly endMs: number;
+  /** The items a PutItem, BatchWriteItem or TransactWriteItems (transactional) put, as plain values. */
+  readonly written?: { readonly items: Record<string, unknown>[]; readonly transactional: boolean };
 }
 
 export interface Harness {
@@ -62,6 +69,21 @@ function countItems(command: string, output: Record<string, unknown>): { items: 
   return { items: 0, scanned: 0 };
 }
 
+/** The items a write command puts (plain values), or undefined for other commands. */
+function writtenItems(command: string, input: Record<string, unknown>): CallDetail['written'] {
+  const plain = (i: unknown) => unmarshall(i as Record<string, AttributeValue>) as Record<string, unknown>;
+  if (command === 'PutItem') return { items: [plain(input.Item)], transactional: false };
+  if (command === 'TransactWriteItems') {
+    const puts = (input.TransactItems as Array<{ Put?: { Item: unknown } }>).flatMap((t) => (t.Put ? [plain(t.Put.Item)] : []));
+    return { items: puts, transactional: true };
+  }
+  if (command === 'BatchWriteItem') {
+    const reqs = Object.values(input.RequestItems as Record<string, Array<{ PutRequest?: { Item: unknown } }>>).flat();
+    return { items: reqs.flatMap((r) => (r.PutRequest ? [plain(r.PutRequest.Item)] : [])), transactional: false };
+  }
+  return undefined;
+}
+
 /** A fresh uniquely named table on `endpoint`, the real dependencies, and a tenant. */
 export async function createHarness(endpoint: string, baseDir: string): Promise<Harness> {
   const tableName = `bench-${randomBytes(4).toString('hex')}`;
@@ -82,13 +104,24 @@ export async function createHarness(endpoint: string, baseDir: string): Promise<
   const db = createDb(config, { onCapacity: (r) => calls.push(r) });
   db.raw.middlewareStack.add(
     (next, context) => async (args) => {
+      const startMs = performance.now();
       const out = await next(args);
+      const endMs = performance.now();
       const command = (context.commandName ?? 'unknown').replace(/Command$/, '');
       const input = args.input as { IndexName?: string };
-      details.push({ command, index: input.IndexName, ...countItems(command, (out.output ?? {}) as unknown as Record<string, unknown>) });
+      const written = writtenItems(command, args.input as Record<string, unknown>);
+      details.push({
+        command,
+        index: input.IndexName,
+        ...countItems(command, (out.output ?? {}) as unknown as Record<string, unknown>),
+        startMs,
+        endMs,
+        ...(written ? { written } : {}),
+      });
       return out;
     },
-    { step: 'initialize', name: 'benchItemCounts' },
+    // After the document client's own marshalling, so item values are attribute values.
+    { step: 'build', name: 'benchItemCounts' },
   );
   await ensureTable(db);
   const deps = createCoreDeps({ config, db });

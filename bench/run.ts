@@ -353,7 +353,8 @@ async function costInput(r: Results, mode: Mode) {
   });
   const cap = (key: string) => {
     const o = r.capacity.operations[key];
-    return o ? { durationMs: o.durationMs?.p50 ?? null, rcu: o.rcu, wcu: o.wcu } : undefined;
+    // Write units as AWS bills them where the entry computed them (DynamoDB Local undercounts transactions).
+    return o ? { durationMs: o.durationMs?.p50 ?? null, rcu: o.rcu, wcu: typeof o.wcuBilled === 'number' ? o.wcuBilled : o.wcu } : undefined;
   };
   const search = r.capacity.operations.indexedSearch;
   const grant = (g: Results['token']['passwordGrant']) => ({ durationMs: g.latency?.p50 ?? null, rcu: g.rcu, wcu: g.wcu });

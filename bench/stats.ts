@@ -112,3 +112,17 @@ export function combineRuns(runs: readonly LoadRun[]): LoadRun | undefined {
     non2xx: runs.reduce((s, r) => s + r.non2xx, 0),
   };
 }
+
+/**
+ * How many waves of requests a window made: the longest chain of calls each sent after the one
+ * before it was answered (calls sent at once are one wave: one round trip of latency).
+ */
+export function waves(calls: ReadonlyArray<{ readonly startMs: number; readonly endMs: number }>): number {
+  const order = [...calls].sort((a, b) => a.startMs - b.startMs);
+  const depth: number[] = [];
+  order.forEach((c, i) => {
+    const before = order.slice(0, i).flatMap((q, j) => (q.endMs <= c.startMs ? [depth[j]!] : []));
+    depth[i] = 1 + Math.max(0, ...before);
+  });
+  return Math.max(0, ...depth);
+}

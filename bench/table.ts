@@ -60,6 +60,17 @@ export function rowsOf(r: Results): Row[] {
       });
       continue;
     }
+    if (typeof o.wcuBilled === 'number') {
+      rows.push({
+        entry: `capacity.${name}`,
+        figure: `${o.requests} req in ${String(o.waves)} wave (${o.commands.join('+')}), ${n(o.wcuBilled, 2)} WCU billed (Local: ${n(o.wcu, 2)})`,
+        floor: `${n(o.floor, 0)} WCU`,
+        ratio: n(o.ratio, 2),
+        goal: '1 wave, <= 1.2',
+        verdict: verdict(o.meetsGoal, o.note),
+      });
+      continue;
+    }
     const search = typeof o.itemsRead === 'number';
     rows.push({
       entry: `capacity.${name}`,

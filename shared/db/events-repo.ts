@@ -5,8 +5,9 @@
  * related object gets a pointer item (`EP#<objectKey>` / `<OccurredOn ISO>#<key>`) carrying the
  * event summary and the event's folder, so "last event of an object" is one Query with Limit 1 and
  * "events of these objects" reads only their pointers. The event and its pointers are written in
- * one transaction (an event without related objects: one conditional PutItem). Events of a non-logging type are written as a short-lived `LIVE#<key>` item that
- * only the fan-out reads.
+ * one round trip without a transaction, see {@link putEvent}; its document is
+ * stored packed (`event-doc.ts`), so a usual event item is under 1 KB. Events of a non-logging
+ * type are written as a short-lived `LIVE#<key>` item that only the fan-out reads.
  *
  * | item          | PK                 | SK                         | GSI1 (PK / SK)                      |
  * | ------------- | ------------------ | -------------------------- | ----------------------------------- |
@@ -18,16 +19,15 @@
  * each index key would cost a write per event.
  */
 import { stringifyJson } from '../json.ts';
-import { PutCommand, QueryCommand, UpdateCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DeleteCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AttributeValue as SdkAttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue as LambdaAttributeValue, DynamoDBRecord } from 'aws-lambda';
-import { ConditionFailed } from '../errors.ts';
+import { ConditionFailed, StoreUnavailable } from '../errors.ts';
 import type { Db } from './client.ts';
-import { OBJECT_SK, eventFolderPk, eventPointerPk, eventSortKey, liveEventPk, objectPk } from './keys.ts';
-import { fromItem, getItem, send, toItem, transact, type StoredObject } from './objects-repo.ts';
-
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+import { occurredOfItem, packEventDoc } from './event-doc.ts';
+import { OBJECT_SK, eventFolderPk, eventPointerPk, eventSortKey, isObjectKey, liveEventPk, objectPk } from './keys.ts';
+import { fromItem, getItem, send, toItem, type StoredObject } from './objects-repo.ts';
 
 /** The collection of event objects. */
 export const EVENTS_COLLECTION = 'events';
@@ -55,19 +55,25 @@ export interface EventWrite {
   readonly expiresAt: number;
 }
 
+/**
+ * The event's item: the object item without GSI2/GSI3 keys, on its folder's timeline (GSI1), its
+ * document packed (`event-doc.ts`: what the item or every event already says is left out, so a
+ * usual event is one 1 KB write on the table and one on GSI1).
+ */
 export function eventItem(w: EventWrite): Record<string, unknown> {
   const { GSI2PK: _p2, GSI2SK: _s2, GSI3PK: _p3, GSI3SK: _s3, ...item } = toItem(w.event);
   return {
     ...item,
     GSI1PK: eventFolderPk(w.event.folder),
     GSI1SK: eventSortKey(w.occurredOn, w.event.key),
-    Occurred: w.occurredOn,
+    Doc: stringifyJson(packEventDoc(w.event.doc, { key: w.event.key, folder: w.event.folder, occurredOn: w.occurredOn })),
     ttl: w.expiresAt,
   };
 }
 
-function pointerItems(w: EventWrite): Record<string, unknown>[] {
-  return [...new Set(w.relatedKeys)].map((k) => ({
+/** The pointer items of an event (one per related object, at most {@link MAX_POINTERS}). */
+export function pointerItems(w: EventWrite): Record<string, unknown>[] {
+  return [...new Set(w.relatedKeys)].slice(0, MAX_POINTERS).map((k) => ({
     PK: eventPointerPk(k),
     SK: eventSortKey(w.occurredOn, w.event.key),
     ...w.summary,
@@ -78,37 +84,170 @@ function pointerItems(w: EventWrite): Record<string, unknown>[] {
   }));
 }
 
-/** Most pointer items one event may have (a transaction holds at most 100 items). */
+/**
+ * Most pointer items one event may have: the bound the transactional write had (100 items), kept
+ * so that what one publish writes stays bounded (RelatedObjects is capped lower by validation).
+ */
 export const MAX_POINTERS = 99;
 
+const isConditionFailure = (err: unknown): boolean => (err as { name?: string }).name === 'ConditionalCheckFailedException';
+
+const itemKey = (i: Record<string, unknown>) => ({ PK: i.PK, SK: i.SK });
+const putItem = (db: Db, Item: Record<string, unknown>) => send(db, new PutCommand({ TableName: db.tableName, Item }));
+const deleteItem = (db: Db, i: Record<string, unknown>) => send(db, new DeleteCommand({ TableName: db.tableName, Key: itemKey(i) }));
+
+/** Deletes an event item only while it holds `item`'s document: a rollback never removes another write's event. */
+const deleteOwnEvent = (db: Db, item: Record<string, unknown>) =>
+  send(
+    db,
+    new DeleteCommand({
+      TableName: db.tableName,
+      Key: itemKey(item),
+      ConditionExpression: '#doc = :doc',
+      ExpressionAttributeNames: { '#doc': 'Doc' },
+      ExpressionAttributeValues: { ':doc': item.Doc },
+    }),
+  );
+
+/** Removes what one write stored (its event, if still its own, and its pointers), best effort. */
+async function rollBack(db: Db, item: Record<string, unknown>, pointers: readonly Record<string, unknown>[]): Promise<void> {
+  await Promise.allSettled([deleteOwnEvent(db, item), ...pointers.map((p) => deleteItem(db, p))]);
+}
+
+/** The pointer items a stored event item has, rebuilt from its document as publishing made them. */
+function storedPointers(item: Record<string, unknown>): Record<string, unknown>[] {
+  const event = fromItem(item);
+  const d = event.doc;
+  const text = (v: unknown) => (typeof v === 'string' ? v : '');
+  const occurredOn = occurredOfItem(item) ?? text(d.OccurredOn);
+  const links = Array.isArray(d.ObjectLinks) ? (d.ObjectLinks as unknown[]) : [];
+  const relatedKeys = links
+    .map((l) => (l as { LinkedObjectKey?: unknown } | null)?.LinkedObjectKey)
+    .map((k) => (typeof k === 'string' ? k.toLowerCase() : ''))
+    .filter(isObjectKey);
+  return pointerItems({
+    event,
+    occurredOn,
+    relatedKeys,
+    summary: {
+      EventKey: event.key,
+      EventTypeKey: text(d.EventTypeKey),
+      AppKey: text(d.AppKey),
+      OccurredOn: occurredOn,
+      PublishedOn: text(d.PublishedOn),
+      Priority: typeof d.Priority === 'number' ? d.Priority : 0,
+      MessageShort: typeof d.MessageShort === 'string' ? d.MessageShort : null,
+    },
+    expiresAt: typeof item.ttl === 'number' ? item.ttl : 0,
+  });
+}
+
 /**
- * Stores an event and its pointers in one transaction. With `idempotent`, a second write of the
- * same key is a no-op (stream consumers retry), reported as `false`.
+ * Makes the pointers under an event key those of the event stored there: deletes the ones this
+ * write put that the stored event does not have, and rewrites the stored event's own (this
+ * write's may have overwritten them; an earlier write may have left some out).
+ */
+async function reconcilePointers(db: Db, written: readonly Record<string, unknown>[], stored: Record<string, unknown>): Promise<void> {
+  const own = storedPointers(stored);
+  const keep = new Set(own.map((p) => `${String(p.PK)}|${String(p.SK)}`));
+  const stray = written.filter((p) => !keep.has(`${String(p.PK)}|${String(p.SK)}`));
+  await Promise.all([...stray.map((p) => deleteItem(db, p)), ...own.map((p) => putItem(db, p))]);
+}
+
+/** Most items one BatchWriteItem takes. */
+const BATCH = 25;
+/** Further attempts at items a BatchWriteItem left unprocessed (backoff 25, 50, 100 ms). */
+const UNPROCESSED_RETRIES = 3;
+
+/**
+ * Puts items with BatchWriteItem, 25 a request, the requests sent at once; items DynamoDB leaves
+ * unprocessed are sent again with backoff. Throws {@link StoreUnavailable} when some stay unwritten.
+ */
+async function batchPut(db: Db, items: readonly Record<string, unknown>[]): Promise<void> {
+  const chunks: Record<string, unknown>[][] = [];
+  for (let i = 0; i < items.length; i += BATCH) chunks.push(items.slice(i, i + BATCH) as Record<string, unknown>[]);
+  await Promise.all(
+    chunks.map(async (chunk) => {
+      let pending: unknown[] | undefined = chunk.map((Item) => ({ PutRequest: { Item } }));
+      for (let attempt = 0; pending && pending.length > 0; attempt++) {
+        if (attempt > UNPROCESSED_RETRIES) throw new StoreUnavailable(new Error(`${pending.length} event items left unprocessed`));
+        if (attempt > 0) await new Promise((r) => setTimeout(r, 25 * 2 ** (attempt - 1)));
+        const out: { UnprocessedItems?: Record<string, unknown[]> } = await send(
+          db,
+          new BatchWriteCommand({ RequestItems: { [db.tableName]: pending } as never }),
+        );
+        pending = out.UnprocessedItems?.[db.tableName];
+      }
+    }),
+  );
+}
+
+/**
+ * Stores an event and its pointers in one round trip, without a transaction (which bills every
+ * item twice): a pointer's key (`EP#<object>` / `<occurred>#<eventKey>`) is fixed by the event,
+ * so writing it again is harmless, and no reader needs the event and its pointers at the same
+ * instant (the fan-out reads the event's stream record; lists read the timeline or the pointers;
+ * `lastevent` orders pointers by OccurredOn, never by write time). Nothing is left half-written:
+ * when a write fails (after the retries), the event (while it is this write's) and this write's
+ * pointers are removed and the error thrown, so the caller's retry starts clean.
+ *
+ * - An event without related objects: one PutItem, conditional on the key being free.
+ * - A publish (a fresh key): one BatchWriteItem of the event and its pointers (one more per 25
+ *   items, sent at once); unprocessed items are sent again. A retried request rewrites the same
+ *   items: an event is never stored twice.
+ * - `idempotent` (a stream consumer, whose retries reuse the key with another PublishedOn): the
+ *   event's PutItem conditional on the key being free, beside a plain PutItem per pointer, all
+ *   sent at once. When the key holds another write of the event, its pointers are made those of
+ *   the stored event (this write's extra ones deleted, the stored one's rewritten) and the answer
+ *   is `false` (without `idempotent`: {@link ConditionFailed}); when it holds this very document
+ *   (the SDK retried a write that had been applied), the write stands. A pointer that fails is
+ *   written once more before giving up.
  */
 export async function putEvent(db: Db, w: EventWrite, idempotent = false): Promise<boolean> {
-  const pointers = pointerItems(w).slice(0, MAX_POINTERS);
-  if (pointers.length === 0) {
-    // Nothing to keep consistent with: one conditional PutItem (a transaction costs twice the writes).
+  const item = eventItem(w);
+  const pointers = pointerItems(w);
+  if (!idempotent && pointers.length > 0) {
     try {
-      await send(db, new PutCommand({ TableName: db.tableName, Item: eventItem(w), ConditionExpression: 'attribute_not_exists(PK)' }));
-      return true;
+      await batchPut(db, [item, ...pointers]);
     } catch (err) {
-      if (idempotent && (err as { name?: string }).name === 'ConditionalCheckFailedException') return false;
-      if ((err as { name?: string }).name === 'ConditionalCheckFailedException') throw new ConditionFailed('The event exists.');
+      await rollBack(db, item, pointers);
       throw err;
     }
-  }
-  const items: TransactItem[] = [
-    { Put: { TableName: db.tableName, Item: eventItem(w), ConditionExpression: 'attribute_not_exists(PK)' } },
-    ...pointers.map((Item) => ({ Put: { TableName: db.tableName, Item } })),
-  ];
-  try {
-    await transact(db, items);
     return true;
-  } catch (err) {
-    if (idempotent && err instanceof ConditionFailed) return false;
-    throw err;
   }
+  const [stored, ...written] = await Promise.allSettled([
+    send(db, new PutCommand({ TableName: db.tableName, Item: item, ConditionExpression: 'attribute_not_exists(PK)' })),
+    ...pointers.map((p) => putItem(db, p)),
+  ]);
+  if (stored!.status === 'rejected') {
+    const err: unknown = stored!.reason;
+    let existing: Record<string, unknown> | undefined;
+    try {
+      existing = await getItem(db, String(item.PK), String(item.SK), true);
+    } catch {
+      await rollBack(db, item, pointers);
+      throw err;
+    }
+    if (!existing) {
+      await rollBack(db, item, pointers);
+      throw err;
+    }
+    if (existing.Doc !== item.Doc) {
+      await reconcilePointers(db, pointers, existing);
+      if (!isConditionFailure(err)) throw err;
+      if (idempotent) return false;
+      throw new ConditionFailed('The event exists.');
+    }
+  }
+  const failed = pointers.filter((_, i) => written[i]!.status === 'rejected');
+  if (failed.length > 0) {
+    const again = (await Promise.allSettled(failed.map((p) => putItem(db, p)))).find((r) => r.status === 'rejected');
+    if (again) {
+      await rollBack(db, item, pointers);
+      throw again.reason;
+    }
+  }
+  return true;
 }
 
 /** Writes a live-only event (non-logging type): the fan-out delivers it, nothing lists it. */
@@ -157,7 +296,12 @@ export async function updateEventDoc(db: Db, event: StoredObject, doc: Record<st
         UpdateExpression: 'SET #doc = :doc, #v = :next',
         ConditionExpression: 'attribute_exists(PK) AND #v = :v',
         ExpressionAttributeNames: { '#doc': 'Doc', '#v': 'Version' },
-        ExpressionAttributeValues: { ':doc': stringifyJson(doc), ':v': event.version, ':next': event.version + 1 },
+        // Packed like a new event's (OccurredOn kept: the write does not see the timeline key).
+        ExpressionAttributeValues: {
+          ':doc': stringifyJson(packEventDoc(doc, { key: event.key, folder: event.folder, occurredOn: undefined })),
+          ':v': event.version,
+          ':next': event.version + 1,
+        },
       }),
     );
   } catch (err) {

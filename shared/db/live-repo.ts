@@ -28,6 +28,7 @@ import type { DynamoDBRecord } from 'aws-lambda';
 import { StoreUnavailable } from '../errors.ts';
 import type { Principal, Role } from '../http/types.ts';
 import type { Db } from './client.ts';
+import { expandEventDoc, occurredOfItem } from './event-doc.ts';
 import { LIVE_EVENT_PREFIX, OBJECT_SK, WS_CONNECTION_SK, objectPk, subscriptionPk, subscriptionSk, wsConnectionPk } from './keys.ts';
 import { getObject, send } from './objects-repo.ts';
 
@@ -291,10 +292,7 @@ export function eventFromStreamRecord(record: DynamoDBRecord): StreamedEvent | u
   const instances = (Array.isArray(raw) ? raw : raw instanceof Set ? [...raw] : []).filter(
     (i): i is string => typeof i === 'string',
   );
-  return {
-    key: String(item.Key ?? pk.slice(pk.indexOf('#') + 1)),
-    instances,
-    folder: typeof item.Folder === 'string' ? item.Folder : (instances[instances.length - 1] ?? ''),
-    doc: doc as Record<string, unknown>,
-  };
+  const key = String(item.Key ?? pk.slice(pk.indexOf('#') + 1));
+  const folder = typeof item.Folder === 'string' ? item.Folder : (instances[instances.length - 1] ?? '');
+  return { key, instances, folder, doc: expandEventDoc(doc as Record<string, unknown>, { key, folder, occurredOn: occurredOfItem(item) }) };
 }

@@ -25,6 +25,7 @@ import {
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { ConditionFailed, StoreUnavailable } from '../errors.ts';
 import type { Db } from './client.ts';
+import { expandEventDoc, occurredOfItem } from './event-doc.ts';
 import { CLAIM_SK, OBJECT_SK, STATUS_SK, TOMBSTONE_SK, cardNumberPk, claimPk, collectionPk, namePk, nameSk, objectPk, partitionPk } from './keys.ts';
 
 export interface StoredObject {
@@ -103,6 +104,7 @@ export function toItem(o: StoredObject): Record<string, unknown> {
 }
 
 export function fromItem(item: Record<string, unknown>): StoredObject {
+  const doc = parseJson(item.Doc as string) as Record<string, unknown>;
   return {
     key: item.Key as string,
     collection: item.Coll as string,
@@ -111,7 +113,8 @@ export function fromItem(item: Record<string, unknown>): StoredObject {
     path: (item.Path as string[]) ?? [],
     instances: (item.Instances as string[]) ?? [],
     version: Number(item.Version ?? 1),
-    doc: parseJson(item.Doc as string) as Record<string, unknown>,
+    // An event's document is stored packed (see event-doc.ts): every reader gets it whole.
+    doc: item.Coll === 'events' ? expandEventDoc(doc, { key: item.Key as string, folder: (item.Folder as string) ?? '', occurredOn: occurredOfItem(item) }) : doc,
     ...(item.SessionGeneration !== undefined ? { sessionGeneration: Number(item.SessionGeneration) } : {}),
   };
 }

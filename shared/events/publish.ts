@@ -1,11 +1,11 @@
 /**
  * Publishing (`POST /api/f/<instance_key>/eventmessagesink`): an EventMessagePosting becomes an
  * EventMessageData of the app and event type it names, stored with one pointer per related
- * object in one transaction, or, for a NonLogging event type, handed to the live feed only.
+ * object (see `putEvent`), or, for a NonLogging event type, handed to the live feed only.
  *
  * Cost: a warm publish (sink, app, event type and related objects resolved within the last
- * seconds, see `resolve.ts`) is exactly one DynamoDB request: the TransactWriteItems of the event
- * and one pointer item per related object (an event without related objects, or of a NonLogging
+ * seconds, see `resolve.ts`) is exactly one DynamoDB request: the BatchWriteItem of the event and
+ * one pointer item per related object (an event without related objects, or of a NonLogging
  * type: one PutItem).
  */
 import { putEvent, putLiveEvent, type EventWrite } from '../db/events-repo.ts';

@@ -5,15 +5,15 @@
  */
 import type { EventPointer } from '../db/events-repo.ts';
 import type { StoredObject } from '../db/objects-repo.ts';
-import { STANDARD_LINKS, linksOf, objectHref, renderObject, renderValue } from '../model/render.ts';
+import { eventHref } from '../db/event-doc.ts';
+import { linksOf, objectHref, renderObject, renderValue } from '../model/render.ts';
 import { typeTag } from '../model/types.ts';
 
 export const EVENT_DATA_TYPE = 'EventMessageData';
 export const SUMMARY_TYPE = 'EventMessageSummaryItem';
 export const ACK_TYPE = 'AlarmAcknowledgementItem';
 
-/** `/api/f/<folder>/events/<key>`. */
-export const eventHref = (folder: string, key: string): string => `/api/f/${folder}/events/${key}`;
+export { eventHref } from '../db/event-doc.ts';
 
 /** The app an event type belongs to, and the folder that holds the app (from the type's path). */
 export function appOf(eventType: Pick<StoredObject, 'folder' | 'path'>): { appKey: string; appFolder: string } {
@@ -36,9 +36,7 @@ export function canonicalHref(o: Pick<StoredObject, 'key' | 'collection' | 'fold
 }
 
 /** The standard links as stored in an event document (bare `$type`s). */
-export function storedLinks(): Record<string, unknown>[] {
-  return STANDARD_LINKS.map((l) => ({ $type: 'Link', Relation: l.relation, Anchor: { $type: 'Anchor', Href: l.href, Text: l.text } }));
-}
+export { storedEventLinks as storedLinks } from '../db/event-doc.ts';
 
 /**
  * An event as the API returns it: the stored EventMessageData with namespaced `$type`s, and the

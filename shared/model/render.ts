@@ -12,6 +12,7 @@ import { docWithCardKeys } from './cards.ts';
 import { COLLECTIONS } from './collections.ts';
 import { ELEMENT_TYPES } from './schemas/common.ts';
 import { typeNameOf, typeTag } from './types.ts';
+import { STANDARD_LINKS, type LinkDef } from './standard-links.ts';
 
 /** Collections whose objects are folders (an instance is a folder too): their Href is `/api/f/<key>`. */
 export const FOLDER_COLLECTIONS: readonly string[] = ['folders', 'instances'];
@@ -32,24 +33,7 @@ export const READ_ONLY_FIELDS: readonly string[] = ['Key', 'Href', 'Links', 'Con
 /** Fields accepted on input and never stored nor returned. */
 export const WRITE_ONLY_FIELDS: readonly string[] = ['Password'];
 
-export interface LinkDef {
-  readonly relation: string;
-  /** Relative to the object's Href. */
-  readonly href: string;
-  readonly text: string;
-}
-
-/** The spec's standard links, carried by every object. */
-export const STANDARD_LINKS: readonly LinkDef[] = Object.freeze([
-  { relation: 'Meta', href: 'meta', text: 'Metadata' },
-  { relation: 'Monikers', href: 'monikers', text: 'Monikers' },
-  { relation: 'CommonName', href: 'commonname', text: 'Common Name' },
-  { relation: 'Images', href: 'images', text: 'Images' },
-  { relation: 'TakeOwnership', href: 'takeownership', text: 'Take Ownership' },
-  { relation: 'Connections', href: 'connections', text: 'Connected Objects' },
-  { relation: 'References', href: 'references', text: 'Referencing Objects' },
-  { relation: 'Notes', href: 'notes', text: 'Notes' },
-]);
+export { STANDARD_LINKS, type LinkDef } from './standard-links.ts';
 
 /** Display names of the collections (link Relation and Anchor Text). */
 const COLLECTION_LABELS: Readonly<Record<string, readonly [relation: string, text: string]>> = {

@@ -3,7 +3,7 @@
  * verdicts, and the combination of load-generator runs.
  */
 import { describe, expect, it } from 'vitest';
-import { combineRuns, orNull, percentile, ratioOf, round, summarize, within, worstRatio } from '../../bench/stats.ts';
+import { combineRuns, orNull, percentile, ratioOf, round, summarize, waves, within, worstRatio } from '../../bench/stats.ts';
 
 describe('percentile', () => {
   it('answers an observed sample by nearest rank, whatever the input order', () => {
@@ -95,5 +95,15 @@ describe('combineRuns', () => {
 
   it('combines no runs into nothing', () => {
     expect(combineRuns([])).toBeUndefined();
+  });
+});
+
+describe('waves', () => {
+  it('counts calls sent at once as one wave, and each call sent after another answered as one more', () => {
+    expect(waves([])).toBe(0);
+    expect(waves([{ startMs: 0, endMs: 5 }, { startMs: 0.1, endMs: 4 }, { startMs: 0.2, endMs: 6 }])).toBe(1);
+    expect(waves([{ startMs: 0, endMs: 5 }, { startMs: 5, endMs: 9 }])).toBe(2);
+    // A read, then two writes at once, then one more write after both.
+    expect(waves([{ startMs: 0, endMs: 2 }, { startMs: 3, endMs: 6 }, { startMs: 3, endMs: 7 }, { startMs: 8, endMs: 9 }])).toBe(3);
   });
 });
