@@ -145,8 +145,9 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   async function handleRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const requestId = randomUUID();
     try {
-      if (gateway.handleManagement(req, res)) return;
-      if (mqtt.handlePublish(req, res)) return;
+      const target = splitTarget(req.url ?? '/');
+      if (gateway.handleManagement(req, res, target.rawPath)) return;
+      if (mqtt.handlePublish(req, res, target)) return;
       // API Gateway throttles before anything else runs; the body is drained, not read.
       const retryAfter = throttle?.take() ?? 0;
       if (retryAfter > 0) {
@@ -164,9 +165,9 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
         // The rest of the body is not read: close the connection after answering.
         return writeJsonError(res, 413, 'PayloadTooLarge', `The request body is larger than ${maxBody} bytes.`, { connection: 'close' });
       }
-      const match = router.match(req.method ?? 'GET', splitTarget(req.url ?? '/').rawPath);
+      const match = router.match(req.method ?? 'GET', target.rawPath);
       if (!match) return writeJsonError(res, 404, 'NotFound', 'No such resource.');
-      const event = toHttpEvent({ req, body, match, domainName: req.headers.host?.split(':')[0] || 'localhost', requestId });
+      const event = toHttpEvent({ req, body, match, domainName: req.headers.host?.split(':')[0] || 'localhost', requestId, target });
       const result = await families.invoke(match.route.family, event, requestId);
       writeResult(res, result, { 'apigw-requestid': requestId });
       // The write (if any) is done: its stream record is read now, not after the idle wait.
@@ -313,7 +314,13 @@ function closeServer(server: Server): Promise<void> {
 
 /** The body (undefined when empty), or 'too-large' past `cap` bytes without reading the rest. */
 async function readBody(req: IncomingMessage, cap: number): Promise<Buffer | undefined | 'too-large'> {
-  if (Number(req.headers['content-length'] ?? 0) > cap) return 'too-large';
+  const length = req.headers['content-length'];
+  // Neither a length nor chunked encoding: HTTP/1.1 says there is no body (most GETs).
+  if ((length === undefined || length === '0') && req.headers['transfer-encoding'] === undefined) {
+    req.resume();
+    return undefined;
+  }
+  if (Number(length ?? 0) > cap) return 'too-large';
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {
