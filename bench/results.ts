@@ -147,9 +147,53 @@ export interface Fanout extends Verdict {
   /** Mean size of a delivered WebSocket message (bytes): API Gateway bills messages per 32 KB. */
   readonly messageBytes: number | null;
   readonly streamPollIdleMs: number;
+  /** Where the time from the publish's answer to the WebSocket message went, per event. */
+  readonly breakdown: FanoutBreakdown | null;
+  /** What the same path costs in AWS (documented figures, not measured here). */
+  readonly aws: FanoutAws;
   /** The same events as received by one MQTT subscriber of the same topic, in the same run. */
   readonly mqtt: MqttFanout | null;
   readonly measured: Measured;
+}
+
+/**
+ * The local path of a delivered event after its publish was answered, from the stream poller's
+ * own timings: publish answered -> the GetRecords call that returned its record starts -> that
+ * call ends -> the WebSocket message arrives (the fan-out invocation: decode, subscribers' Query,
+ * Management API POST, send).
+ */
+export interface FanoutBreakdown {
+  /** Events the breakdown covers (delivered, and seen by the poller's observer). */
+  readonly events: number;
+  /** Publish answered -> its read starts (negative: the read began before the client had the answer). */
+  readonly waitForReadMs: Summary | null;
+  /** The GetRecords call that returned the record (DynamoDB Local). */
+  readonly getRecordsMs: Summary | null;
+  /** That read's end -> the WebSocket message. */
+  readonly fanoutToReceiveMs: Summary | null;
+  /** The whole fan-out invocation of the event's batch (all channels: WebSocket, MQTT, webhooks, audit). */
+  readonly invocationMs: Summary | null;
+  /** Records per batch of those events. */
+  readonly batchRecords: Summary | null;
+  /** Events by what triggered the read that returned them (`wake`: a write woke the poller). */
+  readonly readTriggers: Readonly<Record<'start' | 'more' | 'wake' | 'idle', number>>;
+  /**
+   * The idle interval's measured contribution: waitForReadMs of the events read after an idle
+   * wait ran out (null when none was: every record was read on a wake or right after a batch).
+   */
+  readonly idleWaitMs: Summary | null;
+  /** The poller's GetRecords calls during the phase, by trigger (empty reads included). */
+  readonly reads: Readonly<Record<'start' | 'more' | 'wake' | 'idle', number>>;
+}
+
+/** The event source mapping's part of the path in AWS, from its documentation. */
+export interface FanoutAws {
+  /** How often Lambda polls each shard with no records (documented: 4 times a second). */
+  readonly pollIntervalMs: number;
+  /** The wait that polling adds to an event written while the poller waits: mean and worst case. */
+  readonly addedMeanMs: number;
+  readonly addedMaxMs: number;
+  readonly what: string;
 }
 
 /** One MQTT subscriber (`/<instance>/$`, QoS 0) beside the WebSocket subscriber of {@link Fanout}. */
@@ -162,6 +206,22 @@ export interface MqttFanout {
   /** Mean size of a delivered MQTT payload (BSON bytes): IoT Core bills messages per 5 KB. */
   readonly messageBytes: number | null;
 }
+
+/**
+ * The AWS side of the fan-out path: the Lambda event source mapping polls each shard of the
+ * table's stream 4 times a second (AWS Lambda Developer Guide, "Using Lambda with DynamoDB",
+ * polling and batching streams), and DynamoDB does not charge the GetRecords calls a Lambda
+ * trigger makes (DynamoDB pricing, DynamoDB Streams). Locally, a write wakes the poller instead.
+ */
+export const AWS_STREAM_POLLING: FanoutAws = {
+  pollIntervalMs: 250,
+  addedMeanMs: 125,
+  addedMaxMs: 250,
+  what:
+    'Lambda polls each stream shard 4 times a second: an event written while the mapping waits is read 0-250 ms later ' +
+    '(about 125 ms on average), plus the stream\'s own propagation and the invocation; the polling is free ' +
+    '(GetRecords calls made by a Lambda trigger are not charged). Locally the write wakes the poller, so this wait is absent.',
+};
 
 /** Webhook deliveries to one loopback receiver (verified with the standardwebhooks package). */
 export interface Webhooks extends Verdict {

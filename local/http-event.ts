@@ -60,10 +60,12 @@ export interface HttpEventInput {
   readonly match: RouteMatch;
   readonly domainName: string;
   readonly requestId?: string;
+  /** The request target split (the server has split it already). @default splitTarget(req.url) */
+  readonly target?: { readonly rawPath: string; readonly rawQueryString: string };
 }
 
-export function toHttpEvent({ req, body, match, domainName, requestId = randomUUID() }: HttpEventInput): APIGatewayProxyEventV2 {
-  const { rawPath, rawQueryString } = splitTarget(req.url ?? '/');
+export function toHttpEvent({ req, body, match, domainName, requestId = randomUUID(), target }: HttpEventInput): APIGatewayProxyEventV2 {
+  const { rawPath, rawQueryString } = target ?? splitTarget(req.url ?? '/');
   const headers = headersOf(req);
   const cookies = headers.cookie
     ?.split(';')
@@ -110,10 +112,17 @@ export function toHttpEvent({ req, body, match, domainName, requestId = randomUU
 
 const MONTHS = ['Jan', 'Feb', 'Mar', 'Apr', 'May', 'Jun', 'Jul', 'Aug', 'Sep', 'Oct', 'Nov', 'Dec'];
 
+/** The last second formatted: every request within a second carries the same text. */
+let lastClf = { second: Number.NaN, text: '' };
+
 /** `22/Nov/2025:06:04:05 +0000`, the format of `requestContext.time`. */
 export function clfTime(d: Date): string {
+  const second = Math.floor(d.getTime() / 1000);
+  if (second === lastClf.second) return lastClf.text;
   const p = (n: number) => String(n).padStart(2, '0');
-  return `${p(d.getUTCDate())}/${MONTHS[d.getUTCMonth()]}/${d.getUTCFullYear()}:${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())} +0000`;
+  const text = `${p(d.getUTCDate())}/${MONTHS[d.getUTCMonth()]}/${d.getUTCFullYear()}:${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())} +0000`;
+  lastClf = { second, text };
+  return text;
 }
 
 /**
@@ -131,9 +140,11 @@ export function writeResult(res: ServerResponse, result: unknown, extraHeaders: 
   delete headers['content-length'];
   delete headers['transfer-encoding'];
   const status = r.statusCode ?? 200;
-  const body = r.body ? Buffer.from(r.body, r.isBase64Encoded ? 'base64' : 'utf8') : Buffer.alloc(0);
+  // Text goes out as is (no copy into a Buffer first); base64 is decoded.
+  const body: string | Buffer = !r.body ? '' : r.isBase64Encoded ? Buffer.from(r.body, 'base64') : r.body;
   const noBody = status === 204 || status === 304 || (status >= 100 && status < 200);
-  res.writeHead(status, { ...headers, ...(noBody ? {} : { 'content-length': String(body.length) }) });
+  if (!noBody) headers['content-length'] = String(typeof body === 'string' ? Buffer.byteLength(body) : body.length);
+  res.writeHead(status, headers);
   res.end(noBody ? undefined : body);
 }
 

@@ -138,8 +138,8 @@ export class MqttBroker {
   }
 
   /** Serves the IoT data plane's `POST /topics/{topic}` when the path matches; false otherwise. */
-  handlePublish(req: IncomingMessage, res: ServerResponse): boolean {
-    const { rawPath, rawQueryString } = splitTarget(req.url ?? '/');
+  handlePublish(req: IncomingMessage, res: ServerResponse, target = splitTarget(req.url ?? '/')): boolean {
+    const { rawPath, rawQueryString } = target;
     if (!rawPath.startsWith(PUBLISH_PREFIX)) return false;
     void this.publish(req, res, rawPath, rawQueryString).catch((err: unknown) => {
       this.opts.logger.error('mqtt publish failed', { error: (err as Error).message });

@@ -27,7 +27,7 @@ import { startDynamo, type RunningDynamo } from './dynamo.ts';
 import { splitTarget, toHttpEvent, writeJsonError, writeResult } from './http-event.ts';
 import { FamilyLoader, FamilyMissing } from './lambda.ts';
 import { MqttBroker } from './mqtt-broker.ts';
-import { startStreamPoller, type StreamPoller } from './stream-poller.ts';
+import { startStreamPoller, type StreamPollObserver, type StreamPoller, type StreamPollerStats } from './stream-poller.ts';
 import { startKeyMaintenance, type KeyMaintenance } from './key-maintenance.ts';
 import { rotationPolicyOf } from '#shared/auth/keys.ts';
 import { stageThrottle, type ThrottleSettings } from './throttle.ts';
@@ -51,8 +51,14 @@ export interface RuntimeOptions {
   readonly eventPublisherUrl?: string;
   /** What sysinfo reports as `MqttPublisherUrl`. @default the runtime's own `ws://localhost:<port>/mqtt` */
   readonly mqttPublisherUrl?: string;
-  /** Stream polling interval when idle. @default 200 */
+  /**
+   * Stream polling interval when idle. A request that may write (any method but GET and HEAD)
+   * wakes the poller when it is answered, so this only bounds how late other writers' records
+   * (a script on the same table, the webhook queue) are read. @default 200
+   */
   readonly pollIntervalMs?: number;
+  /** Sees the stream poller's reads and deliveries (the benchmark's latency breakdown). */
+  readonly streamObserver?: StreamPollObserver;
   readonly websocket?: Pick<WebSocketGatewayOptions, 'idleTimeoutMs' | 'maxConnectionMs'>;
   /** Invokes the family handlers. @default a {@link FamilyLoader} of `functions/<family>/handler.ts` */
   readonly families?: Pick<FamilyLoader, 'invoke'>;
@@ -85,6 +91,8 @@ export interface Runtime {
   readonly javaPid: number | undefined;
   /** Starts serving requests (a `gated` runtime answers 503 until then). */
   open(): void;
+  /** What the stream poller has done: its reads by trigger and the wakes by requests. */
+  streamPollerStats(): StreamPollerStats;
   /** Closes WebSockets, stops the stream poller, the HTTP server and DynamoDB Local. */
   stop(): Promise<void>;
 }
@@ -137,8 +145,9 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   async function handleRequest(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const requestId = randomUUID();
     try {
-      if (gateway.handleManagement(req, res)) return;
-      if (mqtt.handlePublish(req, res)) return;
+      const target = splitTarget(req.url ?? '/');
+      if (gateway.handleManagement(req, res, target.rawPath)) return;
+      if (mqtt.handlePublish(req, res, target)) return;
       // API Gateway throttles before anything else runs; the body is drained, not read.
       const retryAfter = throttle?.take() ?? 0;
       if (retryAfter > 0) {
@@ -156,11 +165,13 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
         // The rest of the body is not read: close the connection after answering.
         return writeJsonError(res, 413, 'PayloadTooLarge', `The request body is larger than ${maxBody} bytes.`, { connection: 'close' });
       }
-      const match = router.match(req.method ?? 'GET', splitTarget(req.url ?? '/').rawPath);
+      const match = router.match(req.method ?? 'GET', target.rawPath);
       if (!match) return writeJsonError(res, 404, 'NotFound', 'No such resource.');
-      const event = toHttpEvent({ req, body, match, domainName: req.headers.host?.split(':')[0] || 'localhost', requestId });
+      const event = toHttpEvent({ req, body, match, domainName: req.headers.host?.split(':')[0] || 'localhost', requestId, target });
       const result = await families.invoke(match.route.family, event, requestId);
       writeResult(res, result, { 'apigw-requestid': requestId });
+      // The write (if any) is done: its stream record is read now, not after the idle wait.
+      if (req.method !== 'GET' && req.method !== 'HEAD') poller?.wake();
     } catch (err) {
       if (err instanceof FamilyMissing) {
         logger.warn(err.message);
@@ -242,6 +253,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       invoke: (event) => families.invoke('fanout', event),
       logger,
       idleMs: opts.pollIntervalMs,
+      ...(opts.streamObserver ? { observer: opts.streamObserver } : {}),
       // The stand-in for the event source mapping's SQS on-failure destination.
       onFailedBatch: fileDeadLetters(join(dataDir, DEAD_LETTER_FILE), logger),
     });
@@ -259,7 +271,19 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   };
   if (!opts.gated) open();
 
-  return { url, wsUrl, mqttUrl, port, dataDir, dynamodbEndpoint: dynamo.endpoint, javaPid: dynamo.pid, open, stop };
+  const started = poller;
+  return {
+    url,
+    wsUrl,
+    mqttUrl,
+    port,
+    dataDir,
+    dynamodbEndpoint: dynamo.endpoint,
+    javaPid: dynamo.pid,
+    open,
+    streamPollerStats: () => started.stats(),
+    stop,
+  };
 }
 
 function listen(server: Server, port: number, host: string): Promise<void> {
@@ -290,7 +314,13 @@ function closeServer(server: Server): Promise<void> {
 
 /** The body (undefined when empty), or 'too-large' past `cap` bytes without reading the rest. */
 async function readBody(req: IncomingMessage, cap: number): Promise<Buffer | undefined | 'too-large'> {
-  if (Number(req.headers['content-length'] ?? 0) > cap) return 'too-large';
+  const length = req.headers['content-length'];
+  // Neither a length nor chunked encoding: HTTP/1.1 says there is no body (most GETs).
+  if ((length === undefined || length === '0') && req.headers['transfer-encoding'] === undefined) {
+    req.resume();
+    return undefined;
+  }
+  if (Number(length ?? 0) > cap) return 'too-large';
   const chunks: Buffer[] = [];
   let size = 0;
   for await (const chunk of req) {

@@ -7,10 +7,16 @@
  * - A batch whose handler throws or reports `batchItemFailures` is retried from the first failed
  *   record with backoff, a bounded number of times; then what is left of it goes to
  *   `onFailedBatch` (the mapping's on-failure destination) and the shard reads on.
+ * - A shard that had no records waits `idleMs` before its next read, unless {@link StreamPoller.wake}
+ *   is called: the runtime, which runs the writers in the same process, wakes the poller when a
+ *   write completes, so a new record is read at once and the idle wait only bounds how late a
+ *   write nobody announced (a script on the same table) is seen.
+ * - While a batch is delivered, the shard's next page is already being read (batches are still
+ *   delivered one at a time and in order), so a busy stream does not wait for a read per batch.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { StreamPositionLost, type ShardPosition, type StreamReader, type StreamShard } from '#shared/db/stream-reader.ts';
+import { StreamPositionLost, type RecordPage, type ShardPosition, type StreamReader, type StreamShard } from '#shared/db/stream-reader.ts';
 
 /** A batch given up on: the records from the first failed one, and why. */
 export interface FailedBatch {
@@ -45,9 +51,67 @@ export interface StreamPollerOptions {
    * @default - the batch is only logged
    */
   readonly onFailedBatch?: (failure: FailedBatch) => Promise<void> | void;
+  /** Sees every read that returned records and every delivered batch, with their timings. */
+  readonly observer?: StreamPollObserver;
+}
+
+/**
+ * Why a shard was read: `start` (its first read), `more` (the previous read returned records),
+ * `wake` ({@link StreamPoller.wake} was called since the previous read began) or `idle` (the idle
+ * wait ran out).
+ */
+export type ReadTrigger = 'start' | 'more' | 'wake' | 'idle';
+
+/** One GetRecords call that returned records. Times are `performance.now()` milliseconds. */
+export interface StreamRead {
+  readonly shardId: string;
+  readonly trigger: ReadTrigger;
+  readonly startedAt: number;
+  readonly endedAt: number;
+  readonly records: readonly DynamoDBRecord[];
+}
+
+/** One batch handed to the fan-out, from the first invocation to the last attempt's end. */
+export interface StreamDelivery {
+  readonly shardId: string;
+  readonly startedAt: number;
+  readonly endedAt: number;
+  readonly attempts: number;
+  readonly records: readonly DynamoDBRecord[];
+}
+
+export interface StreamPollObserver {
+  read?(read: StreamRead): void;
+  delivered?(delivery: StreamDelivery): void;
+}
+
+/** What the poller has done since it started. */
+export interface StreamPollerStats {
+  /** GetRecords calls that answered, by what triggered them (a read after a batch is `more`). */
+  readonly reads: Readonly<Record<ReadTrigger, number>>;
+  /** Reads that returned records, by trigger. */
+  readonly readsWithRecords: Readonly<Record<ReadTrigger, number>>;
+  /** Calls of {@link StreamPoller.wake}. */
+  readonly wakes: number;
+}
+
+/** A GetRecords call's page with what started it. */
+interface Read {
+  readonly page: RecordPage;
+  readonly trigger: ReadTrigger;
+  /** The wake generation when the read began. */
+  readonly generation: number;
+  readonly startedAt: number;
+  readonly endedAt: number;
 }
 
 export interface StreamPoller {
+  /**
+   * Something was written: read every open shard now instead of after its idle wait (a shard
+   * being read or delivered reads again as soon as it is done). Cheap; call it after each write.
+   */
+  wake(): void;
+  stats(): StreamPollerStats;
   /** Resolves when every shard reader has stopped. */
   stop(): Promise<void>;
 }
@@ -66,6 +130,15 @@ export async function startStreamPoller(opts: StreamPollerOptions): Promise<Stre
   const stopping = new AbortController();
   const readers = new Map<string, Promise<void>>();
   let refreshWanted: (() => void) | undefined;
+  const observer = opts.observer;
+  const zero = (): Record<ReadTrigger, number> => ({ start: 0, more: 0, wake: 0, idle: 0 });
+  const reads = zero();
+  const readsWithRecords = zero();
+  let wakes = 0;
+  /** Bumped by wake(): a reader that saw another value when its read began reads again at once. */
+  let wakeGeneration = 0;
+  /** Ends the idle waits in progress (each reader waiting adds its own). */
+  const wakeWaiters = new Set<() => void>();
 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -79,8 +152,36 @@ export async function startStreamPoller(opts: StreamPollerOptions): Promise<Stre
       stopping.signal.addEventListener('abort', done, { once: true });
     });
 
+  /** Calls the observer; what it throws is logged, never taken for a failed read. */
+  const observe = (call: () => void): void => {
+    try {
+      call();
+    } catch (err) {
+      logger.debug('the stream observer failed', { error: (err as Error).message });
+    }
+  };
+
+  /** The idle wait of a shard: ends early on wake() (or stop); true when woken. */
+  const idle = (ms: number): Promise<boolean> =>
+    new Promise<boolean>((resolve) => {
+      if (stopping.signal.aborted) return resolve(false);
+      const t = setTimeout(() => done(false), ms);
+      const woken = () => done(true);
+      function done(wasWoken: boolean) {
+        clearTimeout(t);
+        wakeWaiters.delete(woken);
+        stopping.signal.removeEventListener('abort', aborted);
+        resolve(wasWoken);
+      }
+      const aborted = () => done(false);
+      wakeWaiters.add(woken);
+      stopping.signal.addEventListener('abort', aborted, { once: true });
+    });
+
   /** Delivers one batch, retrying failed records; never throws. */
   async function deliver(shardId: string, records: DynamoDBRecord[]): Promise<void> {
+    const startedAt = performance.now();
+    const delivered = (attempts: number) => observe(() => observer?.delivered?.({ shardId, startedAt, endedAt: performance.now(), attempts, records }));
     let batch = records;
     for (let attempt = 1; ; attempt++) {
       let failedFrom = 0;
@@ -88,7 +189,7 @@ export async function startStreamPoller(opts: StreamPollerOptions): Promise<Stre
       try {
         const result = (await opts.invoke({ Records: batch })) as Partial<DynamoDBBatchResponse> | undefined;
         const failures = result?.batchItemFailures ?? [];
-        if (failures.length === 0) return;
+        if (failures.length === 0) return delivered(attempt);
         // As the event source mapping does: resume at the lowest failed sequence number; an
         // unknown identifier fails the whole batch.
         const ids = new Set(failures.map((f) => f.itemIdentifier));
@@ -107,7 +208,7 @@ export async function startStreamPoller(opts: StreamPollerOptions): Promise<Stre
         if (!stopping.signal.aborted) continue;
       }
       await giveUp(shardId, batch, attempt, lastError);
-      return;
+      return delivered(attempt);
     }
   }
 
@@ -138,21 +239,51 @@ export async function startStreamPoller(opts: StreamPollerOptions): Promise<Stre
       lastSequence ? { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber: lastSequence } : start;
     let iterator: string | undefined = firstIterator;
     let failures = 0;
+    let trigger: ReadTrigger = 'start';
+    /** The read of the next page, started while the current one is delivered. */
+    let ahead: Promise<Read> | undefined;
+    const read = async (from: string, why: ReadTrigger): Promise<Read> => {
+      // A wake() after this point means a write this read may have missed: read again without waiting.
+      const generation = wakeGeneration;
+      const startedAt = performance.now();
+      const page = await reader.records(from, batchSize);
+      return { page, trigger: why, generation, startedAt, endedAt: performance.now() };
+    };
     while (!stopping.signal.aborted) {
       try {
-        iterator ??= await reader.iterator(streamArn!, shard.shardId, position());
-        if (!iterator) break; // the shard is gone (trimmed)
-        const page = await reader.records(iterator, batchSize);
+        let r: Read;
+        if (ahead) {
+          const next = ahead;
+          ahead = undefined;
+          r = await next;
+        } else {
+          iterator ??= await reader.iterator(streamArn!, shard.shardId, position());
+          if (!iterator) break; // the shard is gone (trimmed)
+          r = await read(iterator, trigger);
+        }
+        const { page } = r;
         failures = 0;
+        reads[r.trigger]++;
         if (page.records.length > 0) {
+          readsWithRecords[r.trigger]++;
+          observe(() => observer?.read?.({ shardId: shard.shardId, trigger: r.trigger, startedAt: r.startedAt, endedAt: r.endedAt, records: page.records }));
+          // The next page is read while this one is delivered; batches are still delivered one
+          // at a time, in order (a failed read is retried from the last delivered record).
+          if (page.next) {
+            ahead = read(page.next, 'more');
+            ahead.catch(() => {});
+          }
           await deliver(shard.shardId, page.records);
           lastSequence = page.records[page.records.length - 1]!.dynamodb?.SequenceNumber ?? lastSequence;
         }
         if (!page.next) break; // closed and fully read
         iterator = page.next;
-        if (page.records.length === 0) await sleep(idleMs);
+        if (page.records.length > 0) trigger = 'more';
+        else if (wakeGeneration !== r.generation) trigger = 'wake';
+        else trigger = (await idle(idleMs)) ? 'wake' : 'idle';
       } catch (err) {
         iterator = undefined;
+        ahead = undefined;
         if (err instanceof StreamPositionLost) continue;
         failures++;
         if (failures === 1 || failures % 50 === 0) {
@@ -198,6 +329,12 @@ export async function startStreamPoller(opts: StreamPollerOptions): Promise<Stre
   })();
 
   return {
+    wake() {
+      wakes++;
+      wakeGeneration++;
+      for (const w of [...wakeWaiters]) w();
+    },
+    stats: () => ({ reads: { ...reads }, readsWithRecords: { ...readsWithRecords }, wakes }),
     async stop() {
       stopping.abort();
       refreshWanted?.();

@@ -208,8 +208,7 @@ export class WebSocketGateway {
   /**
    * Serves the Management API when the path is `/@connections/...`; returns false otherwise.
    */
-  handleManagement(req: IncomingMessage, res: ServerResponse): boolean {
-    const { rawPath } = splitTarget(req.url ?? '/');
+  handleManagement(req: IncomingMessage, res: ServerResponse, rawPath = splitTarget(req.url ?? '/').rawPath): boolean {
     if (!rawPath.startsWith(MANAGEMENT_PREFIX)) return false;
     this.track(this.management(req, res, rawPath));
     return true;

@@ -38,41 +38,49 @@ function specificity(a: Compiled, b: Compiled): number {
 }
 
 export class Router {
-  private readonly compiled: Compiled[];
+  /**
+   * The candidates of each method and segment count, in table order (a method's own routes and
+   * the `ANY` ones): a request is compared with a handful of routes, not the whole table.
+   */
+  private readonly buckets = new Map<string, readonly Compiled[]>();
   private readonly fallback: Route | undefined;
 
   constructor(routes: readonly Route[] = ROUTES) {
-    this.compiled = routes.filter((r) => r.path !== '$default').map(compile);
+    const compiled = routes.filter((r) => r.path !== '$default').map(compile);
     this.fallback = routes.find((r) => r.path === '$default');
+    const methods = new Set(compiled.map((c) => c.route.method));
+    methods.add('ANY');
+    for (const m of methods) {
+      for (const length of new Set(compiled.map((c) => c.segments.length))) {
+        const list = compiled.filter((c) => c.segments.length === length && (c.route.method === m || c.route.method === 'ANY'));
+        if (list.length) this.buckets.set(bucketKey(m, length), list);
+      }
+    }
   }
 
   /** The route for a method and a raw path (no query string), or the `$default` route. */
   match(method: string, rawPath: string): RouteMatch | undefined {
     const parts = rawPath.split('/').filter(Boolean);
     const m = method.toUpperCase();
-    let best: { c: Compiled; params: Record<string, string> } | undefined;
-    for (const c of this.compiled) {
-      if (c.route.method !== m && c.route.method !== 'ANY') continue;
-      if (c.segments.length !== parts.length) continue;
-      const params: Record<string, string> = {};
-      let ok = true;
-      for (let i = 0; i < parts.length; i++) {
-        const seg = c.segments[i]!;
-        if ('literal' in seg) {
-          if (seg.literal !== parts[i]) {
-            ok = false;
-            break;
-          }
-        } else {
-          params[seg.param] = safeDecode(parts[i]!);
-        }
-      }
-      if (ok && (!best || specificity(c, best.c) < 0)) best = { c, params };
+    // A method no route names can still match an `ANY` route.
+    const candidates = this.buckets.get(bucketKey(m, parts.length)) ?? this.buckets.get(bucketKey('ANY', parts.length)) ?? [];
+    let best: Compiled | undefined;
+    for (const c of candidates) {
+      if (c.segments.every((seg, i) => !('literal' in seg) || seg.literal === parts[i]) && (!best || specificity(c, best) < 0)) best = c;
     }
-    if (best) return { route: best.c.route, params: best.params };
+    if (best) {
+      // Parameters are decoded for the chosen route only.
+      const params: Record<string, string> = {};
+      best.segments.forEach((seg, i) => {
+        if ('param' in seg) params[seg.param] = safeDecode(parts[i]!);
+      });
+      return { route: best.route, params };
+    }
     return this.fallback ? { route: this.fallback, params: {} } : undefined;
   }
 }
+
+const bucketKey = (method: string, segments: number): string => `${method} ${segments}`;
 
 function safeDecode(s: string): string {
   try {

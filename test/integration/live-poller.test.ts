@@ -1,7 +1,8 @@
 /**
  * The stream poller's delivery rules, with a scripted stream (so batches, failures and shard
  * splits are exact): retries from the first failed record with backoff, gives up after the
- * bounded attempts, and reads a child shard after its parent closes.
+ * bounded attempts, reads a child shard after its parent closes, reads at once when woken (the
+ * runtime wakes it after each write) and reads the next page while a batch is delivered.
  */
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
@@ -46,6 +47,47 @@ function scriptedStream(script: Record<string, { parent?: string; pages: DynamoD
 }
 
 const seqs = (e: DynamoDBStreamEvent) => e.Records.map((r) => r.dynamodb!.SequenceNumber!);
+
+/** An idle wait no test may sit out: a record read while it runs was read on a wake. */
+const FOREVER_MS = 10 * 60_000;
+
+/**
+ * One open shard whose reads return what was appended before each read began; `hold()` makes
+ * the next reads wait until `release()`.
+ */
+function appendableStream() {
+  const appended: DynamoDBRecord[] = [];
+  let held: Promise<void> | undefined;
+  let release = () => {};
+  let readsStarted = 0;
+  const reader: StreamReader = {
+    latestStreamArn: async () => 'arn:stream',
+    shards: async () => [{ shardId: 's1', parentShardId: undefined, closed: false }],
+    iterator: async () => 's1',
+    records: async (iterator) => {
+      readsStarted++;
+      const records = appended.splice(0);
+      if (held) await held;
+      return { records, next: iterator };
+    },
+    destroy: () => {},
+  };
+  return {
+    reader,
+    append: (...records: DynamoDBRecord[]) => appended.push(...records),
+    hold: () => (held = new Promise<void>((r) => (release = r))),
+    release: () => {
+      held = undefined;
+      release();
+    },
+    readsStarted: () => readsStarted,
+  };
+}
+
+const recording = (calls: string[][]) => async (e: DynamoDBStreamEvent) => {
+  calls.push(seqs(e));
+  return { batchItemFailures: [] };
+};
 
 describe('stream poller', () => {
   it('retries a failed batch from the first failed record', async () => {
@@ -165,6 +207,70 @@ describe('stream poller', () => {
       shardRefreshMs: 10_000,
     });
     await expect.poll(() => order).toEqual(['p1', 'c1']);
+    await poller.stop();
+  });
+
+  it('reads a record at once when woken, instead of after the idle wait', async () => {
+    const stream = appendableStream();
+    const calls: string[][] = [];
+    const poller = await startStreamPoller({ reader: stream.reader, invoke: recording(calls), logger, idleMs: FOREVER_MS });
+    await expect.poll(() => poller.stats().reads.start).toBe(1);
+
+    stream.append(record('1'));
+    poller.wake();
+    await expect.poll(() => calls).toEqual([['1']]);
+    const stats = poller.stats();
+    await poller.stop();
+
+    expect(stats.wakes).toBe(1);
+    expect(stats.readsWithRecords).toEqual({ start: 0, more: 0, wake: 1, idle: 0 });
+    expect(stats.reads.idle).toBe(0);
+  });
+
+  it('reads again without an idle wait when woken during a read that missed the write', async () => {
+    const stream = appendableStream();
+    const calls: string[][] = [];
+    stream.hold();
+    const poller = await startStreamPoller({ reader: stream.reader, invoke: recording(calls), logger, idleMs: FOREVER_MS });
+    await expect.poll(() => stream.readsStarted()).toBe(1);
+
+    // The write lands after the read in progress looked: only the wake can bring it in.
+    stream.append(record('1'));
+    poller.wake();
+    stream.release();
+    await expect.poll(() => calls).toEqual([['1']]);
+    const stats = poller.stats();
+    await poller.stop();
+
+    expect(stats.readsWithRecords).toEqual({ start: 0, more: 0, wake: 1, idle: 0 });
+    expect(stats.reads.idle).toBe(0);
+  });
+
+  it('reads the next page while a batch is delivered, and still delivers the batches in order', async () => {
+    const { reader } = scriptedStream({ s1: { pages: [[record('1')], [record('2')], [record('3')]] } });
+    const log: string[] = [];
+    const records = reader.records.bind(reader);
+    reader.records = async (iterator, limit) => {
+      log.push(`read ${iterator}`);
+      return records(iterator, limit);
+    };
+    let firstDelivered = () => {};
+    const holdFirst = new Promise<void>((r) => (firstDelivered = r));
+    const poller = await startStreamPoller({
+      reader,
+      invoke: async (e) => {
+        log.push(`deliver ${seqs(e).join()}`);
+        if (seqs(e).includes('1')) await holdFirst;
+        return { batchItemFailures: [] };
+      },
+      logger,
+      idleMs: FOREVER_MS,
+    });
+    // The second page is read while the first batch is still being delivered.
+    await expect.poll(() => log).toContain('read s1:1');
+    expect(log.filter((l) => l.startsWith('deliver'))).toEqual(['deliver 1']);
+    firstDelivered();
+    await expect.poll(() => log.filter((l) => l.startsWith('deliver'))).toEqual(['deliver 1', 'deliver 2', 'deliver 3']);
     await poller.stop();
   });
 });

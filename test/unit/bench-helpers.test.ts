@@ -166,7 +166,7 @@ describe('the printed table', () => {
     const r = Object.fromEntries(RESULT_KEYS.map((k) => [k, unmeasured[k]('because', m)])) as unknown as Results;
     const text = renderTable(rowsOf(r));
     expect(text.split('\n')[0]).toMatch(/^entry\s+figure\s+floor\s+ratio\s+goal\s+verdict$/);
-    for (const k of ['handlerOverhead', 'paging', 'token.password', 'fanout', 'http.getPerson', 'http.publish']) expect(text).toContain(k);
+    for (const k of ['handlerOverhead', 'paging', 'token.password', 'fanout', 'fanout.breakdown', 'fanout.aws', 'http.getPerson', 'http.publish']) expect(text).toContain(k);
     expect(text).toContain('NOT MEASURED');
   });
 });
