@@ -214,7 +214,9 @@ export function costMarkdown(input: CostDocInput): string {
   lines.push('');
   lines.push(
     `Measured by a ${input.mode} benchmark run (load average ${input.loadavg.join(' / ')} on a shared 2-core machine) against DynamoDB Local: ` +
-      'DynamoDB capacity is what DynamoDB Local reports with ReturnConsumedCapacity on every call; durations are the p50 of ' +
+      'DynamoDB capacity is what DynamoDB Local reports with ReturnConsumedCapacity on every call, except the write units of ' +
+      'the person and event writes, which are what AWS bills for the items they wrote (each item\'s started KB on the table ' +
+      'and on each index, twice inside a transaction: Local undercounts a transaction of several items); durations are the p50 of ' +
       'the real handler called in-process, warm, on this machine, not in Lambda: DynamoDB round trips in AWS take other ' +
       'times than DynamoDB Local\'s, and CPU-bound work (the scrypt hash of a password grant) runs slower on a Lambda ' +
       'share of a CPU (about 0.6 vCPU at 1024 MB) than on a core here.',
