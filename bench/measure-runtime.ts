@@ -570,7 +570,8 @@ export async function measureHttp(input: HttpInput): Promise<Http> {
   const db: Db = createDb(loadConfig({ GATEHOUSE_DYNAMODB_ENDPOINT: rt.endpoint, GATEHOUSE_TABLE_NAME: rt.tableName }));
   const get = new GetCommand({ TableName: rt.tableName, Key: { PK: objectPk(rt.personKey), SK: OBJECT_SK }, ConsistentRead: true });
   const bareGet = await bareServer(async () => (await db.doc.send(get)).Item);
-  // The write a warm publish makes: the event and one pointer per related object, in one transaction.
+  // The write a warm publish makes (the repository's own): the event and one pointer per related
+  // object, in one BatchWriteItem.
   const instance = (await getObject(db, rt.instanceKey))!;
   const bareWrite = await bareServer(async () => {
     const now = new Date();
@@ -644,7 +645,7 @@ export async function measureHttp(input: HttpInput): Promise<Http> {
     const pubS = scenario(
       publish,
       barePublish,
-      'a bare node:http server doing the write of a warm publish (the event and its 3 pointers in one TransactWriteItems)',
+      'a bare node:http server doing the write of a warm publish (the event and its 3 pointers in one BatchWriteItem)',
       e ? undefined : rt.events.reason,
     );
     return {
