@@ -1,11 +1,12 @@
-import { defineConfig } from 'vitest/config';
+import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
- * Six projects: `unit` (no network), `integration` (DynamoDB Local started once by a global
+ * Seven projects: `unit` (no network), `integration` (DynamoDB Local started once by a global
  * setup), `infra` (CDK template assertions, bundling skipped), `reliability` (fuzzing, tenant
- * isolation, races, faults: DynamoDB Local like integration), `bundles` (the deployment packages
- * cdk.out holds, run as Lambda runs them, on DynamoDB Local) and `e2e` (the local runtime booted
- * on a free port, spoken to over HTTP and WebSocket).
+ * isolation, races, faults: DynamoDB Local like integration), `load` (the 60-second load run: not
+ * in `npm test`, run by `npm run test:load` and CI), `bundles` (the deployment packages cdk.out
+ * holds, run as Lambda runs them, on DynamoDB Local) and `e2e` (the local runtime booted on a free
+ * port, spoken to over HTTP and WebSocket).
  */
 const env = {
   AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
@@ -19,6 +20,12 @@ const env = {
  */
 const loginEnv = { ...env, GATEHOUSE_PASSWORD_HASH_COST: '12' };
 
+/**
+ * The 60-second mixed load on the local runtime: its own project, `load`, which `npm test` leaves
+ * out (`--project '!load'`) and `npm run test:load` and CI run.
+ */
+const LOAD_TEST = 'test/reliability/load.test.ts';
+
 /** Hands what each file's call helpers validated against the OpenAPI document to the reporter. */
 const openapiCoverage = './test/support/openapi-coverage-setup.ts';
 
@@ -26,6 +33,9 @@ export default defineConfig({
   test: {
     env,
     pool: 'forks',
+    // Three files at once on two cores: many files wait on a runtime, a receiver or a retry
+    // schedule, and a third worker fills that idle CPU.
+    maxWorkers: 3,
     // The second prints the responses validated per OpenAPI operation (see its header).
     reporters: ['default', './test/support/openapi-coverage-reporter.ts', './test/support/slowest-files-reporter.ts'],
     projects: [
@@ -48,6 +58,18 @@ export default defineConfig({
         test: {
           name: 'reliability',
           include: ['test/reliability/**/*.test.ts'],
+          exclude: [...configDefaults.exclude, LOAD_TEST],
+          globalSetup: ['test/support/dynamo-setup.ts'],
+          setupFiles: [openapiCoverage],
+          testTimeout: 180_000,
+          hookTimeout: 120_000,
+          env: loginEnv,
+        },
+      },
+      {
+        test: {
+          name: 'load',
+          include: [LOAD_TEST],
           globalSetup: ['test/support/dynamo-setup.ts'],
           setupFiles: [openapiCoverage],
           testTimeout: 180_000,
