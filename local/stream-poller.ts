@@ -9,8 +9,10 @@
  *   `onFailedBatch` (the mapping's on-failure destination) and the shard reads on.
  * - A shard that had no records waits `idleMs` before its next read, unless {@link StreamPoller.wake}
  *   is called: the runtime, which runs the writers in the same process, wakes the poller when a
- *   write completes, so a new record is read at once and the idle wait only bounds how late a
- *   write nobody announced (a script on the same table) is seen.
+ *   write completes, so a new record is read at once (a wake whose read finds nothing reads again
+ *   after 10, 20, 40 ms... about 4 s in all: the record can reach the stream a little after the
+ *   write is answered) and the idle wait only bounds how late a write nobody announced (a script
+ *   on the same table) is seen.
  * - While a batch is delivered, the shard's next page is already being read (batches are still
  *   delivered one at a time and in order), so a busy stream does not wait for a read per batch.
  */
@@ -61,6 +63,12 @@ export interface StreamPollerOptions {
  * wait ran out).
  */
 export type ReadTrigger = 'start' | 'more' | 'wake' | 'idle';
+
+/**
+ * Waits before the further reads of a wake that found no record: the write's record may reach the
+ * stream a little after the write was answered. About 4 s in all, then the idle interval.
+ */
+const WAKE_FOLLOW_UPS_MS = [10, 20, 40, 80, 160, 320, 640, 1000, 1000, 1000] as const;
 
 /** One GetRecords call that returned records. Times are `performance.now()` milliseconds. */
 export interface StreamRead {
@@ -240,6 +248,8 @@ export async function startStreamPoller(opts: StreamPollerOptions): Promise<Stre
     let iterator: string | undefined = firstIterator;
     let failures = 0;
     let trigger: ReadTrigger = 'start';
+    /** Reads since a wake found nothing (see {@link WAKE_FOLLOW_UPS_MS}). */
+    let followUps = 0;
     /** The read of the next page, started while the current one is delivered. */
     let ahead: Promise<Read> | undefined;
     const read = async (from: string, why: ReadTrigger): Promise<Read> => {
@@ -278,9 +288,21 @@ export async function startStreamPoller(opts: StreamPollerOptions): Promise<Stre
         }
         if (!page.next) break; // closed and fully read
         iterator = page.next;
-        if (page.records.length > 0) trigger = 'more';
-        else if (wakeGeneration !== r.generation) trigger = 'wake';
-        else trigger = (await idle(idleMs)) ? 'wake' : 'idle';
+        if (page.records.length > 0) {
+          trigger = 'more';
+          followUps = 0;
+        } else if (wakeGeneration !== r.generation) {
+          trigger = 'wake';
+          followUps = 0;
+        } else if (r.trigger === 'wake' && followUps < WAKE_FOLLOW_UPS_MS.length) {
+          // DynamoDB Local may answer a write before its record is in the stream (more so on a
+          // busy machine): a wake that found nothing looks again shortly before idling.
+          await idle(WAKE_FOLLOW_UPS_MS[followUps++]!);
+          trigger = 'wake';
+        } else {
+          followUps = 0;
+          trigger = (await idle(idleMs)) ? 'wake' : 'idle';
+        }
       } catch (err) {
         iterator = undefined;
         ahead = undefined;

@@ -246,6 +246,25 @@ describe('stream poller', () => {
     expect(stats.reads.idle).toBe(0);
   });
 
+  it('looks again shortly when a wake finds nothing yet (the record reaches the stream after the write is answered)', async () => {
+    const stream = appendableStream();
+    const calls: string[][] = [];
+    const poller = await startStreamPoller({ reader: stream.reader, invoke: recording(calls), logger, idleMs: FOREVER_MS });
+    await expect.poll(() => poller.stats().reads.start).toBe(1);
+
+    // The wake's own read finds nothing; the record appears while the follow-up reads run.
+    poller.wake();
+    await expect.poll(() => poller.stats().reads.wake).toBeGreaterThanOrEqual(2);
+    stream.append(record('1'));
+    await expect.poll(() => calls).toEqual([['1']]);
+    const stats = poller.stats();
+    await poller.stop();
+
+    expect(stats.wakes).toBe(1);
+    expect(stats.readsWithRecords).toEqual({ start: 0, more: 0, wake: 1, idle: 0 });
+    expect(stats.reads.idle).toBe(0);
+  });
+
   it('reads the next page while a batch is delivered, and still delivers the batches in order', async () => {
     const { reader } = scriptedStream({ s1: { pages: [[record('1')], [record('2')], [record('3')]] } });
     const log: string[] = [];
