@@ -33,9 +33,6 @@ export default defineConfig({
   test: {
     env,
     pool: 'forks',
-    // Three files at once on two cores: many files wait on a runtime, a receiver or a retry
-    // schedule, and a third worker fills that idle CPU.
-    maxWorkers: 3,
     // The second prints the responses validated per OpenAPI operation (see its header).
     reporters: ['default', './test/support/openapi-coverage-reporter.ts', './test/support/slowest-files-reporter.ts'],
     projects: [
