@@ -29,6 +29,15 @@ const LOAD_TEST = 'test/reliability/load.test.ts';
 /** Hands what each file's call helpers validated against the OpenAPI document to the reporter. */
 const openapiCoverage = './test/support/openapi-coverage-setup.ts';
 
+/** What the reliability project and the load run split out of it share: DynamoDB Local, long timeouts. */
+const reliabilitySettings = {
+  globalSetup: ['test/support/dynamo-setup.ts'],
+  setupFiles: [openapiCoverage],
+  testTimeout: 180_000,
+  hookTimeout: 120_000,
+  env: loginEnv,
+};
+
 export default defineConfig({
   test: {
     env,
@@ -52,27 +61,10 @@ export default defineConfig({
       // them, and each would otherwise import aws-cdk-lib again (137 s of CPU instead of 51 s).
       { test: { name: 'infra', include: ['test/infra/**/*.test.ts'], isolate: false, testTimeout: 120_000, env } },
       {
-        test: {
-          name: 'reliability',
-          include: ['test/reliability/**/*.test.ts'],
-          exclude: [...configDefaults.exclude, LOAD_TEST],
-          globalSetup: ['test/support/dynamo-setup.ts'],
-          setupFiles: [openapiCoverage],
-          testTimeout: 180_000,
-          hookTimeout: 120_000,
-          env: loginEnv,
-        },
+        test: { name: 'reliability', include: ['test/reliability/**/*.test.ts'], exclude: [...configDefaults.exclude, LOAD_TEST], ...reliabilitySettings },
       },
       {
-        test: {
-          name: 'load',
-          include: [LOAD_TEST],
-          globalSetup: ['test/support/dynamo-setup.ts'],
-          setupFiles: [openapiCoverage],
-          testTimeout: 180_000,
-          hookTimeout: 120_000,
-          env: loginEnv,
-        },
+        test: { name: 'load', include: [LOAD_TEST], ...reliabilitySettings },
       },
       {
         // The deployment packages: the app synthesized with real bundling, each function loaded
