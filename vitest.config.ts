@@ -42,6 +42,10 @@ export default defineConfig({
   test: {
     env,
     pool: 'forks',
+    // Two files at once. vitest's default is one fewer than the cores: one at a time on two cores,
+    // where many files spend much of their time waiting on DynamoDB Local, a runtime, a receiver
+    // or a retry schedule. (Three at once starved the runtime-driven live tests here.)
+    maxWorkers: 2,
     // The second prints the responses validated per OpenAPI operation (see its header).
     reporters: ['default', './test/support/openapi-coverage-reporter.ts', './test/support/slowest-files-reporter.ts'],
     projects: [

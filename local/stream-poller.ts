@@ -10,9 +10,10 @@
  * - A shard that had no records waits `idleMs` before its next read, unless {@link StreamPoller.wake}
  *   is called: the runtime, which runs the writers in the same process, wakes the poller when a
  *   write completes, so a new record is read at once (a wake whose read finds nothing reads again
- *   after 10, 20, 40 ms... about 4 s in all: the record can reach the stream a little after the
- *   write is answered) and the idle wait only bounds how late a write nobody announced (a script
- *   on the same table) is seen.
+ *   after 10, 20, 40 ms... about 10 s in all, never waiting longer than the idle interval: the
+ *   record can reach the stream a little after the write is answered, later on a busy machine)
+ *   and the idle wait only bounds how late a write nobody announced (a script on the same table)
+ *   is seen.
  * - While a batch is delivered, the shard's next page is already being read (batches are still
  *   delivered one at a time and in order), so a busy stream does not wait for a read per batch.
  */
@@ -66,9 +67,10 @@ export type ReadTrigger = 'start' | 'more' | 'wake' | 'idle';
 
 /**
  * Waits before the further reads of a wake that found no record: the write's record may reach the
- * stream a little after the write was answered. About 4 s in all, then the idle interval.
+ * stream a little after the write was answered, seconds later when the machine is busy. About
+ * 10 s in all, then the idle interval; no wait is longer than the idle interval itself.
  */
-const WAKE_FOLLOW_UPS_MS = [10, 20, 40, 80, 160, 320, 640, 1000, 1000, 1000] as const;
+const WAKE_FOLLOW_UPS_MS = [10, 20, 40, 80, 160, 320, 640, ...Array<number>(9).fill(1000)] as const;
 
 /** One GetRecords call that returned records. Times are `performance.now()` milliseconds. */
 export interface StreamRead {
@@ -297,7 +299,7 @@ export async function startStreamPoller(opts: StreamPollerOptions): Promise<Stre
         } else if (r.trigger === 'wake' && followUps < WAKE_FOLLOW_UPS_MS.length) {
           // DynamoDB Local may answer a write before its record is in the stream (more so on a
           // busy machine): a wake that found nothing looks again shortly before idling.
-          await idle(WAKE_FOLLOW_UPS_MS[followUps++]!);
+          await idle(Math.min(WAKE_FOLLOW_UPS_MS[followUps++]!, idleMs));
           trigger = 'wake';
         } else {
           followUps = 0;

@@ -115,7 +115,7 @@ describe('pagination', () => {
     expect(queries).toBe(3);
     // Read capacity is proportional to the data (about 0.5 RCU per 4 KB), not to pages squared.
     expect(capacity).toBeLessThan(200);
-  });
+  }, 180_000); // thousands of writes: minutes on a busy two-core machine
 });
 
 describe('listing scope', () => {

@@ -192,6 +192,11 @@ describe('fan-out dead letters', () => {
     });
     const own = await createTestDb({ GATEHOUSE_TABLE_NAME: tableName });
     try {
+      // The poller's first read (from LATEST) is done, so the write below comes after it on any
+      // machine, however busy (as live-poller-wake.test.ts does).
+      const deadline = Date.now() + 15_000;
+      while (runtime.streamPollerStats().reads.start < 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(runtime.streamPollerStats().reads.start).toBe(1);
       const w = liveEvent(instanceKey);
       await putLiveEvent(own.db, w, Math.floor(Date.now() / 1000));
 

@@ -5,6 +5,7 @@
  */
 import type { TestProject } from 'vitest/node';
 import { startDynamo } from '../../local/dynamo.ts';
+import { useTestJvmOptions } from './jvm-options.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
@@ -13,6 +14,7 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject) {
+  useTestJvmOptions();
   const dynamo = await startDynamo({ dataDir: '', inMemory: true });
   project.provide('dynamoEndpoint', dynamo.endpoint);
   return async () => {

@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import type { TestProject } from 'vitest/node';
 import { newDataDir, spawnRuntime } from './runtime.ts';
+import { useTestJvmOptions } from './jvm-options.ts';
 
 export interface E2eAdmin {
   readonly instanceName: string;
@@ -34,6 +35,7 @@ declare module 'vitest' {
 }
 
 export default async function setup(project: TestProject) {
+  useTestJvmOptions();
   const dataDir = await newDataDir();
   const admin = {
     instanceName: 'E2E',
