@@ -3,7 +3,7 @@
  * BaseInfo plus the spec's fields, each Moniker with a Nickname. As for every object, the stored
  * document is the client's JSON normalised (bare `$type`s, read-only fields and Notes dropped).
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { Claim } from '../db/objects-repo.ts';
 import { monikerClaim } from '../model/claims.ts';
 import { READ_ONLY_FIELDS, WRITE_ONLY_FIELDS } from '../model/render.ts';
@@ -14,23 +14,31 @@ import { checkLimits, isPlainObject, normalizeTypes, type Doc } from '../objects
 
 export const EVENT_TYPE_NAME = 'EventTypeInfo';
 
+// zod/mini, as the model's schemas (see model/schemas/common.ts): one classic call, one `.check`.
 const int32 = z
   .number()
-  .int()
-  .min(-(2 ** 31))
-  .max(2 ** 31 - 1);
+  .check(z.int())
+  .check(z.gte(-(2 ** 31)))
+  .check(z.lte(2 ** 31 - 1));
 
 export const eventTypeInfoSchema = z.looseObject({
   ...baseInfoShape,
   MessageTemplateLong: optionalString(),
   MessageTemplateShort: optionalString(),
   NonLogging: optionalBoolean(),
-  Priority: int32.nullish(),
+  Priority: z.nullish(int32),
   RequiresAcknowledgement: optionalBoolean(),
-  Monikers: z
-    .array(z.looseObject({ $type: z.string().max(LIMITS.code).optional(), Namespace: optionalString(LIMITS.code), Nickname: z.string().min(1).max(LIMITS.code) }))
-    .max(100)
-    .nullish(),
+  Monikers: z.nullish(
+    z
+      .array(
+        z.looseObject({
+          $type: z.optional(z.string().check(z.maxLength(LIMITS.code))),
+          Namespace: optionalString(LIMITS.code),
+          Nickname: z.string().check(z.minLength(1)).check(z.maxLength(LIMITS.code)),
+        }),
+      )
+      .check(z.maxLength(100)),
+  ),
 });
 
 export interface EventTypeInput {

@@ -2,7 +2,7 @@
  * Inputs, input scanners, input status, service containers, and the device types whose fields the
  * spec does not show (outputs, readers, controllers, doors: BaseInfo, every other field kept).
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { LIMITS, baseInfoShape, baseInfoSchema, optionalBoolean, optionalInt, optionalString } from './common.ts';
 
 /** InputInfo has exactly the BaseInfo fields (vendor fields are still kept). AscInputInfo derives from it. */
@@ -10,7 +10,7 @@ export const inputInfoSchema = baseInfoSchema;
 export type InputInfo = z.infer<typeof inputInfoSchema>;
 
 export const inputScannerReportingPrioritySchema = z.looseObject({
-  $type: z.string().max(LIMITS.code).optional(),
+  $type: z.optional(z.string().check(z.maxLength(LIMITS.code))),
   CommonName: optionalString(LIMITS.name),
   Priority: optionalInt(),
   StatusCode: optionalInt(),
@@ -22,12 +22,12 @@ export const inputScannerInfoSchema = z.looseObject({
   ...baseInfoShape,
   NonSettlingErrorPriority: optionalInt(),
   NonSettlingErrorStatus: optionalInt(),
-  InputScannerReportingPriorities: z.array(inputScannerReportingPrioritySchema).max(1_000).nullish(),
+  InputScannerReportingPriorities: z.nullish(z.array(inputScannerReportingPrioritySchema).check(z.maxLength(1_000))),
 });
 export type InputScannerInfo = z.infer<typeof inputScannerInfoSchema>;
 
 /** The latest status of an input; its fields beyond `$type` are not shown by the spec. */
-export const inputStatusItemSchema = z.looseObject({ $type: z.string().max(LIMITS.code) });
+export const inputStatusItemSchema = z.looseObject({ $type: z.string().check(z.maxLength(LIMITS.code)) });
 export type InputStatusItem = z.infer<typeof inputStatusItemSchema>;
 
 export const serviceContainerInfoSchema = z.looseObject({

@@ -2,7 +2,7 @@
  * One schema per type name. Types the registry does not name (other controller or reader types
  * kept as sent) are validated as BaseInfo.
  */
-import type * as z from 'zod';
+import type * as z from 'zod/mini';
 import { baseInfoSchema } from './common.ts';
 import {
   accessLevelInfoSchema,
@@ -35,7 +35,7 @@ export * from './note.ts';
 export * from './person.ts';
 export * from './schedules.ts';
 
-export type TypeSchema = z.ZodType<Record<string, unknown>>;
+export type TypeSchema = z.ZodMiniType<Record<string, unknown>>;
 
 const SCHEMAS: Readonly<Record<string, TypeSchema>> = Object.freeze({
   PersonInfo: personInfoSchema,

@@ -1,10 +1,10 @@
 /** NoteInfo: a free-text note on an object (fields beyond NoteText are set by the server). */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { LIMITS } from './common.ts';
 
 export const noteInfoSchema = z.looseObject({
-  $type: z.string().max(LIMITS.code),
-  NoteText: z.string().max(LIMITS.text),
+  $type: z.string().check(z.maxLength(LIMITS.code)),
+  NoteText: z.string().check(z.maxLength(LIMITS.text)),
 });
 export type NoteInfo = z.infer<typeof noteInfoSchema>;
 

@@ -1,5 +1,5 @@
 /** PersonInfo: BaseInfo plus names, polymorphic addresses and card assignments. */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { LIMITS, baseInfoShape, optionalDateTime, optionalString } from './common.ts';
 
 export const mailingAddressInfoSchema = z.looseObject({
@@ -36,21 +36,21 @@ export type Address = z.infer<typeof addressSchema>;
  * A card number: the spec says number (64-bit in the field: above 2^53 it arrives as a `bigint`
  * from the lossless JSON parser); string forms are kept as sent (long or hex encodings).
  */
-export const cardNumberSchema = z.union([z.number().int().min(0), z.bigint().min(0n), z.string().min(1).max(LIMITS.code)], {
+export const cardNumberSchema = z.union([z.number().check(z.int()).check(z.gte(0)), z.bigint().check(z.gte(0n)), z.string().check(z.minLength(1)).check(z.maxLength(LIMITS.code))], {
   error: () => 'expected a number',
 });
 /** Facility codes are vendor fields; numbers and strings both occur. */
-export const facilityCodeSchema = z.union([z.number().int(), z.string().max(LIMITS.code)], {
+export const facilityCodeSchema = z.union([z.number().check(z.int()), z.string().check(z.maxLength(LIMITS.code))], {
   error: () => 'expected a number or a string',
 });
 
 export const cardAssignmentInfoSchema = z.looseObject({
-  $type: z.string().max(LIMITS.code).optional(),
-  EncodedCardNumber: cardNumberSchema.nullish(),
+  $type: z.optional(z.string().check(z.maxLength(LIMITS.code))),
+  EncodedCardNumber: z.nullish(cardNumberSchema),
   DisplayCardNumber: optionalString(LIMITS.code),
   ActiveOn: optionalDateTime(),
   ExpiresOn: optionalDateTime(),
-  FacilityCode: facilityCodeSchema.nullish(),
+  FacilityCode: z.nullish(facilityCodeSchema),
 });
 export type CardAssignmentInfo = z.infer<typeof cardAssignmentInfoSchema>;
 
@@ -58,7 +58,7 @@ export const personInfoSchema = z.looseObject({
   ...baseInfoShape,
   GivenName: optionalString(LIMITS.name),
   Surname: optionalString(LIMITS.name),
-  Addresses: z.array(addressSchema).max(100).nullish(),
-  CardAssignments: z.array(cardAssignmentInfoSchema).max(LIMITS.cards).nullish(),
+  Addresses: z.nullish(z.array(addressSchema).check(z.maxLength(100))),
+  CardAssignments: z.nullish(z.array(cardAssignmentInfoSchema).check(z.maxLength(LIMITS.cards))),
 });
 export type PersonInfo = z.infer<typeof personInfoSchema>;

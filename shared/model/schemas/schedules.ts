@@ -1,5 +1,5 @@
 /** ScheduleInfo and HolidayInfo. */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import { baseInfoShape, baseInfoSchema, optionalBoolean, optionalDateTime, optionalInt } from './common.ts';
 
 export const scheduleInfoSchema = z.looseObject({
@@ -8,7 +8,7 @@ export const scheduleInfoSchema = z.looseObject({
   IsReadOnly: optionalBoolean(),
   IsAlways: optionalBoolean(),
   /** Element shape not shown by the spec: kept as sent. */
-  ScheduleDurations: z.array(z.unknown()).max(10_000).nullish(),
+  ScheduleDurations: z.nullish(z.array(z.unknown()).check(z.maxLength(10_000))),
   OneOffDate: optionalDateTime(),
 });
 export type ScheduleInfo = z.infer<typeof scheduleInfoSchema>;
