@@ -9,8 +9,10 @@ import * as z from 'zod';
 import { eventTypeInfoSchema } from '#shared/events/event-type-body.ts';
 import { MAX_RELATED_OBJECTS } from '#shared/events/posting.ts';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '#shared/http/params.ts';
-import { LIMITS, linkSchema, monikerItemSchema, objectLinkItemSchema, schemaFor, type TypeSchema } from '#shared/model/schemas/index.ts';
+import { LIMITS, commonSchemas, schemaFor, type TypeSchema } from '#shared/model/schemas/index.ts';
 import { typeTag } from '#shared/model/types.ts';
+
+const { linkSchema, monikerItemSchema, objectLinkItemSchema } = commonSchemas();
 
 /** The namespace the examples show (`GATEHOUSE_MODEL_NAMESPACE`'s default). */
 export const EXAMPLE_NAMESPACE = 'Gatehouse.Model';
@@ -73,7 +75,7 @@ export function classicObject<S extends z.core.$ZodLooseShape>(s: z.core.$ZodObj
 }
 
 function objectSchemaOf(typeName: string): z.ZodObject {
-  const s: TypeSchema = typeName === 'EventTypeInfo' ? (eventTypeInfoSchema as unknown as TypeSchema) : schemaFor(typeName);
+  const s: TypeSchema = typeName === 'EventTypeInfo' ? (eventTypeInfoSchema() as unknown as TypeSchema) : schemaFor(typeName);
   if (!(s instanceof z.core.$ZodObject)) throw new Error(`${typeName}: expected an object schema`);
   return s instanceof z.ZodObject ? s : classicObject(s);
 }

@@ -63,59 +63,77 @@ export const dateTime = () =>
     .check(z.refine((s) => !Number.isNaN(Date.parse(s)), { message: 'expected an ISO 8601 date-time' }));
 export const optionalDateTime = () => z.nullish(dateTime());
 
-/** `$type` on a nested element, bare name (normalised), optional: the server fills it in. */
-const nestedType = z.optional(z.string().check(z.maxLength(LIMITS.code)));
-
-export const monikerItemSchema = z.looseObject({
-  $type: nestedType,
-  Namespace: optionalString(LIMITS.code),
-  Nickname: optionalString(LIMITS.code),
-});
-export type MonikerItem = z.infer<typeof monikerItemSchema>;
-
-export const objectLinkItemSchema = z.looseObject({
-  $type: nestedType,
-  Href: optionalString(1024),
-  LinkedObjectKey: optionalString(LIMITS.code),
-  CommonName: optionalString(LIMITS.name),
-  Relation: optionalString(LIMITS.code),
-  /** .NET serialises a byte array as base64 text; some clients send the numbers. */
-  MetaDataBson: z.nullish(z.union([z.string(), z.array(z.number().check(z.int()).check(z.gte(0)).check(z.lte(255)))])),
-});
-export type ObjectLinkItem = z.infer<typeof objectLinkItemSchema>;
-
-/** MetadataItem's fields are not shown by the spec; clients send `Values` as a JSON string. */
-export const metadataItemSchema = z.looseObject({ $type: nestedType });
-export type MetadataItem = z.infer<typeof metadataItemSchema>;
-
-export const anchorSchema = z.looseObject({ $type: nestedType, Href: optionalString(1024), Text: optionalString(LIMITS.code) });
-export const linkSchema = z.looseObject({ $type: nestedType, Relation: optionalString(LIMITS.code), Anchor: z.nullish(anchorSchema) });
-export type Link = z.infer<typeof linkSchema>;
+/**
+ * A value built on its first use and kept: the schemas. Building them costs CPU (zod constructs
+ * hundreds of objects for the model), and most cold starts serve a call that validates no body.
+ */
+export function builtOnce<T>(build: () => T): () => T {
+  let value: T | undefined;
+  return () => (value ??= build());
+}
 
 /**
- * BaseInfo, common to all objects. Read-only fields are accepted (a client may send back what it
- * read) and then replaced by the server; `ConcurrencyVersion` is the version the client edited.
+ * The nested elements the spec types (MonikerItem, ObjectLinkItem, MetadataItem, Link, Anchor) and
+ * BaseInfo, built on first use; always the same objects (the OpenAPI document refers to them).
  */
-export const baseInfoShape = {
-  $type: z.string().check(z.maxLength(LIMITS.code)),
-  Key: z.optional(z.unknown()),
-  Href: z.optional(z.unknown()),
-  Links: z.optional(z.unknown()),
-  InFolderHref: z.optional(z.unknown()),
-  InFolderKey: optionalString(LIMITS.code),
-  ConcurrencyVersion: z.nullish(z.number().check(z.int()).check(z.gte(0))),
-  CommonName: z.nullish(nameString()),
-  IsGlobal: optionalBoolean(),
-  Metadata: z.nullish(z.array(metadataItemSchema).check(z.maxLength(1_000))),
-  Monikers: z.nullish(z.array(monikerItemSchema).check(z.maxLength(100))),
-  /** Notes are added with POST <Href>/notes; those sent with a create become notes too. */
-  Notes: z.nullish(z.array(z.looseObject({ NoteText: optionalString() })).check(z.maxLength(LIMITS.notes))),
-  ObjectLinks: z.nullish(z.array(objectLinkItemSchema).check(z.maxLength(LIMITS.array))),
-  Tags: z.nullish(z.array(str(LIMITS.code)).check(z.maxLength(1_000))),
-} as const;
+export const commonSchemas = builtOnce(() => {
+  /** `$type` on a nested element, bare name (normalised), optional: the server fills it in. */
+  const nestedType = z.optional(z.string().check(z.maxLength(LIMITS.code)));
 
-export const baseInfoSchema = z.looseObject(baseInfoShape);
-export type BaseInfo = z.infer<typeof baseInfoSchema>;
+  const monikerItemSchema = z.looseObject({
+    $type: nestedType,
+    Namespace: optionalString(LIMITS.code),
+    Nickname: optionalString(LIMITS.code),
+  });
+
+  const objectLinkItemSchema = z.looseObject({
+    $type: nestedType,
+    Href: optionalString(1024),
+    LinkedObjectKey: optionalString(LIMITS.code),
+    CommonName: optionalString(LIMITS.name),
+    Relation: optionalString(LIMITS.code),
+    /** .NET serialises a byte array as base64 text; some clients send the numbers. */
+    MetaDataBson: z.nullish(z.union([z.string(), z.array(z.number().check(z.int()).check(z.gte(0)).check(z.lte(255)))])),
+  });
+
+  /** MetadataItem's fields are not shown by the spec; clients send `Values` as a JSON string. */
+  const metadataItemSchema = z.looseObject({ $type: nestedType });
+
+  const anchorSchema = z.looseObject({ $type: nestedType, Href: optionalString(1024), Text: optionalString(LIMITS.code) });
+  const linkSchema = z.looseObject({ $type: nestedType, Relation: optionalString(LIMITS.code), Anchor: z.nullish(anchorSchema) });
+
+  /**
+   * BaseInfo, common to all objects. Read-only fields are accepted (a client may send back what it
+   * read) and then replaced by the server; `ConcurrencyVersion` is the version the client edited.
+   */
+  const baseInfoShape = {
+    $type: z.string().check(z.maxLength(LIMITS.code)),
+    Key: z.optional(z.unknown()),
+    Href: z.optional(z.unknown()),
+    Links: z.optional(z.unknown()),
+    InFolderHref: z.optional(z.unknown()),
+    InFolderKey: optionalString(LIMITS.code),
+    ConcurrencyVersion: z.nullish(z.number().check(z.int()).check(z.gte(0))),
+    CommonName: z.nullish(nameString()),
+    IsGlobal: optionalBoolean(),
+    Metadata: z.nullish(z.array(metadataItemSchema).check(z.maxLength(1_000))),
+    Monikers: z.nullish(z.array(monikerItemSchema).check(z.maxLength(100))),
+    /** Notes are added with POST <Href>/notes; those sent with a create become notes too. */
+    Notes: z.nullish(z.array(z.looseObject({ NoteText: optionalString() })).check(z.maxLength(LIMITS.notes))),
+    ObjectLinks: z.nullish(z.array(objectLinkItemSchema).check(z.maxLength(LIMITS.array))),
+    Tags: z.nullish(z.array(str(LIMITS.code)).check(z.maxLength(1_000))),
+  } as const;
+
+  const baseInfoSchema = z.looseObject(baseInfoShape);
+  return { monikerItemSchema, objectLinkItemSchema, metadataItemSchema, anchorSchema, linkSchema, baseInfoShape, baseInfoSchema };
+});
+
+type Common = ReturnType<typeof commonSchemas>;
+export type MonikerItem = z.infer<Common['monikerItemSchema']>;
+export type ObjectLinkItem = z.infer<Common['objectLinkItemSchema']>;
+export type MetadataItem = z.infer<Common['metadataItemSchema']>;
+export type Link = z.infer<Common['linkSchema']>;
+export type BaseInfo = z.infer<Common['baseInfoSchema']>;
 
 /**
  * Array fields whose elements the spec types without the client having to say so: the element
