@@ -10,22 +10,14 @@
 import * as z from 'zod';
 import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObject, type ZodOpenApiResponseObject } from 'zod-openapi';
 import { collectionByName } from '#shared/model/collections.ts';
-import {
-  addressSchema,
-  anchorSchema,
-  cardAssignmentInfoSchema,
-  emailAddressInfoSchema,
-  inputScannerReportingPrioritySchema,
-  linkSchema,
-  mailingAddressInfoSchema,
-  metadataItemSchema,
-  monikerItemSchema,
-  objectLinkItemSchema,
-  phoneInfoSchema,
-} from '#shared/model/schemas/index.ts';
+import { commonSchemas, deviceSchemas, personSchemas } from '#shared/model/schemas/index.ts';
 import { ROUTES, type Route } from '#shared/routes.ts';
 import { describeOperation, errorExample, type OperationDoc } from './operations.ts';
 import { EXAMPLE_KEYS, errorBodySchema, oauthErrorBodySchema, throttledBodySchema, typeDiscriminator, typeTagJsonSchema } from './schemas.ts';
+
+const { anchorSchema, linkSchema, metadataItemSchema, monikerItemSchema, objectLinkItemSchema } = commonSchemas();
+const { addressSchema, cardAssignmentInfoSchema, emailAddressInfoSchema, mailingAddressInfoSchema, phoneInfoSchema } = personSchemas();
+const { inputScannerReportingPrioritySchema } = deviceSchemas();
 
 /** Where the checked-in document says the API is; the served copy names the deployment that answers. */
 export const LOCAL_SERVER = { url: 'http://localhost:3000', description: 'The local runtime (`npm start`).' };

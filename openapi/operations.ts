@@ -8,8 +8,9 @@
 import * as z from 'zod';
 import { collectionByName, type CollectionDef } from '#shared/model/collections.ts';
 import type { Route } from '#shared/routes.ts';
-import { cardAssignmentInfoSchema } from '#shared/model/schemas/person.ts';
+import { personSchemas } from '#shared/model/schemas/person.ts';
 import {
+  classicObject,
   EXAMPLE_KEYS,
   acknowledgementSchema,
   anyJsonSchema,
@@ -342,7 +343,7 @@ const scheduleWindowSchema = z
   })
   .meta({ id: 'ScheduleWindow', description: 'A validity window (UTC; either end may be null).' });
 
-const cardResponseSchema = cardAssignmentInfoSchema
+const cardResponseSchema = classicObject(personSchemas().cardAssignmentInfoSchema)
   .extend({ Key: z.string().meta({ description: 'The card\'s stable key.' }), $type: z.string() })
   .meta({ id: 'StoredCardAssignment', description: 'A card of a person, as stored, with its stable Key.' });
 const exampleCard = { $type: ns('CardAssignmentInfo'), Key: K2, EncodedCardNumber: 1234, FacilityCode: 21, DisplayCardNumber: '1234', ActiveOn: null, ExpiresOn: '2030-01-01T00:00:00Z' };

@@ -9,8 +9,10 @@ import * as z from 'zod';
 import { eventTypeInfoSchema } from '#shared/events/event-type-body.ts';
 import { MAX_RELATED_OBJECTS } from '#shared/events/posting.ts';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '#shared/http/params.ts';
-import { LIMITS, linkSchema, monikerItemSchema, objectLinkItemSchema, schemaFor, type TypeSchema } from '#shared/model/schemas/index.ts';
+import { LIMITS, commonSchemas, schemaFor, type TypeSchema } from '#shared/model/schemas/index.ts';
 import { typeTag } from '#shared/model/types.ts';
+
+const { linkSchema, monikerItemSchema, objectLinkItemSchema } = commonSchemas();
 
 /** The namespace the examples show (`GATEHOUSE_MODEL_NAMESPACE`'s default). */
 export const EXAMPLE_NAMESPACE = 'Gatehouse.Model';
@@ -62,10 +64,20 @@ const anyTypeTagSchema = z
   .regex(/^(?:[A-Za-z_][A-Za-z0-9_]*\.)*[A-Za-z_][A-Za-z0-9_]*(?:,.*)?$/)
   .meta({ description: 'A type name, bare or with a namespace.', examples: [exampleTag('VendorReaderInfo')] });
 
+/**
+ * The classic API's view of a model object schema: the model builds its schemas with zod/mini
+ * (what the functions load); the document needs `.extend`, `.shape` and `.meta`. The same
+ * definition (shape and catchall), so the same JSON Schema, and the same field schemas, so the
+ * element components (MonikerItem, ...) are still referenced where they occur.
+ */
+export function classicObject<S extends z.core.$ZodLooseShape>(s: z.core.$ZodObject<S, z.core.$loose>): z.ZodObject<S, z.core.$loose> {
+  return new z.ZodObject(s._zod.def) as z.ZodObject<S, z.core.$loose>;
+}
+
 function objectSchemaOf(typeName: string): z.ZodObject {
-  const s: TypeSchema = typeName === 'EventTypeInfo' ? (eventTypeInfoSchema as unknown as TypeSchema) : schemaFor(typeName);
-  if (!(s instanceof z.ZodObject)) throw new Error(`${typeName}: expected an object schema`);
-  return s;
+  const s: TypeSchema = typeName === 'EventTypeInfo' ? (eventTypeInfoSchema() as unknown as TypeSchema) : schemaFor(typeName);
+  if (!(s instanceof z.core.$ZodObject)) throw new Error(`${typeName}: expected an object schema`);
+  return s instanceof z.ZodObject ? s : classicObject(s);
 }
 
 const key = () => z.string().meta({ description: 'A 24-hex object key.', examples: [EXAMPLE_KEYS.object] });
@@ -195,7 +207,7 @@ export const eventMessagePostingSchema = z
     $type: typeTagSchema('EventMessagePosting').optional(),
     OccurredOn: z.string().meta({ format: 'date-time', description: 'ISO 8601 with `Z` or an offset.' }),
     AppKey: z.string().min(1).max(200).meta({ description: 'The app: its Key or a moniker Nickname.' }),
-    EventTypeMoniker: monikerItemSchema.extend({ Nickname: z.string() }),
+    EventTypeMoniker: classicObject(monikerItemSchema).extend({ Nickname: z.string() }),
     RelatedObjects: z.array(objectLinkItemSchema).max(MAX_RELATED_OBJECTS).nullish(),
     EventDataBsonBase64: z.string().nullish().meta({ description: 'Base64 of one BSON document (at most 256 KiB).' }),
   })
@@ -209,7 +221,7 @@ export const eventMessageDataSchema = z
     InFolderKey: z.string(),
     AppKey: z.string().nullish(),
     EventTypeKey: z.string().nullish(),
-    EventTypeMoniker: monikerItemSchema.nullable(),
+    EventTypeMoniker: z.nullable(monikerItemSchema),
     OccurredOn: z.string().meta({ format: 'date-time' }),
     PublishedOn: z.string().meta({ format: 'date-time' }).optional(),
     Priority: z.number().int().nullish(),

@@ -3,34 +3,44 @@
  * BaseInfo plus the spec's fields, each Moniker with a Nickname. As for every object, the stored
  * document is the client's JSON normalised (bare `$type`s, read-only fields and Notes dropped).
  */
-import * as z from 'zod';
+import * as z from 'zod/mini';
 import type { Claim } from '../db/objects-repo.ts';
 import { monikerClaim } from '../model/claims.ts';
 import { READ_ONLY_FIELDS, WRITE_ONLY_FIELDS } from '../model/render.ts';
-import { LIMITS, baseInfoShape, optionalBoolean, optionalString } from '../model/schemas/index.ts';
+import { LIMITS, builtOnce, commonSchemas, optionalBoolean, optionalString } from '../model/schemas/index.ts';
 import { typeNameOf } from '../model/types.ts';
 import { invalidField, wrongType } from '../objects/errors.ts';
 import { checkLimits, isPlainObject, normalizeTypes, type Doc } from '../objects/validate.ts';
 
 export const EVENT_TYPE_NAME = 'EventTypeInfo';
 
-const int32 = z
-  .number()
-  .int()
-  .min(-(2 ** 31))
-  .max(2 ** 31 - 1);
-
-export const eventTypeInfoSchema = z.looseObject({
-  ...baseInfoShape,
-  MessageTemplateLong: optionalString(),
-  MessageTemplateShort: optionalString(),
-  NonLogging: optionalBoolean(),
-  Priority: int32.nullish(),
-  RequiresAcknowledgement: optionalBoolean(),
-  Monikers: z
-    .array(z.looseObject({ $type: z.string().max(LIMITS.code).optional(), Namespace: optionalString(LIMITS.code), Nickname: z.string().min(1).max(LIMITS.code) }))
-    .max(100)
-    .nullish(),
+// zod/mini, built on first use, as the model's schemas (see model/schemas/common.ts): one classic
+// call, one `.check`.
+export const eventTypeInfoSchema = builtOnce(() => {
+  const int32 = z
+    .number()
+    .check(z.int())
+    .check(z.gte(-(2 ** 31)))
+    .check(z.lte(2 ** 31 - 1));
+  return z.looseObject({
+    ...commonSchemas().baseInfoShape,
+    MessageTemplateLong: optionalString(),
+    MessageTemplateShort: optionalString(),
+    NonLogging: optionalBoolean(),
+    Priority: z.nullish(int32),
+    RequiresAcknowledgement: optionalBoolean(),
+    Monikers: z.nullish(
+      z
+        .array(
+          z.looseObject({
+            $type: z.optional(z.string().check(z.maxLength(LIMITS.code))),
+            Namespace: optionalString(LIMITS.code),
+            Nickname: z.string().check(z.minLength(1)).check(z.maxLength(LIMITS.code)),
+          }),
+        )
+        .check(z.maxLength(100)),
+    ),
+  });
 });
 
 export interface EventTypeInput {
@@ -61,7 +71,7 @@ export function parseEventTypeBody(body: unknown): EventTypeInput {
     const list = normalized[field];
     if (Array.isArray(list)) normalized[field] = list.map((x) => (isPlainObject(x) && x.$type === undefined ? { $type: typeName, ...x } : x));
   }
-  const r = eventTypeInfoSchema.safeParse(normalized);
+  const r = eventTypeInfoSchema().safeParse(normalized);
   if (!r.success) {
     const issue = r.error.issues[0]!;
     throw invalidField(formatPath(issue.path as PropertyKey[]), issue.message);

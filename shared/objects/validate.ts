@@ -15,7 +15,7 @@
  * order and every vendor field round-trip untouched. Read-only fields are dropped (the server
  * sets them when rendering), write-only fields are handed back separately.
  */
-import * as z from 'zod';
+import type * as z from 'zod/mini';
 import { COLLECTIONS, type CollectionDef } from '../model/collections.ts';
 import { READ_ONLY_FIELDS, WRITE_ONLY_FIELDS } from '../model/render.ts';
 import { ELEMENT_TYPES, LIMITS, POLYMORPHIC_ELEMENTS, schemaFor } from '../model/schemas/index.ts';
@@ -107,7 +107,7 @@ function inferType(types: Readonly<Record<string, readonly string[]>>, x: Doc, w
 }
 
 /** Throws `ValidationFailed` for the first issue of a failed zod parse. */
-function validate(schema: z.ZodType, value: unknown): void {
+function validate(schema: z.ZodMiniType, value: unknown): void {
   const r = schema.safeParse(value);
   if (r.success) return;
   const issue = r.error.issues[0]!;

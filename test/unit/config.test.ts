@@ -49,4 +49,24 @@ describe('loadConfig', () => {
     expect(() => loadConfig({ GATEHOUSE_THROTTLE_RATE: '-1' })).toThrow(/GATEHOUSE_THROTTLE_RATE/);
     expect(() => loadConfig({ GATEHOUSE_THROTTLE_BURST: 'lots' })).toThrow(/GATEHOUSE_THROTTLE_BURST/);
   });
+
+  it('reads values as the zod schemas it replaced did: Number() coercion, safe integers, trimmed URLs, exact words', () => {
+    expect(loadConfig({ GATEHOUSE_BUILD_NUMBER: '' }).buildNumber).toBe(0);
+    expect(loadConfig({ GATEHOUSE_MAX_BODY_BYTES: ' 2048 ' }).maxBodyBytes).toBe(2048);
+    expect(loadConfig({ GATEHOUSE_MAX_BODY_BYTES: '0x800' }).maxBodyBytes).toBe(2048);
+    expect(() => loadConfig({ GATEHOUSE_MAX_BODY_BYTES: '2048.5' })).toThrow('GATEHOUSE_MAX_BODY_BYTES: expected an integer from 1024 to 10485760');
+    expect(loadConfig({ GATEHOUSE_DYNAMODB_ENDPOINT: ' http://localhost:8000 ' }).dynamodbEndpoint).toBe('http://localhost:8000');
+    expect(() => loadConfig({ GATEHOUSE_DYNAMODB_ENDPOINT: 'localhost' })).toThrow('GATEHOUSE_DYNAMODB_ENDPOINT: expected a URL');
+    expect(loadConfig({ GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: 'yes' }).webhookAllowLoopback).toBe(true);
+    expect(() => loadConfig({ GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: 'TRUE' })).toThrow('expected true, false, 1, 0, yes or no');
+    expect(() => loadConfig({ GATEHOUSE_LOG_LEVEL: 'info' })).toThrow('GATEHOUSE_LOG_LEVEL: expected DEBUG, INFO, WARN, ERROR or SILENT');
+    expect(() => loadConfig({ GATEHOUSE_WEBHOOK_RETRY_SCALE: '0' })).toThrow('expected a number above 0, at most 1');
+    expect(loadConfig({ GATEHOUSE_WEBHOOK_RETRY_SCALE: '0.01' }).webhookRetryScale).toBe(0.01);
+  });
+
+  it('names every bad variable in one error, in the table\'s order', () => {
+    expect(() => loadConfig({ GATEHOUSE_TABLE_NAME: 'ab', GATEHOUSE_LOG_LEVEL: 'LOUD' })).toThrow(
+      'Invalid configuration: GATEHOUSE_TABLE_NAME: expected at least 3 characters; GATEHOUSE_LOG_LEVEL: expected DEBUG, INFO, WARN, ERROR or SILENT',
+    );
+  });
 });

@@ -1,43 +1,42 @@
 /**
- * Inputs, input scanners, input status, service containers, and the device types whose fields the
- * spec does not show (outputs, readers, controllers, doors: BaseInfo, every other field kept).
+ * Inputs, input scanners, input status, service containers. The device types whose fields the
+ * spec does not show (inputs, outputs, readers, controllers, doors) are BaseInfo, every other
+ * field kept (see index.ts).
  */
-import * as z from 'zod';
-import { LIMITS, baseInfoShape, baseInfoSchema, optionalBoolean, optionalInt, optionalString } from './common.ts';
+import * as z from 'zod/mini';
+import { LIMITS, builtOnce, commonSchemas, optionalBoolean, optionalInt, optionalString } from './common.ts';
 
-/** InputInfo has exactly the BaseInfo fields (vendor fields are still kept). AscInputInfo derives from it. */
-export const inputInfoSchema = baseInfoSchema;
-export type InputInfo = z.infer<typeof inputInfoSchema>;
+/** The device schemas, built on first use (see `builtOnce`). */
+export const deviceSchemas = builtOnce(() => {
+  const { baseInfoShape } = commonSchemas();
+  const inputScannerReportingPrioritySchema = z.looseObject({
+    $type: z.optional(z.string().check(z.maxLength(LIMITS.code))),
+    CommonName: optionalString(LIMITS.name),
+    Priority: optionalInt(),
+    StatusCode: optionalInt(),
+    MinResistanceCode: optionalInt(),
+    MaxResistanceCode: optionalInt(),
+  });
 
-export const inputScannerReportingPrioritySchema = z.looseObject({
-  $type: z.string().max(LIMITS.code).optional(),
-  CommonName: optionalString(LIMITS.name),
-  Priority: optionalInt(),
-  StatusCode: optionalInt(),
-  MinResistanceCode: optionalInt(),
-  MaxResistanceCode: optionalInt(),
+  const inputScannerInfoSchema = z.looseObject({
+    ...baseInfoShape,
+    NonSettlingErrorPriority: optionalInt(),
+    NonSettlingErrorStatus: optionalInt(),
+    InputScannerReportingPriorities: z.nullish(z.array(inputScannerReportingPrioritySchema).check(z.maxLength(1_000))),
+  });
+
+  /** The latest status of an input; its fields beyond `$type` are not shown by the spec. */
+  const inputStatusItemSchema = z.looseObject({ $type: z.string().check(z.maxLength(LIMITS.code)) });
+
+  const serviceContainerInfoSchema = z.looseObject({
+    ...baseInfoShape,
+    MacAddress: optionalString(64),
+    IsAuthenticated: optionalBoolean(),
+  });
+  return { inputScannerReportingPrioritySchema, inputScannerInfoSchema, inputStatusItemSchema, serviceContainerInfoSchema };
 });
 
-export const inputScannerInfoSchema = z.looseObject({
-  ...baseInfoShape,
-  NonSettlingErrorPriority: optionalInt(),
-  NonSettlingErrorStatus: optionalInt(),
-  InputScannerReportingPriorities: z.array(inputScannerReportingPrioritySchema).max(1_000).nullish(),
-});
-export type InputScannerInfo = z.infer<typeof inputScannerInfoSchema>;
-
-/** The latest status of an input; its fields beyond `$type` are not shown by the spec. */
-export const inputStatusItemSchema = z.looseObject({ $type: z.string().max(LIMITS.code) });
-export type InputStatusItem = z.infer<typeof inputStatusItemSchema>;
-
-export const serviceContainerInfoSchema = z.looseObject({
-  ...baseInfoShape,
-  MacAddress: optionalString(64),
-  IsAuthenticated: optionalBoolean(),
-});
-export type ServiceContainerInfo = z.infer<typeof serviceContainerInfoSchema>;
-
-export const outputInfoSchema = baseInfoSchema;
-export const vendorReaderInfoSchema = baseInfoSchema;
-export const lp1502InfoSchema = baseInfoSchema;
-export const doorInfoSchema = baseInfoSchema;
+type Devices = ReturnType<typeof deviceSchemas>;
+export type InputScannerInfo = z.infer<Devices['inputScannerInfoSchema']>;
+export type InputStatusItem = z.infer<Devices['inputStatusItemSchema']>;
+export type ServiceContainerInfo = z.infer<Devices['serviceContainerInfoSchema']>;

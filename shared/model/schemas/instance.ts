@@ -1,39 +1,46 @@
 /** InstanceInfo: a customer (the top folder of its scope) and UserInfo, a login of an instance. */
-import * as z from 'zod';
-import { LIMITS, baseInfoShape, nameString, optionalBoolean, optionalDateTime, optionalString } from './common.ts';
+import * as z from 'zod/mini';
+import { LIMITS, builtOnce, commonSchemas, nameString, optionalBoolean, optionalDateTime, optionalString } from './common.ts';
 
 export const SECURITY_LEVELS = ['Low', 'Medium', 'High'] as const;
 export type SecurityLevel = (typeof SECURITY_LEVELS)[number];
 
 /** A login name: non-empty, without leading or trailing blanks. */
 const loginName = () =>
-  nameString().refine((s) => s.trim() === s && s.trim() !== '', { message: 'must be non-empty without leading or trailing blanks' });
-
-export const instanceInfoSchema = z.looseObject({
-  ...baseInfoShape,
-  /** Login is by instance name (`Instance\\user`): required, unique in the deployment, no backslash. */
-  CommonName: loginName().refine((s) => !s.includes('\\'), { message: 'cannot contain a backslash (logins use Instance\\user)' }),
-  SecurityLevel: z.enum(SECURITY_LEVELS).nullish(),
-  IsDisabled: optionalBoolean(),
-  MinimumPasswordLength: z.number().int().min(1).max(128).nullish(),
-  /** A licence JWS, checked at login (not when set). */
-  License: optionalString(16_384),
-});
-export type InstanceInfo = z.infer<typeof instanceInfoSchema>;
+  nameString().check(z.refine((s) => s.trim() === s && s.trim() !== '', { message: 'must be non-empty without leading or trailing blanks' }));
 
 export const ROLES = ['Administrator', 'Operator', 'ReadOnly'] as const;
 
-export const userInfoSchema = z.looseObject({
-  ...baseInfoShape,
-  /** The login name: required and unique within the instance. */
-  CommonName: loginName(),
-  Role: z.enum(ROLES).nullish(),
-  IsDisabled: optionalBoolean(),
-  TwoFactorEnabled: optionalBoolean(),
-  Email: optionalString(LIMITS.code),
-  MustChangePassword: optionalBoolean(),
-  PasswordExpiresOn: optionalDateTime(),
-  /** Write-only: hashed into the user's AUTH item, never stored in the document nor returned. */
-  Password: z.string().max(1024).nullish(),
+/** The instance and user schemas, built on first use (see `builtOnce`). */
+export const accountSchemas = builtOnce(() => {
+  const { baseInfoShape } = commonSchemas();
+  const instanceInfoSchema = z.looseObject({
+    ...baseInfoShape,
+    /** Login is by instance name (`Instance\\user`): required, unique in the deployment, no backslash. */
+    CommonName: loginName().check(z.refine((s) => !s.includes('\\'), { message: 'cannot contain a backslash (logins use Instance\\user)' })),
+    SecurityLevel: z.nullish(z.enum(SECURITY_LEVELS)),
+    IsDisabled: optionalBoolean(),
+    MinimumPasswordLength: z.nullish(z.number().check(z.int()).check(z.gte(1)).check(z.lte(128))),
+    /** A licence JWS, checked at login (not when set). */
+    License: optionalString(16_384),
+  });
+
+  const userInfoSchema = z.looseObject({
+    ...baseInfoShape,
+    /** The login name: required and unique within the instance. */
+    CommonName: loginName(),
+    Role: z.nullish(z.enum(ROLES)),
+    IsDisabled: optionalBoolean(),
+    TwoFactorEnabled: optionalBoolean(),
+    Email: optionalString(LIMITS.code),
+    MustChangePassword: optionalBoolean(),
+    PasswordExpiresOn: optionalDateTime(),
+    /** Write-only: hashed into the user's AUTH item, never stored in the document nor returned. */
+    Password: z.nullish(z.string().check(z.maxLength(1024))),
+  });
+  return { instanceInfoSchema, userInfoSchema };
 });
-export type UserInfo = z.infer<typeof userInfoSchema>;
+
+type Accounts = ReturnType<typeof accountSchemas>;
+export type InstanceInfo = z.infer<Accounts['instanceInfoSchema']>;
+export type UserInfo = z.infer<Accounts['userInfoSchema']>;

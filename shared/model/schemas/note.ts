@@ -1,12 +1,15 @@
 /** NoteInfo: a free-text note on an object (fields beyond NoteText are set by the server). */
-import * as z from 'zod';
-import { LIMITS } from './common.ts';
+import * as z from 'zod/mini';
+import { LIMITS, builtOnce } from './common.ts';
 
-export const noteInfoSchema = z.looseObject({
-  $type: z.string().max(LIMITS.code),
-  NoteText: z.string().max(LIMITS.text),
-});
-export type NoteInfo = z.infer<typeof noteInfoSchema>;
+/** Built on first use (see `builtOnce`). */
+export const noteInfoSchema = builtOnce(() =>
+  z.looseObject({
+    $type: z.string().check(z.maxLength(LIMITS.code)),
+    NoteText: z.string().check(z.maxLength(LIMITS.text)),
+  }),
+);
+export type NoteInfo = z.infer<ReturnType<typeof noteInfoSchema>>;
 
 /** A stored note. */
 export interface StoredNote {
