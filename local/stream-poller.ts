@@ -10,10 +10,10 @@
  * - A shard that had no records waits `idleMs` before its next read, unless {@link StreamPoller.wake}
  *   is called: the runtime, which runs the writers in the same process, wakes the poller when a
  *   write completes, so a new record is read at once (a wake whose read finds nothing reads again
- *   after 10, 20, 40 ms... about 10 s in all, never waiting longer than the idle interval: the
- *   record can reach the stream a little after the write is answered, later on a busy machine)
- *   and the idle wait only bounds how late a write nobody announced (a script on the same table)
- *   is seen.
+ *   after 10, 20, 40 ms... then every second for 30 s, never waiting longer than the idle
+ *   interval: the record can reach the stream a little after the write is answered, later on a
+ *   busy machine) and the idle wait only bounds how late a write nobody announced (a script on the
+ *   same table) is seen.
  * - While a batch is delivered, the shard's next page is already being read (batches are still
  *   delivered one at a time and in order), so a busy stream does not wait for a read per batch.
  */
@@ -67,10 +67,13 @@ export type ReadTrigger = 'start' | 'more' | 'wake' | 'idle';
 
 /**
  * Waits before the further reads of a wake that found no record: the write's record may reach the
- * stream a little after the write was answered, seconds later when the machine is busy. About
- * 10 s in all, then the idle interval; no wait is longer than the idle interval itself.
+ * stream a little after the write was answered, seconds later when the machine is busy. The last
+ * wait repeats until {@link WAKE_FOLLOW_UP_WINDOW_MS} has passed since the wake, then the idle
+ * interval applies; no wait is longer than the idle interval itself.
  */
-const WAKE_FOLLOW_UPS_MS = [10, 20, 40, 80, 160, 320, 640, ...Array<number>(9).fill(1000)] as const;
+const WAKE_FOLLOW_UPS_MS = [10, 20, 40, 80, 160, 320, 640, 1000] as const;
+/** How long after a wake that found nothing the poller keeps looking (see above). */
+const WAKE_FOLLOW_UP_WINDOW_MS = 30_000;
 
 /** One GetRecords call that returned records. Times are `performance.now()` milliseconds. */
 export interface StreamRead {
@@ -250,8 +253,9 @@ export async function startStreamPoller(opts: StreamPollerOptions): Promise<Stre
     let iterator: string | undefined = firstIterator;
     let failures = 0;
     let trigger: ReadTrigger = 'start';
-    /** Reads since a wake found nothing (see {@link WAKE_FOLLOW_UPS_MS}). */
+    /** Reads since a wake found nothing (see {@link WAKE_FOLLOW_UPS_MS}), and when the first began. */
     let followUps = 0;
+    let followUpsSince = 0;
     /** The read of the next page, started while the current one is delivered. */
     let ahead: Promise<Read> | undefined;
     const read = async (from: string, why: ReadTrigger): Promise<Read> => {
@@ -296,10 +300,11 @@ export async function startStreamPoller(opts: StreamPollerOptions): Promise<Stre
         } else if (wakeGeneration !== r.generation) {
           trigger = 'wake';
           followUps = 0;
-        } else if (r.trigger === 'wake' && followUps < WAKE_FOLLOW_UPS_MS.length) {
+        } else if (r.trigger === 'wake' && (followUps === 0 || performance.now() - followUpsSince < WAKE_FOLLOW_UP_WINDOW_MS)) {
           // DynamoDB Local may answer a write before its record is in the stream (more so on a
           // busy machine): a wake that found nothing looks again shortly before idling.
-          await idle(Math.min(WAKE_FOLLOW_UPS_MS[followUps++]!, idleMs));
+          if (followUps === 0) followUpsSince = r.startedAt;
+          await idle(Math.min(WAKE_FOLLOW_UPS_MS[Math.min(followUps++, WAKE_FOLLOW_UPS_MS.length - 1)]!, idleMs));
           trigger = 'wake';
         } else {
           followUps = 0;

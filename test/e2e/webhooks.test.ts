@@ -103,8 +103,9 @@ describe('webhooks on the local runtime', () => {
     const bKeys = [...keys].filter(([, t]) => t === 'B').map(([k]) => k);
     const ofOurs = (path: string) => rx.received(path).filter((d) => keys.has(d.payload.data.Key));
     const audited = (path: string) => rx.received(path).some((d) => d.payload.data.ObjectLinks?.some((l: any) => l.LinkedObjectKey === folder.Key));
-    expect(await waitFor(() => new Set(ofOurs('/all').map((d) => d.id)).size === TOTAL && audited('/all'), 90_000), `all: ${ofOurs('/all').length}`).toBe(true);
-    expect(await waitFor(() => ofOurs('/only-b').length >= bKeys.length && ofOurs('/urgent').length >= bKeys.length, 30_000)).toBe(true);
+    // Generous waits: 1 500 signed deliveries take a minute on a quiet two-core machine, more on a busy one.
+    expect(await waitFor(() => new Set(ofOurs('/all').map((d) => d.id)).size === TOTAL && audited('/all'), 240_000), `all: ${ofOurs('/all').length}`).toBe(true);
+    expect(await waitFor(() => ofOurs('/only-b').length >= bKeys.length && ofOurs('/urgent').length >= bKeys.length, 60_000)).toBe(true);
     // Let stragglers (duplicates, if any) arrive before counting.
     await new Promise((r) => setTimeout(r, 1000));
 
@@ -130,7 +131,7 @@ describe('webhooks on the local runtime', () => {
     const hook = await ok('GET', all.Href, undefined, 200);
     expect(hook.LastDeliveryOn).toEqual(expect.any(String));
     expect(hook.Secret).toBeUndefined();
-  });
+  }, 360_000);
 
   it('retries a receiver that fails its first 3 attempts and delivers on the 4th, with the same webhook-id', async () => {
     const hook = await subscribe('/flaky');

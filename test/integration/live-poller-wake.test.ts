@@ -84,7 +84,7 @@ describe('the runtime wakes its stream poller', () => {
     const { Key } = (await res.json()) as { Key: string };
 
     // With a ten-minute idle interval, only the wake can have brought it in.
-    await expect.poll(() => fannedOut, { timeout: 15_000 }).toContain(Key);
+    await expect.poll(() => fannedOut, { timeout: 30_000 }).toContain(Key);
     const stats = runtime.streamPollerStats();
     expect(stats.wakes).toBe(1);
     expect(stats.readsWithRecords.wake).toBe(1);
