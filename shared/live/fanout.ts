@@ -22,7 +22,6 @@ import { renderEvent } from '../events/render.ts';
 import type { LiveDeps } from './deps.ts';
 import { publishToMqtt, type ChannelEvent } from './mqtt-channel.ts';
 import { linkedObjectKeys, subscriptionMatches } from './topics.ts';
-import { subscriberCache } from './subscriber-cache.ts';
 import { queueWebhooks } from './webhook-channel.ts';
 
 /** How many PostToConnection calls run at once. */
@@ -90,12 +89,12 @@ async function toWebSocketSubscribers(
   const instances = new Set(events.flatMap((e) => e?.instances ?? []));
   // What an unknown or stale instance needs is read (one Query each, in parallel) before any change
   // of this batch is applied: the read sees them all, and applying them again is harmless.
-  const subscribers = await subscriberCache.load(deps.db, instances);
+  const subscribers = await deps.subscribers.load(deps.db, instances);
 
   const deliveries: Delivery[] = [];
   events.forEach((event, record) => {
     const change = changes[record];
-    if (change) subscriberCache.apply(deps.db, change);
+    if (change) deps.subscribers.apply(deps.db, change);
     if (!event) return;
     const linked = linkedObjectKeys(event.doc);
     const seen = new Set<string>();
@@ -128,7 +127,7 @@ async function toWebSocketSubscribers(
     }
   });
 
-  for (const id of gone) subscriberCache.forgetConnection(deps.db, id);
+  for (const id of gone) deps.subscribers.forgetConnection(deps.db, id);
   await Promise.all(
     [...gone].map((id) =>
       deleteConnection(deps.db, id).catch((err: unknown) => {

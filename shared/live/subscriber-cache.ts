@@ -149,6 +149,15 @@ export class SubscriberCache {
     this.apply(db, { kind: 'disconnect', connectionId });
   }
 
+  /** Resolves when no read is in flight (tests). */
+  async idle(): Promise<void> {
+    for (;;) {
+      const reads = [...this.entries.values()].flatMap((e) => [...e.reading].map((r) => r.done));
+      if (!reads.length) return;
+      await Promise.all(reads);
+    }
+  }
+
   clear(): void {
     this.entries.clear();
   }
