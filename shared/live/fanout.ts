@@ -89,7 +89,9 @@ async function toWebSocketSubscribers(
   const instances = new Set(events.flatMap((e) => e?.instances ?? []));
   // What an unknown or stale instance needs is read (one Query each, in parallel) before any change
   // of this batch is applied: the read sees them all, and applying them again is harmless.
-  const subscribers = await deps.subscribers.load(deps.db, instances);
+  const loading = deps.subscribers.load(deps.db, instances);
+  // Without a read to wait for, the posts start in this turn, ahead of the other channels' work.
+  const subscribers = loading instanceof Promise ? await loading : loading;
 
   const deliveries: Delivery[] = [];
   events.forEach((event, record) => {

@@ -397,10 +397,11 @@ describe('fanout', () => {
 
 describe('stream poller on the table\'s stream', () => {
   it('delivers an event written to the table to its subscribers', async () => {
-    const id = await open(tokens.root);
-    await say(id, { action: 'subscribe', topic: `/${root.key}/$` });
     const poller = await startStreamPoller({ reader: createStreamReader(t.config), invoke: (e) => fanout(e), logger: deps.logger, idleMs: 50 });
     try {
+      // Subscribed once the poller reads the stream: the fan-out learns of it from its record.
+      const id = await open(tokens.root);
+      await say(id, { action: 'subscribe', topic: `/${root.key}/$` });
       const w = liveEvent(root.key);
 
       await putLiveEvent(t.db, w, nowSeconds());
