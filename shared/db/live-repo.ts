@@ -32,9 +32,10 @@ import type { Db } from './client.ts';
 import { expandEventDoc, occurredOfItem } from './event-doc.ts';
 import { LIVE_EVENT_PREFIX, OBJECT_SK, WS_CONNECTION_SK, objectPk, subscriptionPk, subscriptionSk, wsConnectionPk } from './keys.ts';
 
+import { getObject, send } from './objects-repo.ts';
+
 const SUBSCRIPTION_PREFIX = subscriptionPk('');
 const WS_CONNECTION_PREFIX = wsConnectionPk('');
-import { getObject, send } from './objects-repo.ts';
 
 /**
  * Partition key prefix of live-only events (NonLogging event types, written by `events-repo.ts`):
