@@ -14,7 +14,7 @@
  *   an event. So an entry is used for at most {@link SUBSCRIBERS_MAX_AGE_MS} after the read it
  *   started from; after half of that it is read again in the background while the batch goes on
  *   with it, and changes seen meanwhile are applied to the new read too.
- * - Subscriptions carry their TTL: an expired one is never delivered, stored or cached.
+ * - Subscriptions carry their TTL, checked at each delivery: an expired one is never delivered.
  * - Reads are strongly consistent: a subscription answered before the read began is in it.
  */
 import type { Db } from '../db/client.ts';
@@ -159,10 +159,6 @@ export class SubscriberCache {
     }
   }
 
-  clear(): void {
-    this.entries.clear();
-  }
-
   private applyToEntry(e: Entry, change: SubscriptionChange): void {
     if (e.subs) applyTo(e.subs, change);
     for (const r of e.reading) r.changes.push(change);
@@ -201,8 +197,3 @@ export class SubscriberCache {
 
 /** The fan-out's cache: one per execution environment, keyed by table and instance. */
 export const subscriberCache = new SubscriberCache();
-
-/** Forgets the cached subscribers (tests). */
-export function clearSubscriberCache(): void {
-  subscriberCache.clear();
-}
