@@ -28,6 +28,7 @@ import { OBJECT_SK, objectPk } from '#shared/db/keys.ts';
 import { createCoreDeps } from '#shared/deps.ts';
 import { eventFromStreamRecord } from '#shared/db/live-repo.ts';
 import { eventWrite } from '#shared/events/publish.ts';
+import { subscriberCache } from '#shared/live/subscriber-cache.ts';
 import { newKey, placeIn } from '#shared/model/placement.ts';
 import { freePort } from '#local/dynamo.ts';
 import { startRuntime, type Runtime } from '#local/server.ts';
@@ -319,6 +320,9 @@ export async function measureFanout(input: FanoutInput): Promise<Fanout> {
     if (warm.status !== 201) return fanoutNotMeasured(input, `publish answered ${warm.status}: ${warm.text.slice(0, 200)}`);
 
     const readsBefore = rt.stream.stats().reads;
+    // The runtime runs the fan-out in this process: its subscriber cache is this module's.
+    const subscriberQueriesBefore = subscriberCache.reads;
+    const batchesBefore = sum(rt.stream.stats().readsWithRecords);
     const publishMs: number[] = [];
     const failures: string[] = [];
     let next = 0;
@@ -355,7 +359,8 @@ export async function measureFanout(input: FanoutInput): Promise<Fanout> {
       afterAnswer.push(t1 - answeredAt.get(key)!);
     }
     const lost = sentAt.size - latencies.length;
-    const breakdown = fanoutBreakdown(rt.stream, answeredAt, receivedAt, readsBefore);
+    const subscriberReads = { queries: subscriberCache.reads - subscriberQueriesBefore, batches: sum(rt.stream.stats().readsWithRecords) - batchesBefore };
+    const breakdown = fanoutBreakdown(rt.stream, answeredAt, receivedAt, readsBefore, subscriberReads);
     const lat = summarize(latencies);
     const mqttLatencies = [...sentAt].flatMap(([key, t0]) => (mqttReceivedAt.has(key) ? [mqttReceivedAt.get(key)! - t0] : []));
     const mqttFigures = {
@@ -406,6 +411,7 @@ function fanoutBreakdown(
   answeredAt: ReadonlyMap<string, number>,
   receivedAt: ReadonlyMap<string, number>,
   readsBefore: Readonly<Record<ReadTrigger, number>>,
+  subscriberReads: FanoutBreakdown['subscriberReads'],
 ): FanoutBreakdown | null {
   const wait: number[] = [];
   const getRecords: number[] = [];
@@ -440,8 +446,11 @@ function fanoutBreakdown(
     readTriggers,
     idleWaitMs: idleWait.length ? summarize(idleWait) : null,
     reads,
+    subscriberReads,
   };
 }
+
+const sum = (counts: Readonly<Record<string, number>>): number => Object.values(counts).reduce((a, b) => a + b, 0);
 
 function withTimeout<T>(p: Promise<T>, ms: number, message: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;

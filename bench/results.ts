@@ -159,7 +159,7 @@ export interface Fanout extends Verdict {
 /**
  * The local path of a delivered event after its publish was answered, from the stream poller's
  * own timings: publish answered -> the GetRecords call that returned its record starts -> that
- * call ends -> the WebSocket message arrives (the fan-out invocation: decode, subscribers' Query,
+ * call ends -> the WebSocket message arrives (the fan-out invocation: decode, subscribers (cached),
  * Management API POST, send).
  */
 export interface FanoutBreakdown {
@@ -184,6 +184,11 @@ export interface FanoutBreakdown {
   readonly idleWaitMs: Summary | null;
   /** The poller's GetRecords calls during the phase, by trigger (empty reads included). */
   readonly reads: Readonly<Record<'start' | 'more' | 'wake' | 'idle', number>>;
+  /**
+   * The fan-out's Queries of WebSocket subscribers during the phase (`shared/live/subscriber-cache.ts`)
+   * against the batches it delivered: without the cache, one per instance per batch.
+   */
+  readonly subscriberReads: { readonly queries: number; readonly batches: number };
 }
 
 /** The event source mapping's part of the path in AWS, from its documentation. */

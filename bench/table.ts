@@ -123,7 +123,8 @@ export function rowsOf(r: Results): Row[] {
       ? `after the 201, p50: wait for read ${n(b.waitForReadMs?.p50)} ms, GetRecords ${n(b.getRecordsMs?.p50)} ms, ` +
         `fan-out to message ${n(b.fanoutToReceiveMs?.p50)} ms (invocation ${n(b.invocationMs?.p50)} ms, ${n(b.batchRecords?.p50, 0)} records/batch); ` +
         `read on wake ${trig!.wake}, after a batch ${trig!.more}, after the ${f.streamPollIdleMs} ms idle wait ${trig!.idle}` +
-        (b.idleWaitMs ? ` (waited p50 ${n(b.idleWaitMs.p50)} ms)` : '')
+        (b.idleWaitMs ? ` (waited p50 ${n(b.idleWaitMs.p50)} ms)` : '') +
+        `; subscriber Queries ${b.subscriberReads.queries} for ${b.subscriberReads.batches} batches`
       : 'not measured',
     floor: '',
     ratio: '',

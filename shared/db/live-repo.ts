@@ -9,8 +9,9 @@
  * | live event    | `LIVE#<eventKey>`     | `A`                       | as an event object (written by `events-repo.ts`)   |
  *
  * Access patterns: the fan-out reads the subscribers of an instance with one Query on
- * `SUB#<instanceKey>`; a disconnect deletes the connection's subscriptions from the `Subs` map on
- * the connection item (no Scan, no index).
+ * `SUB#<instanceKey>` (and keeps them up to date from the same stream records it reads, see
+ * {@link subscriptionChangeFromStreamRecord}); a disconnect deletes the connection's
+ * subscriptions from the `Subs` map on the connection item (no Scan, no index).
  */
 import { parseJson } from '../json.ts';
 import type { AttributeValue as DdbAttributeValue } from '@aws-sdk/client-dynamodb';
@@ -30,7 +31,11 @@ import type { Principal, Role } from '../http/types.ts';
 import type { Db } from './client.ts';
 import { expandEventDoc, occurredOfItem } from './event-doc.ts';
 import { LIVE_EVENT_PREFIX, OBJECT_SK, WS_CONNECTION_SK, objectPk, subscriptionPk, subscriptionSk, wsConnectionPk } from './keys.ts';
+
 import { getObject, send } from './objects-repo.ts';
+
+const SUBSCRIPTION_PREFIX = subscriptionPk('');
+const WS_CONNECTION_PREFIX = wsConnectionPk('');
 
 /**
  * Partition key prefix of live-only events (NonLogging event types, written by `events-repo.ts`):
@@ -50,7 +55,19 @@ export interface Subscription {
   readonly topic: string;
   /** Set for object topics (`/<instance>/<object>`). */
   readonly objectKey: string | undefined;
+  /** Epoch seconds: the end of its connection's life (TTL deletes the item lazily after it). */
+  readonly ttl: number;
 }
+
+/**
+ * A change to the subscribers of the live feed, read from a stream record: a subscription stored
+ * or replaced (`put`), one removed (`delete`: unsubscribe, disconnect or TTL), or a connection
+ * removed (`disconnect`).
+ */
+export type SubscriptionChange =
+  | { readonly kind: 'put'; readonly instanceKey: string; readonly subscription: Subscription }
+  | { readonly kind: 'delete'; readonly instanceKey: string; readonly connectionId: string; readonly topic: string }
+  | { readonly kind: 'disconnect'; readonly connectionId: string };
 
 export interface NewSubscription {
   readonly connectionId: string;
@@ -234,7 +251,11 @@ async function batchDelete(db: Db, keys: Array<Record<string, string>>): Promise
   }
 }
 
-/** The live subscriptions of one instance: one Query (all pages) on `SUB#<instanceKey>`. */
+/**
+ * The live subscriptions of one instance: one Query (all pages) on `SUB#<instanceKey>`. Strongly
+ * consistent, so a subscription answered before the read began is in it (the fan-out keeps the
+ * answer for a while).
+ */
 export async function subscriptionsOf(db: Db, instanceKey: string, nowSeconds: number): Promise<Subscription[]> {
   const subs: Subscription[] = [];
   let start: Record<string, unknown> | undefined;
@@ -246,14 +267,20 @@ export async function subscriptionsOf(db: Db, instanceKey: string, nowSeconds: n
         KeyConditionExpression: 'PK = :pk',
         // TTL deletes lazily: an expired subscription may still be stored.
         FilterExpression: '#ttl > :now',
-        ProjectionExpression: 'ConnectionId, Topic, ObjectKey',
+        ProjectionExpression: 'ConnectionId, Topic, ObjectKey, #ttl',
+        ConsistentRead: true,
         ExpressionAttributeNames: { '#ttl': 'ttl' },
         ExpressionAttributeValues: { ':pk': subscriptionPk(instanceKey), ':now': nowSeconds },
         ...(start ? { ExclusiveStartKey: start } : {}),
       }),
     );
     for (const i of out.Items ?? []) {
-      subs.push({ connectionId: i.ConnectionId as string, topic: i.Topic as string, objectKey: i.ObjectKey as string | undefined });
+      subs.push({
+        connectionId: i.ConnectionId as string,
+        topic: i.Topic as string,
+        objectKey: i.ObjectKey as string | undefined,
+        ttl: Number(i.ttl),
+      });
     }
     start = out.LastEvaluatedKey;
   } while (start);
@@ -276,6 +303,11 @@ export async function instanceLineage(db: Db, instanceKey: string): Promise<read
 export function eventFromStreamRecord(record: DynamoDBRecord): StreamedEvent | undefined {
   const image = record.dynamodb?.NewImage;
   if (record.eventName !== 'INSERT' || !image) return undefined;
+  // Most records of a batch are not events (an event's pointers, claims, connections...): they
+  // are told apart by their keys before anything is decoded.
+  const rawPk = image.PK?.S ?? '';
+  const mayBeEvent = rawPk.startsWith(LIVE_EVENT_PREFIX) || (rawPk.startsWith(objectPk('')) && image.SK?.S === OBJECT_SK && image.Coll?.S === 'events');
+  if (!mayBeEvent) return undefined;
   const item = unmarshall(image as Record<string, DdbAttributeValue>);
   const pk = typeof item.PK === 'string' ? item.PK : '';
   const isEventObject = pk.startsWith(objectPk('')) && item.SK === OBJECT_SK && item.Coll === 'events';
@@ -295,4 +327,35 @@ export function eventFromStreamRecord(record: DynamoDBRecord): StreamedEvent | u
   const key = String(item.Key ?? pk.slice(pk.indexOf('#') + 1));
   const folder = typeof item.Folder === 'string' ? item.Folder : (instances[instances.length - 1] ?? '');
   return { key, instances, folder, doc: expandEventDoc(doc as Record<string, unknown>, { key, folder, occurredOn: occurredOfItem(item) }) };
+}
+
+/**
+ * The change to the live feed's subscribers a stream record carries: a subscription item
+ * (`SUB#<instance>`) written or removed, or a connection item (`WSC#<id>` / `C`) removed.
+ * Anything else (most records) gives undefined, told by its keys without decoding the item.
+ */
+export function subscriptionChangeFromStreamRecord(record: DynamoDBRecord): SubscriptionChange | undefined {
+  const d = record.dynamodb;
+  const keys = d?.Keys;
+  const pk = keys?.PK?.S;
+  if (!d || !pk) return undefined;
+  if (pk.startsWith(SUBSCRIPTION_PREFIX)) {
+    const instanceKey = pk.slice(SUBSCRIPTION_PREFIX.length);
+    if (record.eventName === 'REMOVE') {
+      const old = d.OldImage;
+      const connectionId = old?.ConnectionId?.S;
+      const topic = old?.Topic?.S;
+      return connectionId !== undefined && topic !== undefined ? { kind: 'delete', instanceKey, connectionId, topic } : undefined;
+    }
+    const image = d.NewImage;
+    const connectionId = image?.ConnectionId?.S;
+    const topic = image?.Topic?.S;
+    const ttl = Number(image?.ttl?.N);
+    if (connectionId === undefined || topic === undefined || !Number.isFinite(ttl)) return undefined;
+    return { kind: 'put', instanceKey, subscription: { connectionId, topic, objectKey: image?.ObjectKey?.S, ttl } };
+  }
+  if (record.eventName === 'REMOVE' && pk.startsWith(WS_CONNECTION_PREFIX) && keys.SK?.S === WS_CONNECTION_SK) {
+    return { kind: 'disconnect', connectionId: pk.slice(WS_CONNECTION_PREFIX.length) };
+  }
+  return undefined;
 }

@@ -6,6 +6,7 @@ import { createCoreDeps, type CoreDeps, type CoreDepsOverrides } from '../deps.t
 import type { WebhookQueue } from '../webhooks/queue.ts';
 import type { MqttPublisher } from './mqtt-channel.ts';
 import { createManagementNotifier, type ConnectionNotifier } from './notifier.ts';
+import { subscriberCache, type SubscriberCache } from './subscriber-cache.ts';
 
 export interface LiveDeps extends CoreDeps {
   /** Sends messages to WebSocket connections (API Gateway Management API). */
@@ -14,12 +15,15 @@ export interface LiveDeps extends CoreDeps {
   readonly mqtt: MqttPublisher | undefined;
   /** Queues webhook deliveries (the fan-out passes one: SQS in AWS, the table locally); undefined elsewhere. */
   readonly webhooks: WebhookQueue | undefined;
+  /** The fan-out's WebSocket subscribers by instance (one per execution environment). */
+  readonly subscribers: SubscriberCache;
 }
 
 export interface LiveDepsOverrides extends CoreDepsOverrides {
   readonly connections?: ConnectionNotifier;
   readonly mqtt?: MqttPublisher;
   readonly webhooks?: WebhookQueue;
+  readonly subscribers?: SubscriberCache;
 }
 
 export function createLiveDeps(over: LiveDepsOverrides = {}): LiveDeps {
@@ -29,5 +33,5 @@ export function createLiveDeps(over: LiveDepsOverrides = {}): LiveDeps {
     throw new Error('Invalid configuration: GATEHOUSE_WEBSOCKET_MANAGEMENT_URL is required by the live event feed');
   }
   const connections = over.connections ?? createManagementNotifier({ endpoint: endpoint!, region: core.config.region });
-  return { ...core, connections, mqtt: over.mqtt, webhooks: over.webhooks };
+  return { ...core, connections, mqtt: over.mqtt, webhooks: over.webhooks, subscribers: over.subscribers ?? subscriberCache };
 }

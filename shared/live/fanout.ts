@@ -3,13 +3,21 @@
  * The batch is decoded and rendered once (the EventMessageData as the API returns it), then
  * handed to each channel in parallel, so a slow or failing channel never delays another:
  *
- * - JSON WebSocket (here): one Query per instance per batch finds the subscribers; each matching
+ * - JSON WebSocket (here): the subscribers of each instance come from the per-environment cache
+ *   (`subscriber-cache.ts`: read by one Query, kept current from the subscription records of the
+ *   same stream, in stream order, and read again after at most a second); each matching
  *   subscription receives the event once;
  * - MQTT (`mqtt-channel.ts`): one publish per (event, topic), the broker fans out;
  * - webhooks (`webhook-channel.ts`): one queued delivery job per (event, subscription).
  */
 import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
-import { deleteConnection, eventFromStreamRecord, subscriptionsOf, type StreamedEvent, type Subscription } from '../db/live-repo.ts';
+import {
+  deleteConnection,
+  eventFromStreamRecord,
+  subscriptionChangeFromStreamRecord,
+  type StreamedEvent,
+  type SubscriptionChange,
+} from '../db/live-repo.ts';
 import { renderEvent } from '../events/render.ts';
 import type { LiveDeps } from './deps.ts';
 import { publishToMqtt, type ChannelEvent } from './mqtt-channel.ts';
@@ -33,6 +41,7 @@ interface Delivery {
  */
 export async function fanOut(deps: LiveDeps, records: readonly DynamoDBRecord[]): Promise<DynamoDBBatchResponse> {
   const events = records.map((r) => eventFromStreamRecord(r));
+  const changes = records.map((r, i) => (events[i] ? undefined : subscriptionChangeFromStreamRecord(r)));
 
   // Subscribers receive the event as the API returns it (namespaced `$type`s, Key, Href, Links).
   const rendered = new Map<StreamedEvent, Record<string, unknown>>();
@@ -51,7 +60,7 @@ export async function fanOut(deps: LiveDeps, records: readonly DynamoDBRecord[])
   );
 
   const [json, mqtt, webhooks] = await Promise.all([
-    toWebSocketSubscribers(deps, events, rendered),
+    toWebSocketSubscribers(deps, events, changes, rendered),
     deps.mqtt ? publishToMqtt({ mqtt: deps.mqtt, logger: deps.logger }, channelEvents) : new Set<number>(),
     deps.webhooks ? queueWebhooks({ ...deps, queue: deps.webhooks }, channelEvents) : new Set<number>(),
   ]);
@@ -63,41 +72,42 @@ export async function fanOut(deps: LiveDeps, records: readonly DynamoDBRecord[])
   };
 }
 
-/** The JSON WebSocket channel: the records (indexes) that could not be delivered. */
+/**
+ * The JSON WebSocket channel: the records (indexes) that could not be delivered. Subscription
+ * changes are applied to the cache in stream order, so each event goes to the subscribers of
+ * its instances as of its place in the stream.
+ */
 async function toWebSocketSubscribers(
   deps: LiveDeps,
   events: ReadonlyArray<StreamedEvent | undefined>,
+  changes: ReadonlyArray<SubscriptionChange | undefined>,
   rendered: ReadonlyMap<StreamedEvent, Record<string, unknown>>,
 ): Promise<Set<number>> {
   const failed = new Set<number>();
 
-  // One Query per instance for the whole batch, in parallel.
   const now = Math.floor(deps.now().getTime() / 1000);
-  const instances = [...new Set(events.flatMap((e) => e?.instances ?? []))];
-  const subscribers = new Map<string, Subscription[] | Error>();
-  await Promise.all(
-    instances.map(async (i) => {
-      try {
-        subscribers.set(i, await subscriptionsOf(deps.db, i, now));
-      } catch (err) {
-        subscribers.set(i, err as Error);
-      }
-    }),
-  );
+  const instances = new Set(events.flatMap((e) => e?.instances ?? []));
+  // What an unknown or stale instance needs is read (one Query each, in parallel) before any change
+  // of this batch is applied: the read sees them all, and applying them again is harmless.
+  const loading = deps.subscribers.load(deps.db, instances);
+  // Without a read to wait for, the posts start in this turn, ahead of the other channels' work.
+  const subscribers = loading instanceof Promise ? await loading : loading;
 
   const deliveries: Delivery[] = [];
   events.forEach((event, record) => {
+    const change = changes[record];
+    if (change) deps.subscribers.apply(deps.db, change);
     if (!event) return;
     const linked = linkedObjectKeys(event.doc);
     const seen = new Set<string>();
     for (const instance of new Set(event.instances)) {
-      const subs = subscribers.get(instance);
+      const subs = subscribers.of(instance, now);
       if (subs instanceof Error) {
         deps.logger.error('fan-out: reading subscribers failed', { instance, error: subs.message });
         failed.add(record);
         continue;
       }
-      for (const sub of subs ?? []) {
+      for (const sub of subs) {
         const once = `${sub.connectionId}#${sub.topic}`;
         if (seen.has(once) || !subscriptionMatches(sub, linked)) continue;
         seen.add(once);
@@ -119,6 +129,7 @@ async function toWebSocketSubscribers(
     }
   });
 
+  for (const id of gone) deps.subscribers.forgetConnection(deps.db, id);
   await Promise.all(
     [...gone].map((id) =>
       deleteConnection(deps.db, id).catch((err: unknown) => {

@@ -264,6 +264,9 @@ describe.each(built.stacks.map((s) => [s.stackName, s] as const))('%s', (_name, 
       StartingPosition: 'LATEST',
       DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [queueId, 'Arn'] } } },
     });
+    // Unfiltered: the fan-out keeps its subscriber cache current from the subscription and
+    // connection records, and the audit trail and metering read every object change.
+    template.hasResourceProperties('AWS::Lambda::EventSourceMapping', { FunctionName: aliasFunctionName(stack, 'fanout'), FilterCriteria: Match.absent() });
     template.hasResourceProperties('AWS::SQS::Queue', { SqsManagedSseEnabled: true });
     template.hasResourceProperties('AWS::SQS::QueuePolicy', {
       PolicyDocument: {

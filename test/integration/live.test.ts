@@ -108,6 +108,16 @@ function streamRecord(item: Record<string, unknown>, eventName: 'INSERT' | 'MODI
   };
 }
 
+/**
+ * The stream record of a subscription as stored: the fan-out learns of subscriptions from the
+ * stream it reads, so a batch built by hand carries them as the stream would.
+ */
+async function subscribedRecord(instanceKey: string, connectionId: string, topic: string): Promise<DynamoDBRecord> {
+  const item = await getItem(t.db, `SUB#${instanceKey}`, `${connectionId}#${topic}`);
+  expect(item).toBeDefined();
+  return streamRecord(item!);
+}
+
 /** An event as subscribers receive it: rendered as the API returns it. */
 function delivered(key: string, folder: string, instances: readonly string[], doc: Record<string, unknown>) {
   return renderEvent(
@@ -354,7 +364,7 @@ describe('fanout', () => {
     await say(id, { action: 'subscribe', topic: `/${child.key}/$` });
     connections.gone.add(id);
 
-    const res = await fanout({ Records: [streamRecord(eventItem([root.key, child.key]).item)] });
+    const res = await fanout({ Records: [await subscribedRecord(child.key, id, `/${child.key}/$`), streamRecord(eventItem([root.key, child.key]).item)] });
 
     expect(res).toEqual({ batchItemFailures: [] });
     expect(await getItem(t.db, `WSC#${id}`, 'C')).toBeUndefined();
@@ -365,10 +375,11 @@ describe('fanout', () => {
     const id = await open(tokens.other);
     await say(id, { action: 'subscribe', topic: `/${other.key}/$` });
     connections.failing.add(id);
+    const subscribed = await subscribedRecord(other.key, id, `/${other.key}/$`);
     const ok = streamRecord(eventItem([root.key]).item);
     const failing = streamRecord(eventItem([other.key]).item);
 
-    const res = await fanout({ Records: [ok, failing] });
+    const res = await fanout({ Records: [subscribed, ok, failing] });
 
     expect(res).toEqual({ batchItemFailures: [{ itemIdentifier: failing.dynamodb!.SequenceNumber }] });
     connections.failing.delete(id);
@@ -386,10 +397,11 @@ describe('fanout', () => {
 
 describe('stream poller on the table\'s stream', () => {
   it('delivers an event written to the table to its subscribers', async () => {
-    const id = await open(tokens.root);
-    await say(id, { action: 'subscribe', topic: `/${root.key}/$` });
     const poller = await startStreamPoller({ reader: createStreamReader(t.config), invoke: (e) => fanout(e), logger: deps.logger, idleMs: 50 });
     try {
+      // Subscribed once the poller reads the stream: the fan-out learns of it from its record.
+      const id = await open(tokens.root);
+      await say(id, { action: 'subscribe', topic: `/${root.key}/$` });
       const w = liveEvent(root.key);
 
       await putLiveEvent(t.db, w, nowSeconds());
