@@ -20,28 +20,66 @@ export class FamilyMissing extends Error {
   }
 }
 
+/**
+ * A Lambda context for one invocation. The methods live on the prototype: a context is built for
+ * every request, and a handful of fresh closures per request is measurable at the runtime's rates.
+ */
+class LocalContext implements Context {
+  readonly callbackWaitsForEmptyEventLoop = false;
+  readonly functionName: string;
+  readonly functionVersion = '$LATEST';
+  readonly invokedFunctionArn: string;
+  readonly memoryLimitInMB = '1024';
+  readonly logGroupName: string;
+  readonly logStreamName: string;
+  constructor(
+    readonly awsRequestId: string,
+    private readonly deadline: number,
+    names: FunctionNames,
+  ) {
+    this.functionName = names.functionName;
+    this.invokedFunctionArn = names.invokedFunctionArn;
+    this.logGroupName = names.logGroupName;
+    this.logStreamName = names.logStreamName;
+  }
+  getRemainingTimeInMillis(): number {
+    return Math.max(0, this.deadline - Date.now());
+  }
+  done(): void {}
+  fail(): void {}
+  succeed(): void {}
+}
+
+interface FunctionNames {
+  readonly functionName: string;
+  readonly invokedFunctionArn: string;
+  readonly logGroupName: string;
+  readonly logStreamName: string;
+}
+
+/** The names of each family's function, built once. */
+const namesOf = new Map<Family, FunctionNames>();
+
 /** A Lambda context for one invocation. */
 export function lambdaContext(family: Family, requestId: string = randomUUID(), timeoutMs = INVOKE_TIMEOUT_MS): Context {
-  const deadline = Date.now() + timeoutMs;
-  const functionName = `gatehouse-${family}`;
-  return {
-    callbackWaitsForEmptyEventLoop: false,
-    functionName,
-    functionVersion: '$LATEST',
-    invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
-    memoryLimitInMB: '1024',
-    awsRequestId: requestId,
-    logGroupName: `/aws/lambda/${functionName}`,
-    logStreamName: `local/${process.pid}`,
-    getRemainingTimeInMillis: () => Math.max(0, deadline - Date.now()),
-    done: () => {},
-    fail: () => {},
-    succeed: () => {},
-  };
+  let names = namesOf.get(family);
+  if (!names) {
+    const functionName = `gatehouse-${family}`;
+    names = {
+      functionName,
+      invokedFunctionArn: `arn:aws:lambda:local:000000000000:function:${functionName}`,
+      logGroupName: `/aws/lambda/${functionName}`,
+      logStreamName: `local/${process.pid}`,
+    };
+    namesOf.set(family, names);
+  }
+  return new LocalContext(requestId, Date.now() + timeoutMs, names);
 }
 
 export class FamilyLoader {
   private readonly loaded = new Map<Family, Promise<LambdaHandler>>();
+  /** The handlers imported so far: a call to one of them waits for nothing before it starts. */
+  private readonly ready = new Map<Family, LambdaHandler>();
 
   /** The family's exported `handler`. Failures are not cached: a family that lands later loads then. */
   handler(family: Family): Promise<LambdaHandler> {
@@ -49,15 +87,23 @@ export class FamilyLoader {
     if (!h) {
       h = this.importHandler(family);
       this.loaded.set(family, h);
-      h.catch(() => this.loaded.delete(family));
+      h.then(
+        (handler) => this.ready.set(family, handler),
+        () => this.loaded.delete(family),
+      );
     }
     return h;
   }
 
   /** Calls the family's handler with a fresh context. */
-  async invoke(family: Family, event: unknown, requestId?: string): Promise<unknown> {
-    const handler = await this.handler(family);
-    return handler(event, lambdaContext(family, requestId));
+  invoke(family: Family, event: unknown, requestId?: string): Promise<unknown> {
+    const ready = this.ready.get(family);
+    if (!ready) return this.handler(family).then((handler) => handler(event, lambdaContext(family, requestId)));
+    try {
+      return ready(event, lambdaContext(family, requestId));
+    } catch (err) {
+      return Promise.reject(err);
+    }
   }
 
   private async importHandler(family: Family): Promise<LambdaHandler> {

@@ -19,7 +19,7 @@ import { createDb, ensureTable } from '#shared/db/client.ts';
 import { createStreamReader } from '#shared/db/stream-reader.ts';
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { serviceUnavailable, tooManyRequests, type ApiError } from '#shared/errors.ts';
-import { Router } from '#shared/http/router.ts';
+import { Router, rememberMatch } from '#shared/http/router.ts';
 import { createLogger } from '#shared/logger.ts';
 import { flushAllUsage, flushDueUsage } from '#shared/usage/recorder.ts';
 import { DEAD_LETTER_FILE, fileDeadLetters } from './dead-letters.ts';
@@ -160,7 +160,10 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
         const e = notServing();
         return writeJsonError(res, e.status, e.code, 'Gatehouse is starting; retry in a second.', { ...e.headers });
       }
-      const body = await readBody(req, maxBody);
+      // Most requests carry no body: nothing to wait for then.
+      let body: Buffer | undefined | 'too-large';
+      if (hasNoBody(req)) req.resume();
+      else body = await readBody(req, maxBody);
       if (body === 'too-large') {
         // The rest of the body is not read: close the connection after answering.
         return writeJsonError(res, 413, 'PayloadTooLarge', `The request body is larger than ${maxBody} bytes.`, { connection: 'close' });
@@ -168,6 +171,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       const match = router.match(req.method ?? 'GET', target.rawPath);
       if (!match) return writeJsonError(res, 404, 'NotFound', 'No such resource.');
       const event = toHttpEvent({ req, body, match, domainName: req.headers.host?.split(':')[0] || 'localhost', requestId, target });
+      rememberMatch(event, req.method ?? 'GET', target.rawPath, match);
       const result = await families.invoke(match.route.family, event, requestId);
       writeResult(res, result, { 'apigw-requestid': requestId });
       // The write (if any) is done: its stream record is read now, not after the idle wait.
@@ -312,14 +316,19 @@ function closeServer(server: Server): Promise<void> {
   });
 }
 
+/** Neither a length nor chunked encoding: HTTP/1.1 says there is no body (most GETs). */
+function hasNoBody(req: IncomingMessage): boolean {
+  const length = req.headers['content-length'];
+  return (length === undefined || length === '0') && req.headers['transfer-encoding'] === undefined;
+}
+
 /** The body (undefined when empty), or 'too-large' past `cap` bytes without reading the rest. */
 async function readBody(req: IncomingMessage, cap: number): Promise<Buffer | undefined | 'too-large'> {
-  const length = req.headers['content-length'];
-  // Neither a length nor chunked encoding: HTTP/1.1 says there is no body (most GETs).
-  if ((length === undefined || length === '0') && req.headers['transfer-encoding'] === undefined) {
+  if (hasNoBody(req)) {
     req.resume();
     return undefined;
   }
+  const length = req.headers['content-length'];
   if (Number(length ?? 0) > cap) return 'too-large';
   const chunks: Buffer[] = [];
   let size = 0;

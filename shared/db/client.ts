@@ -23,6 +23,14 @@ const DATA_PLANE = /^(?:(?:Get|Put|Update|Delete|BatchGet|BatchWrite)Item|Transa
 export interface Db {
   readonly doc: DynamoDBDocumentClient;
   readonly raw: DynamoDBClient;
+  /**
+   * The client of single-item reads (`GetItem`, the hottest call: every object GET). It shares
+   * `raw`'s connections and middleware, and resolves its middleware stack once per command class
+   * (the SDK's `cacheMiddleware`) instead of on every call: nothing is added to its stack after
+   * creation, which is the option's one condition. The document client refuses that option, so
+   * it is a client of its own, made on first use.
+   */
+  readonly reader: DynamoDBClient;
   readonly tableName: string;
 }
 
@@ -43,7 +51,7 @@ export interface DbOptions {
 /** Creates the clients for a configuration. Call once per execution environment. */
 export function createDb(cfg: Pick<Config, 'tableName' | 'dynamodbEndpoint' | 'region'>, opts: DbOptions = {}): Db {
   const local = cfg.dynamodbEndpoint !== undefined;
-  const raw = new DynamoDBClient({
+  const clientConfig = {
     region: cfg.region,
     maxAttempts: opts.maxAttempts ?? 4,
     ...(local
@@ -53,44 +61,57 @@ export function createDb(cfg: Pick<Config, 'tableName' | 'dynamodbEndpoint' | 'r
           credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
         }
       : {}),
-  });
+  };
+  const raw = new DynamoDBClient(clientConfig);
   // Every data-plane call reports its consumed capacity: to the request's scope (the request log
   // line and the ConsumedCapacity metric) and to `onCapacity` when given (tests and benchmarks).
   const onCapacity = opts.onCapacity;
-  raw.middlewareStack.add(
-    (next, context) => async (args) => {
-      const commandName = context.commandName ?? '';
-      if (!DATA_PLANE.test(commandName)) return next(args);
-      const input = args.input as Record<string, unknown>;
-      input.ReturnConsumedCapacity ??= 'TOTAL';
-      const out = await next(args);
-      const cc = (out.output as { ConsumedCapacity?: unknown }).ConsumedCapacity;
-      const list = (Array.isArray(cc) ? cc : cc ? [cc] : []) as Array<{
-        CapacityUnits?: number;
-        ReadCapacityUnits?: number;
-        WriteCapacityUnits?: number;
-      }>;
-      let read = 0;
-      let write = 0;
-      for (const c of list) {
-        read += c.ReadCapacityUnits ?? 0;
-        write += c.WriteCapacityUnits ?? 0;
-        if (c.ReadCapacityUnits === undefined && c.WriteCapacityUnits === undefined) {
-          // DynamoDB Local reports only CapacityUnits: attribute it by command kind.
-          if (/Get|Query|Scan/.test(commandName)) read += c.CapacityUnits ?? 0;
-          else write += c.CapacityUnits ?? 0;
+  const withCapacity = (client: DynamoDBClient): DynamoDBClient => {
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const commandName = context.commandName ?? '';
+        if (!DATA_PLANE.test(commandName)) return next(args);
+        const input = args.input as Record<string, unknown>;
+        input.ReturnConsumedCapacity ??= 'TOTAL';
+        const out = await next(args);
+        const cc = (out.output as { ConsumedCapacity?: unknown }).ConsumedCapacity;
+        const list = (Array.isArray(cc) ? cc : cc ? [cc] : []) as Array<{
+          CapacityUnits?: number;
+          ReadCapacityUnits?: number;
+          WriteCapacityUnits?: number;
+        }>;
+        let read = 0;
+        let write = 0;
+        for (const c of list) {
+          read += c.ReadCapacityUnits ?? 0;
+          write += c.WriteCapacityUnits ?? 0;
+          if (c.ReadCapacityUnits === undefined && c.WriteCapacityUnits === undefined) {
+            // DynamoDB Local reports only CapacityUnits: attribute it by command kind.
+            if (/Get|Query|Scan/.test(commandName)) read += c.CapacityUnits ?? 0;
+            else write += c.CapacityUnits ?? 0;
+          }
         }
-      }
-      addConsumedCapacity(read + write);
-      onCapacity?.({ command: (commandName || 'unknown').replace(/Command$/, ''), read, write });
-      return out;
-    },
-    { step: 'initialize', name: 'gatehouseCapacity' },
-  );
+        addConsumedCapacity(read + write);
+        onCapacity?.({ command: (commandName || 'unknown').replace(/Command$/, ''), read, write });
+        return out;
+      },
+      { step: 'initialize', name: 'gatehouseCapacity' },
+    );
+    return client;
+  };
+  withCapacity(raw);
   const doc = DynamoDBDocumentClient.from(raw, {
     marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
   });
-  return { doc, raw, tableName: cfg.tableName };
+  let reader: DynamoDBClient | undefined;
+  return {
+    doc,
+    raw,
+    get reader() {
+      return (reader ??= withCapacity(new DynamoDBClient({ ...clientConfig, requestHandler: raw.config.requestHandler, cacheMiddleware: true })));
+    },
+    tableName: cfg.tableName,
+  };
 }
 
 /**

@@ -15,6 +15,7 @@
  * metered only when its operation names the tenant (`POST /token`: the instance logged into).
  */
 import middy, { type MiddlewareObj } from '@middy/core';
+import { LogLevelThreshold } from '@aws-lambda-powertools/logger';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { ApiError, ConditionFailed, StoreUnavailable, internalError, serviceUnavailable, badRequest, notFound } from '../errors.ts';
 import type { Family } from '../model/collections.ts';
@@ -23,7 +24,7 @@ import { consumedCapacity, withCapacityScope } from '../db/capacity.ts';
 import { createRequestMetrics, type RequestMetrics } from '../metrics.ts';
 import { requestCounter } from '../usage/meter.ts';
 import { createUsageRecorder, type UsageRecorder } from '../usage/recorder.ts';
-import { Router } from './router.ts';
+import { Router, matchOf } from './router.ts';
 import type { ApiRequest, ApiResponse, BaseDeps, Operation } from './types.ts';
 
 type HttpEvent = APIGatewayProxyEventV2;
@@ -92,7 +93,11 @@ function parseQuery(raw: string | undefined): Record<string, string[]> {
 
 function lowerHeaders(h: HttpEvent['headers'] | undefined): Record<string, string> {
   const out: Record<string, string> = Object.create(null);
-  for (const [k, v] of Object.entries(h ?? {})) if (v !== undefined) out[k.toLowerCase()] = v;
+  if (!h) return out;
+  for (const k in h) {
+    const v = h[k];
+    if (v !== undefined && Object.hasOwn(h, k)) out[k.toLowerCase()] = v;
+  }
   return out;
 }
 
@@ -123,9 +128,12 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
   const getDeps = (): D => (deps ??= spec.deps());
   let metrics: RequestMetrics | undefined;
   let usage: UsageRecorder | undefined;
+  const requestCount = { [requestCounter(spec.family)]: 1 };
 
+  // The middlewares are plain functions where they have nothing to wait for: middy awaits each
+  // anyway, and an async function costs a promise per request for nothing.
   const requestContext = () => ({
-    before: async (request: MiddyRequest) => {
+    before: (request: MiddyRequest) => {
       const requestId = request.event.requestContext?.requestId ?? request.context?.awsRequestId ?? crypto.randomUUID();
       const st: State = { started: performance.now(), requestId };
       request.internal.gatehouse = st;
@@ -133,30 +141,30 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
       const { logger } = getDeps();
       logger.appendKeys({ requestId, family: spec.family });
     },
-    after: async (request: MiddyRequest) => {
-      await logRequest(request, request.response?.statusCode ?? 0);
-    },
-    onError: async (request: MiddyRequest) => {
-      if (request.response) await logRequest(request, request.response.statusCode ?? 0);
-    },
+    after: (request: MiddyRequest) => logRequest(request, request.response?.statusCode ?? 0),
+    onError: (request: MiddyRequest) => (request.response ? logRequest(request, request.response.statusCode ?? 0) : undefined),
   });
 
-  async function logRequest(request: MiddyRequest, status: number) {
+  /** Logs, counts and meters an answered request; the promise is the usage flush, when one is due. */
+  function logRequest(request: MiddyRequest, status: number): Promise<void> | undefined {
     const s = request.internal.gatehouse;
     const d = getDeps();
     const ms = s ? Math.round((performance.now() - s.started) * 10) / 10 : 0;
     const instanceKey = s?.req?.principal?.instanceKey ?? s?.tenant;
     const capacity = consumedCapacity() ?? 0;
     // Never the body, the query string or headers: they can carry passwords, codes and tokens.
-    d.logger.info('request', {
-      method: request.event.requestContext?.http?.method,
-      route: s?.req?.route.path ?? request.event.routeKey,
-      operation: s?.operation,
-      status,
-      ms,
-      instanceKey,
-      consumedCapacity: capacity,
-    });
+    // (The line is built only when the level prints it: the logger has no buffering configured.)
+    if (d.logger.level <= LogLevelThreshold.INFO) {
+      d.logger.info('request', {
+        method: request.event.requestContext?.http?.method,
+        route: s?.req?.route.path ?? request.event.routeKey,
+        operation: s?.operation,
+        status,
+        ms,
+        instanceKey,
+        consumedCapacity: capacity,
+      });
+    }
     d.logger.removeKeys(['requestId', 'family']);
     // Observing a request never changes its answer.
     try {
@@ -164,15 +172,17 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
       const login = s?.req && spec.loginOutcome ? spec.loginOutcome(s.req, status, s.errorCode) : undefined;
       (metrics ??= createRequestMetrics(d.config, spec.family)).record({ operation, status, ms, consumedCapacity: capacity, ...(login ? { login } : {}) });
       usage ??= createUsageRecorder(d);
-      if (instanceKey) usage.add(instanceKey, { [requestCounter(spec.family)]: 1 });
-      await usage.flushIfDue();
+      if (instanceKey) usage.add(instanceKey, requestCount);
+      if (!usage.isDue()) return undefined;
+      return usage.flushIfDue().catch((err: unknown) => d.logger.warn('metrics or usage metering failed', { error: (err as Error).message }));
     } catch (err) {
       d.logger.warn('metrics or usage metering failed', { error: (err as Error).message });
+      return undefined;
     }
   }
 
   const bodyLimit = () => ({
-    before: async (request: MiddyRequest) => {
+    before: (request: MiddyRequest) => {
       const { config } = getDeps();
       const body = request.event.body;
       if (!body) return;
@@ -184,12 +194,13 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
   });
 
   const routing = () => ({
-    before: async (request: MiddyRequest) => {
+    before: (request: MiddyRequest) => {
       const s = state(request);
       const event = request.event;
       const method = event.requestContext?.http?.method ?? 'GET';
       const path = event.rawPath ?? event.requestContext?.http?.path ?? '/';
-      const match = router.match(method, path);
+      // The local runtime has matched this very event already (API Gateway's routing): reuse it.
+      const match = matchOf(event, method, path) ?? router.match(method, path);
       if (!match || match.route.family !== spec.family) {
         // Only `$default` and misrouted calls land here: answer as an unknown route.
         throw notFound(`No resource at ${method} ${path}.`);
@@ -213,7 +224,7 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
   });
 
   const bodyParser = () => ({
-    before: async (request: MiddyRequest) => {
+    before: (request: MiddyRequest) => {
       const s = state(request);
       const req = s.req!;
       const text = bodyText(request.event);
@@ -259,7 +270,7 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
   });
 
   const errorHandler = () => ({
-    onError: async (request: MiddyRequest) => {
+    onError: (request: MiddyRequest) => {
       const err = request.error;
       const cors = corsFor(request);
       if (err instanceof ApiError) {

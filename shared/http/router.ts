@@ -89,3 +89,20 @@ function safeDecode(s: string): string {
     return s;
   }
 }
+
+/** Matches already made for an event, with the method and path they were made for. */
+const matched = new WeakMap<object, { readonly method: string; readonly path: string; readonly match: RouteMatch }>();
+
+/**
+ * Records the match a router made for `event` (the local runtime routes each request before it
+ * invokes a family, as API Gateway does), so the family's pipeline need not match it again.
+ */
+export function rememberMatch(event: object, method: string, path: string, match: RouteMatch): void {
+  matched.set(event, { method: method.toUpperCase(), path, match });
+}
+
+/** The match recorded for `event`, when it was made for this method and path (else undefined: match it). */
+export function matchOf(event: object, method: string, path: string): RouteMatch | undefined {
+  const m = matched.get(event);
+  return m && m.path === path && m.method === method.toUpperCase() ? m.match : undefined;
+}

@@ -18,6 +18,8 @@ export interface UsageDelta {
 /** The counter of requests answered by a family. */
 export const requestCounter = (family: string): Counter => `Req_${family}`;
 
+const DAY_MS = 86_400_000;
+
 /** The UTC day (`yyyy-mm-dd`) of an instant. */
 export const utcDay = (ms: number): string => new Date(ms).toISOString().slice(0, 10);
 
@@ -31,6 +33,7 @@ export interface MeterOptions {
 export class UsageMeter {
   private pending = new Map<string, { instanceKey: string; day: string; counts: Partial<Record<Counter, number>> }>();
   private lastFlush: number;
+  private day = { start: Number.NaN, text: '' };
 
   constructor(private readonly opts: MeterOptions) {
     // The first flush comes one interval after the environment starts, like every later one.
@@ -40,7 +43,17 @@ export class UsageMeter {
   /** Adds counts for an instance on today's (UTC) date. */
   add(instanceKey: string, counts: Readonly<Partial<Record<Counter, number>>>): void {
     if (!instanceKey) return;
-    this.merge(instanceKey, utcDay(this.opts.now()), counts);
+    this.merge(instanceKey, this.today(), counts);
+  }
+
+  /** The current UTC day, formatted once per day (every request asks). */
+  private today(): string {
+    const now = this.opts.now();
+    if (!(now >= this.day.start && now < this.day.start + DAY_MS)) {
+      const start = Math.floor(now / DAY_MS) * DAY_MS;
+      this.day = { start, text: utcDay(start) };
+    }
+    return this.day.text;
   }
 
   /** True when counts are waiting; nothing is written for an idle environment. */

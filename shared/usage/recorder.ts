@@ -26,6 +26,8 @@ export interface UsageRecorderDeps {
 export interface UsageRecorder {
   /** Counts for an instance today (UTC). */
   add(instanceKey: string, counts: Readonly<Partial<Record<Counter, number>>>): void;
+  /** Whether {@link flushIfDue} would write now (counts waiting, the interval passed, no write running). */
+  isDue(): boolean;
   /** Writes the counts when the interval has passed; never throws (a failed write is retried at the next flush). */
   flushIfDue(): Promise<void>;
   /** Writes every waiting count now. */
@@ -74,6 +76,7 @@ export function createUsageRecorder(deps: UsageRecorderDeps): UsageRecorder {
 
   const recorder: UsageRecorder = {
     add: (instanceKey, counts) => meter.add(instanceKey, counts),
+    isDue: () => !writing && meter.isDue(),
     async flushIfDue() {
       if (writing || !meter.isDue()) return;
       writing = write(meter.takeDue()).finally(() => (writing = undefined));

@@ -39,6 +39,18 @@ describe('object repository', () => {
     expect(back).toEqual(p);
   });
 
+  it('reads many objects at once through the cached reader, each its own, each counted', async () => {
+    const people = Array.from({ length: 12 }, (_, i) => person(`Reader ${i}`));
+    for (const p of people) await createObject(t.db, p);
+    const before = t.calls.length;
+    const back = await Promise.all([...people, ...people].map((p) => getObject(t.db, p.key, true)));
+    expect(back).toEqual([...people, ...people]);
+    const calls = t.calls.slice(before);
+    expect(calls.map((c) => c.command)).toEqual(Array(24).fill('GetItem'));
+    expect(calls.every((c) => c.read > 0 && c.write === 0)).toBe(true);
+    expect(await getObject(t.db, newKey())).toBeUndefined();
+  });
+
   it('lists a folder collection in creation order, one Query a page', async () => {
     const made = [person('p1'), person('p2'), person('p3')];
     for (const p of made) await createObject(t.db, p);

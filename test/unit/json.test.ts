@@ -28,6 +28,15 @@ describe('lossless JSON', () => {
   it('writes what JSON.stringify writes when there is no bigint', () => {
     const v = { a: [1, 'x', null, { b: true }], d: new Date(0), u: undefined };
     expect(stringifyJson(v)).toBe(JSON.stringify(v));
+    expect(stringifyJson(undefined)).toBeUndefined();
+    // A bigint inside toJSON output or an array, too.
+    expect(stringifyJson({ when: { toJSON: () => 2n ** 63n - 1n }, list: [1, 2n] })).toBe(`{"when":${MAX_INT64},"list":[1,2]}`);
+  });
+
+  it('throws on a cycle, as JSON.stringify does', () => {
+    const v: Record<string, unknown> = { a: 1 };
+    v.self = v;
+    expect(() => stringifyJson(v)).toThrow(TypeError);
   });
 
   it('compares documents by value with big integers inside', () => {

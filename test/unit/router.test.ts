@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Router } from '#shared/http/router.ts';
+import { Router, matchOf, rememberMatch } from '#shared/http/router.ts';
 import { COLLECTIONS } from '#shared/model/collections.ts';
 import { ROUTES, routeKey, type Route } from '#shared/routes.ts';
 
@@ -100,5 +100,17 @@ describe('Router', () => {
 
   it('ignores empty segments and a trailing slash', () => {
     expect(router.match('GET', '/api/sysinfo/')?.route.operation).toBe('sysinfo');
+  });
+
+  it('hands a match made for an event to the next router only for the same method and path', () => {
+    const path = `/api/f/${K}/people/${K}`;
+    const event = {};
+    const m = router.match('get', path)!;
+    expect(matchOf(event, 'GET', path)).toBeUndefined();
+    rememberMatch(event, 'get', path, m);
+    expect(matchOf(event, 'GET', path)).toBe(m);
+    expect(matchOf(event, 'DELETE', path)).toBeUndefined();
+    expect(matchOf(event, 'GET', `${path}/cards`)).toBeUndefined();
+    expect(matchOf({}, 'GET', path)).toBeUndefined();
   });
 });
