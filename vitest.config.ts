@@ -70,7 +70,8 @@ export default defineConfig({
         test: { name: 'reliability', include: ['test/reliability/**/*.test.ts'], exclude: [...configDefaults.exclude, LOAD_TEST], ...reliabilitySettings },
       },
       {
-        test: { name: 'load', include: [LOAD_TEST], ...reliabilitySettings },
+        // One file: one worker, so one DynamoDB Local (dynamo-setup.ts starts one per worker).
+        test: { name: 'load', include: [LOAD_TEST], ...reliabilitySettings, maxWorkers: 1 },
       },
       {
         // The deployment packages: the app synthesized with real bundling, each function loaded
@@ -78,6 +79,7 @@ export default defineConfig({
         test: {
           name: 'bundles',
           include: ['test/bundles/**/*.test.ts'],
+          maxWorkers: 1, // one file (see load)
           globalSetup: ['test/support/dynamo-setup.ts'],
           testTimeout: 120_000,
           hookTimeout: 600_000,

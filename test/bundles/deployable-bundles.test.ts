@@ -21,7 +21,7 @@ import type { APIGatewayProxyResultV2, DynamoDBBatchResponse, DynamoDBRecord } f
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDeployment } from '#shared/auth/bootstrap.ts';
 import { localLicenseAuthority } from '#shared/auth/licenses.ts';
 import { createStreamReader } from '#shared/db/stream-reader.ts';
@@ -42,6 +42,7 @@ import {
   type SynthesizedStack,
 } from '../support/bundles.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';
+import { dynamoEndpoint } from '../support/dynamo-endpoint.ts';
 
 const INSTANCE = `Bundles-${randomBytes(3).toString('hex')}`;
 const ADMIN = 'admin';
@@ -64,7 +65,7 @@ let wsRoutes: Map<string, string>;
 const timings: Record<string, number> = {};
 
 /** What the template's deploy-time values become here. */
-const standInValues = () => ({ region: stack.region, tableName: t.config.tableName, awsUrl: aws.url, stagePath: STAGE_PATH, dynamoEndpoint: inject('dynamoEndpoint') });
+const standInValues = () => ({ region: stack.region, tableName: t.config.tableName, awsUrl: aws.url, stagePath: STAGE_PATH, dynamoEndpoint: dynamoEndpoint() });
 
 /** The process running the function whose code asset is `Functions/<family>/...`. */
 function family(name: string): LambdaProcess {

@@ -10,12 +10,13 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { DynamoDBStreamEvent } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { putLiveEvent } from '#shared/db/events-repo.ts';
 import { eventFromStreamRecord } from '#shared/db/live-repo.ts';
 import { startRuntime, type Runtime } from '#local/server.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';
 import { liveEvent } from '../support/live-events.ts';
+import { dynamoEndpoint } from '../support/dynamo-endpoint.ts';
 
 const FOREVER_MS = 10 * 60_000;
 const instanceKey = randomBytes(12).toString('hex');
@@ -33,7 +34,7 @@ beforeAll(async () => {
   runtime = await startRuntime({
     port: 0,
     dataDir: join(dir, 'runtime'),
-    dynamodbEndpoint: inject('dynamoEndpoint'),
+    dynamodbEndpoint: dynamoEndpoint(),
     pollIntervalMs: FOREVER_MS,
     families: {
       invoke: async (family, event) => {

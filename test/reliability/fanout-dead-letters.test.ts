@@ -11,7 +11,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { putLiveEvent } from '#shared/db/events-repo.ts';
 import { eventFromStreamRecord } from '#shared/db/live-repo.ts';
 import { createStreamReader } from '#shared/db/stream-reader.ts';
@@ -21,6 +21,7 @@ import { startRuntime } from '#local/server.ts';
 import { startStreamPoller, type StreamPoller } from '#local/stream-poller.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';
 import { liveEvent } from '../support/live-events.ts';
+import { dynamoEndpoint } from '../support/dynamo-endpoint.ts';
 
 const BACKOFF_MS = 40;
 const ATTEMPTS = 4;
@@ -181,7 +182,7 @@ describe('fan-out dead letters', () => {
     const runtime = await startRuntime({
       port: 0,
       dataDir: runtimeDir,
-      dynamodbEndpoint: inject('dynamoEndpoint'),
+      dynamodbEndpoint: dynamoEndpoint(),
       pollIntervalMs: 20,
       families: {
         invoke: async (family) => {

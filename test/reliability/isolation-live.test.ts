@@ -14,12 +14,13 @@ import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
 import { deserialize } from 'bson';
 import mqtt, { type MqttClient } from 'mqtt';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CoreDeps } from '#shared/deps.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';
 import { HandshakeRefused, newDataDir, openLiveClient, spawnRuntime, type LiveClient, type SpawnedRuntime } from '../support/runtime.ts';
 import { invalidTokens, seedTenant, testDeps, uniqueName, type Tenant } from '../support/tokens.ts';
 import { documentedFetch } from '../support/documented-fetch.ts';
+import { dynamoEndpoint } from '../support/dynamo-endpoint.ts';
 
 type Name = 'P' | 'A' | 'C' | 'S';
 const NAMES: readonly Name[] = ['P', 'A', 'C', 'S'];
@@ -104,7 +105,7 @@ beforeAll(async () => {
   dataDir = await newDataDir();
   const tableName = `isolive-${randomBytes(6).toString('hex')}`;
   // Well under the default stage throttling (some 40 requests): it stays on.
-  runtime = await spawnRuntime({ dataDir, env: { GATEHOUSE_DYNAMODB_ENDPOINT: inject('dynamoEndpoint'), GATEHOUSE_TABLE_NAME: tableName } });
+  runtime = await spawnRuntime({ dataDir, env: { GATEHOUSE_DYNAMODB_ENDPOINT: dynamoEndpoint(), GATEHOUSE_TABLE_NAME: tableName } });
   // The runtime's table and signing key: tokens minted here verify there.
   t = await createTestDb({ GATEHOUSE_TABLE_NAME: tableName, GATEHOUSE_DATA_DIR: runtime.dataDir });
   deps = testDeps(t);

@@ -10,9 +10,10 @@
  */
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { assertDocumented } from '../support/openapi-validator.ts';
 import { newRuntimeAdmin, openLiveClient, spawnSeededRuntime, type LiveClient, type SpawnedRuntime } from '../support/runtime.ts';
+import { dynamoEndpoint } from '../support/dynamo-endpoint.ts';
 
 /** Parallel clients: with the runtime, DynamoDB Local and this process on two cores, more only queue. */
 const CLIENTS = 6;
@@ -80,7 +81,7 @@ const login = async () => {
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
 beforeAll(async () => {
-  ({ runtime, dataDir } = await spawnSeededRuntime(inject('dynamoEndpoint'), admin, {
+  ({ runtime, dataDir } = await spawnSeededRuntime(dynamoEndpoint(), admin, {
     // This measures the service, not API Gateway's stage throttling (reliability/throttle.test.ts).
     GATEHOUSE_THROTTLE_RATE: '0',
   }));

@@ -8,10 +8,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { rm } from 'node:fs/promises';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stageThrottle, TokenBucket } from '#local/throttle.ts';
 import { newRuntimeAdmin, spawnSeededRuntime, type SpawnedRuntime } from '../support/runtime.ts';
 import { documentedFetch } from '../support/documented-fetch.ts';
+import { dynamoEndpoint } from '../support/dynamo-endpoint.ts';
 
 const RATE = 5;
 const BURST = 10;
@@ -93,7 +94,7 @@ describe('token bucket', () => {
 
 describe('stage throttling on the local runtime', () => {
   beforeAll(async () => {
-    ({ runtime, dataDir } = await spawnSeededRuntime(inject('dynamoEndpoint'), admin, {
+    ({ runtime, dataDir } = await spawnSeededRuntime(dynamoEndpoint(), admin, {
       GATEHOUSE_THROTTLE_RATE: String(RATE),
       GATEHOUSE_THROTTLE_BURST: String(BURST),
     }));

@@ -6,10 +6,11 @@
  */
 import { randomBytes } from 'node:crypto';
 import { serialize } from 'bson';
-import { afterAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { adminToken, newDataDir, newRuntimeAdmin, spawnRuntime, type RuntimeAdmin, type SpawnedRuntime } from '../support/runtime.ts';
 import { WebhookReceiver, waitFor } from '../support/webhook-receiver.ts';
 import { documentedFetch } from '../support/documented-fetch.ts';
+import { dynamoEndpoint } from '../support/dynamo-endpoint.ts';
 
 const NS = 'Gatehouse.Model';
 const unique = (p: string) => `${p}-${randomBytes(4).toString('hex')}`;
@@ -25,7 +26,7 @@ afterAll(async () => {
 async function runtimeOf(admin: RuntimeAdmin, scale: string) {
   const dataDir = await newDataDir();
   const env = {
-    GATEHOUSE_DYNAMODB_ENDPOINT: inject('dynamoEndpoint'),
+    GATEHOUSE_DYNAMODB_ENDPOINT: dynamoEndpoint(),
     GATEHOUSE_TABLE_NAME: `${admin.instanceName.toLowerCase()}-${randomBytes(4).toString('hex')}`,
     GATEHOUSE_INSTANCE: admin.instanceName,
     GATEHOUSE_ADMIN_USER: admin.userName,

@@ -3,9 +3,9 @@
  * that is not on this machine, so a stray setting can never point tests at a real table.
  */
 import { randomBytes } from 'node:crypto';
-import { inject } from 'vitest';
 import { loadConfig, type Config } from '#shared/config.ts';
 import { createDb, ensureTable, type CapacityRecord, type Db } from '#shared/db/client.ts';
+import { dynamoEndpoint } from './dynamo-endpoint.ts';
 
 export function assertLocalEndpoint(endpoint: string): void {
   const host = new URL(endpoint).hostname;
@@ -30,7 +30,7 @@ export async function commandsOf<T>(t: TestDb, fn: () => Promise<T>): Promise<{ 
 
 /** Creates a uniquely named table and a config pointing at it. */
 export async function createTestDb(env: Record<string, string> = {}): Promise<TestDb> {
-  const endpoint = inject('dynamoEndpoint');
+  const endpoint = dynamoEndpoint();
   assertLocalEndpoint(endpoint);
   const tableName = `t-${randomBytes(6).toString('hex')}`;
   const config = loadConfig({

@@ -1,7 +1,11 @@
 /**
- * Global setup of the integration project: one in-memory DynamoDB Local on a free loopback port
- * for the whole run (the local runtime's own launcher). Each test file creates its own table
- * (see `test/support/db.ts`).
+ * Global setup of the projects on DynamoDB Local (integration, reliability, load, bundles): one
+ * in-memory DynamoDB Local per worker, on free loopback ports, for the whole run (the local
+ * runtime's own launcher). A test file uses its worker's ({@link dynamoEndpoint}), so it shares a
+ * DynamoDB Local only with the files its worker runs before and after it, never with one running
+ * beside it: DynamoDB Local writes stream records behind its answers, and a file writing thousands
+ * of items beside a live test delayed that test's stream records past its waits. Each test file
+ * creates its own table (see `test/support/db.ts`).
  */
 import type { TestProject } from 'vitest/node';
 import { startDynamo } from '../../local/dynamo.ts';
@@ -9,15 +13,20 @@ import { useTestJvmOptions } from './jvm-options.ts';
 
 declare module 'vitest' {
   export interface ProvidedContext {
-    dynamoEndpoint: string;
+    /** One endpoint per worker (`VITEST_POOL_ID` 1 uses the first). */
+    dynamoEndpoints: string[];
   }
 }
 
 export default async function setup(project: TestProject) {
   useTestJvmOptions();
-  const dynamo = await startDynamo({ dataDir: '', inMemory: true });
-  project.provide('dynamoEndpoint', dynamo.endpoint);
+  const workers = Math.max(1, project.config.maxWorkers || project.globalConfig.maxWorkers || 1);
+  const dynamos = await Promise.all(Array.from({ length: workers }, () => startDynamo({ dataDir: '', inMemory: true })));
+  project.provide(
+    'dynamoEndpoints',
+    dynamos.map((d) => d.endpoint),
+  );
   return async () => {
-    await dynamo.stop();
+    await Promise.all(dynamos.map((d) => d.stop()));
   };
 }
