@@ -23,14 +23,6 @@ const DATA_PLANE = /^(?:(?:Get|Put|Update|Delete|BatchGet|BatchWrite)Item|Transa
 export interface Db {
   readonly doc: DynamoDBDocumentClient;
   readonly raw: DynamoDBClient;
-  /**
-   * The client of single-item reads (`GetItem`, the hottest call: every object GET). It shares
-   * `raw`'s connections and middleware, and resolves its middleware stack once per command class
-   * (the SDK's `cacheMiddleware`) instead of on every call: nothing is added to its stack after
-   * creation, which is the option's one condition. The document client refuses that option, so
-   * it is a client of its own, made on first use.
-   */
-  readonly reader: DynamoDBClient;
   readonly tableName: string;
 }
 
@@ -66,52 +58,40 @@ export function createDb(cfg: Pick<Config, 'tableName' | 'dynamodbEndpoint' | 'r
   // Every data-plane call reports its consumed capacity: to the request's scope (the request log
   // line and the ConsumedCapacity metric) and to `onCapacity` when given (tests and benchmarks).
   const onCapacity = opts.onCapacity;
-  const withCapacity = (client: DynamoDBClient): DynamoDBClient => {
-    client.middlewareStack.add(
-      (next, context) => async (args) => {
-        const commandName = context.commandName ?? '';
-        if (!DATA_PLANE.test(commandName)) return next(args);
-        const input = args.input as Record<string, unknown>;
-        input.ReturnConsumedCapacity ??= 'TOTAL';
-        const out = await next(args);
-        const cc = (out.output as { ConsumedCapacity?: unknown }).ConsumedCapacity;
-        const list = (Array.isArray(cc) ? cc : cc ? [cc] : []) as Array<{
-          CapacityUnits?: number;
-          ReadCapacityUnits?: number;
-          WriteCapacityUnits?: number;
-        }>;
-        let read = 0;
-        let write = 0;
-        for (const c of list) {
-          read += c.ReadCapacityUnits ?? 0;
-          write += c.WriteCapacityUnits ?? 0;
-          if (c.ReadCapacityUnits === undefined && c.WriteCapacityUnits === undefined) {
-            // DynamoDB Local reports only CapacityUnits: attribute it by command kind.
-            if (/Get|Query|Scan/.test(commandName)) read += c.CapacityUnits ?? 0;
-            else write += c.CapacityUnits ?? 0;
-          }
+  raw.middlewareStack.add(
+    (next, context) => async (args) => {
+      const commandName = context.commandName ?? '';
+      if (!DATA_PLANE.test(commandName)) return next(args);
+      const input = args.input as Record<string, unknown>;
+      input.ReturnConsumedCapacity ??= 'TOTAL';
+      const out = await next(args);
+      const cc = (out.output as { ConsumedCapacity?: unknown }).ConsumedCapacity;
+      const list = (Array.isArray(cc) ? cc : cc ? [cc] : []) as Array<{
+        CapacityUnits?: number;
+        ReadCapacityUnits?: number;
+        WriteCapacityUnits?: number;
+      }>;
+      let read = 0;
+      let write = 0;
+      for (const c of list) {
+        read += c.ReadCapacityUnits ?? 0;
+        write += c.WriteCapacityUnits ?? 0;
+        if (c.ReadCapacityUnits === undefined && c.WriteCapacityUnits === undefined) {
+          // DynamoDB Local reports only CapacityUnits: attribute it by command kind.
+          if (/Get|Query|Scan/.test(commandName)) read += c.CapacityUnits ?? 0;
+          else write += c.CapacityUnits ?? 0;
         }
-        addConsumedCapacity(read + write);
-        onCapacity?.({ command: (commandName || 'unknown').replace(/Command$/, ''), read, write });
-        return out;
-      },
-      { step: 'initialize', name: 'gatehouseCapacity' },
-    );
-    return client;
-  };
-  withCapacity(raw);
+      }
+      addConsumedCapacity(read + write);
+      onCapacity?.({ command: (commandName || 'unknown').replace(/Command$/, ''), read, write });
+      return out;
+    },
+    { step: 'initialize', name: 'gatehouseCapacity' },
+  );
   const doc = DynamoDBDocumentClient.from(raw, {
     marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
   });
-  let reader: DynamoDBClient | undefined;
-  return {
-    doc,
-    raw,
-    get reader() {
-      return (reader ??= withCapacity(new DynamoDBClient({ ...clientConfig, requestHandler: raw.config.requestHandler, cacheMiddleware: true })));
-    },
-    tableName: cfg.tableName,
-  };
+  return { doc, raw, tableName: cfg.tableName };
 }
 
 /**

@@ -422,13 +422,12 @@ export async function queryAll(
 export async function getItem(db: Db, pk: string, sk: string, consistent = false): Promise<Record<string, unknown> | undefined> {
   // The plain client, not the document client: a GetItem is the hottest call there is (every
   // object GET), and the document client resolves its marshalling middleware again on every call,
-  // which costs more CPU than the rest of the call (the reader resolves its own once; see Db). The
-  // key is two strings; the item is unmarshalled as the document client does (the same function,
-  // the same default options).
+  // which costs more CPU than the rest of the call. The key is two strings; the item is
+  // unmarshalled as the document client does (the same function, the same default options).
   const out = await send<GetItemCommandOutput>(
     db,
     new GetItemCommand({ TableName: db.tableName, Key: { PK: { S: pk }, SK: { S: sk } }, ConsistentRead: consistent }),
-    db.reader,
+    db.raw,
   );
   return out.Item ? unmarshall(out.Item) : undefined;
 }

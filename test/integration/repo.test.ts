@@ -39,7 +39,7 @@ describe('object repository', () => {
     expect(back).toEqual(p);
   });
 
-  it('reads many objects at once through the cached reader, each its own, each counted', async () => {
+  it('reads many objects at once through the plain client, each its own, each counted', async () => {
     const people = Array.from({ length: 12 }, (_, i) => person(`Reader ${i}`));
     for (const p of people) await createObject(t.db, p);
     const before = t.calls.length;
