@@ -1,10 +1,11 @@
 /**
  * Global setup of the projects on DynamoDB Local (integration, reliability, load, bundles): one
  * in-memory DynamoDB Local per worker, on free loopback ports, for the whole run (the local
- * runtime's own launcher). A test file uses its worker's ({@link dynamoEndpoint}), so it shares a
+ * runtime's own launcher). A test file uses its worker's (`dynamo-endpoint.ts`), so it shares a
  * DynamoDB Local only with the files its worker runs before and after it, never with one running
- * beside it: DynamoDB Local writes stream records behind its answers, and a file writing thousands
- * of items beside a live test delayed that test's stream records past its waits. Each test file
+ * beside it. With two files on one instance, the stream-driven tests (live-poller-wake,
+ * fanout-dead-letters) went 15–30 s without their records in every such run here: DynamoDB Local
+ * writes stream records behind its answers, and a busy instance falls behind. Each test file
  * creates its own table (see `test/support/db.ts`).
  */
 import type { TestProject } from 'vitest/node';
