@@ -6,86 +6,29 @@
  * shard carries them to another Lambda instance: the cache's maximum age applies).
  */
 import { randomBytes } from 'node:crypto';
-import { marshall } from '@aws-sdk/util-dynamodb';
-import type { AttributeValue, DynamoDBRecord } from 'aws-lambda';
+import type { DynamoDBRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHandler as createFanoutHandler } from '#functions/fanout/handler.ts';
-import { createHandler as createWebSocketHandler, type WebSocketEvent } from '#functions/websocket/handler.ts';
+import { createHandler as createWebSocketHandler } from '#functions/websocket/handler.ts';
 import { issueAccessToken } from '#shared/auth/access-tokens.ts';
 import { createInstance, createUser } from '#shared/auth/directory.ts';
 import { putLiveEvent, type EventWrite } from '#shared/db/events-repo.ts';
 import type { StoredObject } from '#shared/db/objects-repo.ts';
 import { createStreamReader } from '#shared/db/stream-reader.ts';
 import { createLiveDeps, type LiveDeps } from '#shared/live/deps.ts';
-import type { ConnectionNotifier, PostOutcome } from '#shared/live/notifier.ts';
 import type { ServerMessage } from '#shared/live/protocol.ts';
 import { SUBSCRIBERS_MAX_AGE_MS, SubscriberCache } from '#shared/live/subscriber-cache.ts';
 import { startStreamPoller, type StreamPoller } from '#local/stream-poller.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';
-
-/** Stands in for the Management API: keeps what each connection was sent. */
-class RecordingConnections implements ConnectionNotifier {
-  readonly sent = new Map<string, ServerMessage[]>();
-  async post(connectionId: string, message: ServerMessage): Promise<PostOutcome> {
-    this.sent.set(connectionId, [...this.of(connectionId), message]);
-    return 'sent';
-  }
-  of(connectionId: string): ServerMessage[] {
-    return this.sent.get(connectionId) ?? [];
-  }
-  /** The keys of the events a connection received, with the topic they came on. */
-  events(connectionId: string): string[] {
-    return this.of(connectionId).flatMap((m) => (m.type === 'event' ? [`${m.topic} ${String((m.event as { Key?: unknown }).Key)}`] : []));
-  }
-}
+import { liveEvent } from '../support/live-events.ts';
+import { RecordingConnections, connectEvent, disconnectEvent, messageEvent, newConnectionId, streamRecord } from '../support/live-handlers.ts';
 
 const newKey = (): string => randomBytes(12).toString('hex');
-const newConnectionId = (): string => randomBytes(11).toString('base64');
 const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 
-function requestContext(routeKey: string, connectionId: string): WebSocketEvent['requestContext'] {
-  return {
-    routeKey,
-    eventType: routeKey === '$connect' ? 'CONNECT' : routeKey === '$disconnect' ? 'DISCONNECT' : 'MESSAGE',
-    messageId: 'm',
-    extendedRequestId: 'x',
-    requestTime: '',
-    messageDirection: 'IN',
-    stage: 'test',
-    connectedAt: Date.now(),
-    requestTimeEpoch: Date.now(),
-    requestId: randomBytes(8).toString('hex'),
-    domainName: 'localhost',
-    connectionId,
-    apiId: 'test',
-  };
-}
-
-/** A live-only event in the last instance of `instances` (root first), relating to `linked`. */
-function liveEventIn(instances: readonly string[], linked: readonly string[] = []): EventWrite {
-  const key = newKey();
-  const folder = instances[instances.length - 1]!;
-  const now = new Date().toISOString();
-  const doc = {
-    $type: 'EventMessageData',
-    Key: key,
-    InFolderKey: folder,
-    MessageShort: `cache ${key}`,
-    ObjectLinks: linked.map((k) => ({ $type: 'ObjectLinkItem', LinkedObjectKey: k, Relation: 'Reader' })),
-  };
-  return {
-    event: { key, collection: 'events', type: 'EventMessageData', folder, path: [folder], instances: [...instances], version: 1, doc },
-    occurredOn: now,
-    relatedKeys: [...linked],
-    summary: { EventKey: key, EventTypeKey: '', AppKey: '', OccurredOn: now, PublishedOn: now, Priority: 0, MessageShort: doc.MessageShort },
-    expiresAt: nowSeconds() + 3600,
-  };
-}
-
-let seq = 1;
 /** The stream record of a live event's INSERT, as the event source mapping delivers it. */
 function eventRecord(w: EventWrite): DynamoDBRecord {
-  const item = {
+  return streamRecord({
     PK: `LIVE#${w.event.key}`,
     SK: 'A',
     Key: w.event.key,
@@ -94,17 +37,7 @@ function eventRecord(w: EventWrite): DynamoDBRecord {
     Folder: w.event.folder,
     Instances: [...w.event.instances],
     Doc: JSON.stringify(w.event.doc),
-  };
-  const image = marshall(item) as Record<string, AttributeValue>;
-  return {
-    eventID: String(seq),
-    eventName: 'INSERT',
-    eventVersion: '1.1',
-    eventSource: 'aws:dynamodb',
-    awsRegion: 'us-east-1',
-    dynamodb: { Keys: { PK: image.PK!, SK: image.SK! }, NewImage: image, SequenceNumber: String(seq++), StreamViewType: 'NEW_AND_OLD_IMAGES' },
-    eventSourceARN: 'arn:aws:dynamodb:ddblocal:000000000000:table/t/stream/x',
-  };
+  });
 }
 
 /** Waits until `done()` holds (15 s at most). */
@@ -141,16 +74,16 @@ function live(cache: SubscriberCache, now?: () => Date) {
     fanout,
     async open(token: string): Promise<string> {
       const id = newConnectionId();
-      const res = await websocket({ requestContext: requestContext('$connect', id), headers: { Host: 'localhost' }, queryStringParameters: { access_token: token }, isBase64Encoded: false });
+      const res = await websocket(connectEvent(id, { token }));
       expect(res).toEqual({ statusCode: 200 });
       return id;
     },
     async say(id: string, body: unknown): Promise<ServerMessage | undefined> {
-      await websocket({ requestContext: requestContext('$default', id), body: JSON.stringify(body), isBase64Encoded: false });
+      await websocket(messageEvent(id, body));
       return connections.of(id).at(-1);
     },
     async close(id: string): Promise<void> {
-      await websocket({ requestContext: requestContext('$disconnect', id), isBase64Encoded: false });
+      await websocket(disconnectEvent(id));
     },
   };
 }
@@ -179,7 +112,7 @@ describe('through the table\'s stream (subscriptions reach the cache in stream o
 
   /** Publishes an event and waits until the watcher of its root received it. */
   async function publish(instances: readonly string[], linked: readonly string[] = []): Promise<string> {
-    const w = liveEventIn(instances, linked);
+    const w = liveEvent(instances, linked);
     await putLiveEvent(t.db, w, nowSeconds());
     poller.wake();
     const watcher = instances[0] === other.key ? watchers.other : watchers.root;
@@ -267,7 +200,7 @@ describe('through the table\'s stream (subscriptions reach the cache in stream o
     const before = l.connections.events(watchers.root).length;
     const reads = cache.reads;
 
-    const res = await later.fanout({ Records: [eventRecord(liveEventIn([root.key, child.key]))] });
+    const res = await later.fanout({ Records: [eventRecord(liveEvent([root.key, child.key]))] });
 
     expect(res).toEqual({ batchItemFailures: [] });
     expect([...later.connections.sent.keys()]).toEqual([]);
@@ -289,7 +222,7 @@ describe('without the subscription records (another shard, another Lambda instan
     const watcher = await l.open(tokens.root);
     await l.say(watcher, { action: 'subscribe', topic: `/${root.key}/$` });
     const deliver = async () => {
-      const w = liveEventIn([root.key]);
+      const w = liveEvent([root.key]);
       expect(await l.fanout({ Records: [eventRecord(w)] })).toEqual({ batchItemFailures: [] });
       return w.event.key;
     };

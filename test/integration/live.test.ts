@@ -4,11 +4,10 @@
  * in place of the Management API, and the stream poller reading the table's real stream.
  */
 import { randomBytes } from 'node:crypto';
-import { marshall } from '@aws-sdk/util-dynamodb';
-import type { AttributeValue, DynamoDBRecord } from 'aws-lambda';
+import type { DynamoDBRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHandler as createFanoutHandler } from '#functions/fanout/handler.ts';
-import { createHandler as createWebSocketHandler, type WebSocketEvent } from '#functions/websocket/handler.ts';
+import { createHandler as createWebSocketHandler } from '#functions/websocket/handler.ts';
 import { issueAccessToken } from '#shared/auth/access-tokens.ts';
 import { createInstance, createUser } from '#shared/auth/directory.ts';
 import { putLiveEvent } from '#shared/db/events-repo.ts';
@@ -19,94 +18,14 @@ import { createStreamReader } from '#shared/db/stream-reader.ts';
 import type { Role } from '#shared/http/types.ts';
 import { MAX_SUBSCRIPTIONS_PER_CONNECTION } from '#shared/live/connections.ts';
 import { createLiveDeps, type LiveDeps } from '#shared/live/deps.ts';
-import type { ConnectionNotifier, PostOutcome } from '#shared/live/notifier.ts';
 import type { ServerMessage } from '#shared/live/protocol.ts';
 import { startStreamPoller } from '#local/stream-poller.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';
 import { liveEvent } from '../support/live-events.ts';
+import { RecordingConnections, connectEvent, disconnectEvent, messageEvent, newConnectionId, streamRecord } from '../support/live-handlers.ts';
 
-/** Stands in for the Management API: keeps what each connection was sent. */
-class RecordingConnections implements ConnectionNotifier {
-  readonly sent = new Map<string, ServerMessage[]>();
-  readonly gone = new Set<string>();
-  readonly failing = new Set<string>();
-  async post(connectionId: string, message: ServerMessage): Promise<PostOutcome> {
-    if (this.failing.has(connectionId)) throw new Error('management API unavailable');
-    if (this.gone.has(connectionId)) return 'gone';
-    this.sent.set(connectionId, [...this.of(connectionId), message]);
-    return 'sent';
-  }
-  of(connectionId: string): ServerMessage[] {
-    return this.sent.get(connectionId) ?? [];
-  }
-  last(connectionId: string): ServerMessage | undefined {
-    return this.of(connectionId).at(-1);
-  }
-}
-
-const newConnectionId = (): string => randomBytes(11).toString('base64');
 const newKey = (): string => randomBytes(12).toString('hex');
 const nowSeconds = (): number => Math.floor(Date.now() / 1000);
-
-function requestContext(routeKey: string, connectionId: string): WebSocketEvent['requestContext'] {
-  return {
-    routeKey,
-    eventType: routeKey === '$connect' ? 'CONNECT' : routeKey === '$disconnect' ? 'DISCONNECT' : 'MESSAGE',
-    messageId: 'm',
-    extendedRequestId: 'x',
-    requestTime: '',
-    messageDirection: 'IN',
-    stage: 'test',
-    connectedAt: Date.now(),
-    requestTimeEpoch: Date.now(),
-    requestId: randomBytes(8).toString('hex'),
-    domainName: 'localhost',
-    connectionId,
-    apiId: 'test',
-  };
-}
-
-const connectEvent = (
-  connectionId: string,
-  opts: { token?: string; headers?: Record<string, string> } = {},
-): WebSocketEvent => ({
-  requestContext: requestContext('$connect', connectionId),
-  headers: { Host: 'localhost', ...opts.headers },
-  ...(opts.token ? { queryStringParameters: { access_token: opts.token } } : {}),
-  isBase64Encoded: false,
-});
-
-const messageEvent = (connectionId: string, body: unknown): WebSocketEvent => ({
-  requestContext: requestContext('$default', connectionId),
-  body: typeof body === 'string' ? body : JSON.stringify(body),
-  isBase64Encoded: false,
-});
-
-const disconnectEvent = (connectionId: string): WebSocketEvent => ({
-  requestContext: requestContext('$disconnect', connectionId),
-  isBase64Encoded: false,
-});
-
-let seq = 1000;
-
-/** A stream record as the event source mapping delivers it. */
-function streamRecord(item: Record<string, unknown>, eventName: 'INSERT' | 'MODIFY' | 'REMOVE' = 'INSERT'): DynamoDBRecord {
-  const image = marshall(item, { removeUndefinedValues: true }) as Record<string, AttributeValue>;
-  return {
-    eventID: String(seq),
-    eventName,
-    eventVersion: '1.1',
-    eventSource: 'aws:dynamodb',
-    awsRegion: 'us-east-1',
-    dynamodb: {
-      Keys: { PK: image.PK!, SK: image.SK! },
-      ...(eventName === 'REMOVE' ? { OldImage: image } : { NewImage: image }),
-      SequenceNumber: String(seq++),
-      StreamViewType: 'NEW_AND_OLD_IMAGES',
-    },
-    eventSourceARN: 'arn:aws:dynamodb:ddblocal:000000000000:table/t/stream/x',
-  };
-}
 
 /**
  * The stream record of a subscription as stored: the fan-out learns of subscriptions from the
