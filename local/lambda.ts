@@ -76,7 +76,16 @@ export function lambdaContext(family: Family, requestId: string = randomUUID(), 
   return new LocalContext(requestId, Date.now() + timeoutMs, names);
 }
 
+/**
+ * Builds a family's handler in place of importing its exported `handler`: how the runtime gives a
+ * family dependencies of its own process (see `local/server.ts`).
+ */
+export type HandlerBuilder = () => Promise<LambdaHandler>;
+
 export class FamilyLoader {
+  /** @param builders families whose handler is built, not imported as exported. */
+  constructor(private readonly builders: Partial<Record<Family, HandlerBuilder>> = {}) {}
+
   private readonly loaded = new Map<Family, Promise<LambdaHandler>>();
   /** The handlers imported so far: a call to one of them waits for nothing before it starts. */
   private readonly ready = new Map<Family, LambdaHandler>();
@@ -107,6 +116,8 @@ export class FamilyLoader {
   }
 
   private async importHandler(family: Family): Promise<LambdaHandler> {
+    const build = this.builders[family];
+    if (build) return build();
     let mod: { handler?: unknown };
     try {
       const specifier = `#functions/${family}/handler.ts`;

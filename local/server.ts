@@ -18,6 +18,8 @@ import { config, loadConfig, resetConfigForTests } from '#shared/config.ts';
 import { createDb, ensureTable } from '#shared/db/client.ts';
 import { createStreamReader } from '#shared/db/stream-reader.ts';
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
+import { createLiveDeps, type LiveDeps } from '#shared/live/deps.ts';
+import type { Family } from '#shared/model/collections.ts';
 import { serviceUnavailable, tooManyRequests, type ApiError } from '#shared/errors.ts';
 import { Router, rememberMatch } from '#shared/http/router.ts';
 import { createLogger } from '#shared/logger.ts';
@@ -25,7 +27,7 @@ import { flushAllUsage, flushDueUsage } from '#shared/usage/recorder.ts';
 import { DEAD_LETTER_FILE, fileDeadLetters } from './dead-letters.ts';
 import { startDynamo, type RunningDynamo } from './dynamo.ts';
 import { splitTarget, toHttpEvent, writeJsonError, writeResult } from './http-event.ts';
-import { FamilyLoader, FamilyMissing } from './lambda.ts';
+import { FamilyLoader, FamilyMissing, type HandlerBuilder } from './lambda.ts';
 import { MqttBroker } from './mqtt-broker.ts';
 import { startStreamPoller, type StreamPollObserver, type StreamPoller, type StreamPollerStats } from './stream-poller.ts';
 import { startKeyMaintenance, type KeyMaintenance } from './key-maintenance.ts';
@@ -111,11 +113,11 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const dataDir = resolve(opts.dataDir);
   const host = opts.host ?? '127.0.0.1';
   const logger = createLogger(loadConfig(), 'gatehouse-local');
-  const families = opts.families ?? new FamilyLoader();
-  const gateway = new WebSocketGateway({ families, logger, ...opts.websocket });
+  const families: Pick<FamilyLoader, 'invoke'> = opts.families ?? new FamilyLoader(inProcessTransports(() => gateway, () => mqtt));
+  const gateway: WebSocketGateway = new WebSocketGateway({ families, logger, ...opts.websocket });
   // The broker's checks read the configuration the runtime sets below: create them on first use.
   let brokerDeps: CoreDeps | undefined;
-  const mqtt = await MqttBroker.start({ logger, deps: () => (brokerDeps ??= createCoreDeps()) });
+  const mqtt: MqttBroker = await MqttBroker.start({ logger, deps: () => (brokerDeps ??= createCoreDeps()) });
   const router = new Router();
   const throttle = stageThrottle(opts.throttle);
 
@@ -287,6 +289,28 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     open,
     streamPollerStats: () => started.stats(),
     stop,
+  };
+}
+
+/**
+ * The families that send to live clients, built to send through this process's gateway and
+ * broker: the fan-out's WebSocket posts and MQTT publishes, and the `websocket` family's answers.
+ * In AWS they go through the Management API and the IoT data plane; the runtime serves both calls
+ * too (`/@connections/...`, `/topics/...`), and over HTTP each message cost about a millisecond
+ * of CPU on each side, which the fan-out pays once per subscriber, topic and event.
+ */
+function inProcessTransports(gateway: () => WebSocketGateway, broker: () => MqttBroker): Partial<Record<Family, HandlerBuilder>> {
+  return {
+    fanout: async () => {
+      const { createHandler, fanoutDeps } = await import('#functions/fanout/handler.ts');
+      let deps: LiveDeps | undefined;
+      return createHandler(() => (deps ??= fanoutDeps({ connections: gateway().notifier(), mqtt: broker().publisher() })));
+    },
+    websocket: async () => {
+      const { createHandler } = await import('#functions/websocket/handler.ts');
+      let deps: LiveDeps | undefined;
+      return createHandler(() => (deps ??= createLiveDeps({ connections: gateway().notifier() })));
+    },
   };
 }
 

@@ -9,7 +9,7 @@
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { auditEventsFromStream, mergeBatchResponses } from '#shared/events/audit.ts';
 import { config } from '#shared/config.ts';
-import { createLiveDeps, type LiveDeps } from '#shared/live/deps.ts';
+import { createLiveDeps, type LiveDeps, type LiveDepsOverrides } from '#shared/live/deps.ts';
 import { fanOut } from '#shared/live/fanout.ts';
 import { createIotPublisher } from '#shared/live/mqtt-publisher.ts';
 import { createUsageRecorder, type UsageRecorder } from '#shared/usage/recorder.ts';
@@ -35,11 +35,14 @@ let deps: LiveDeps | undefined;
 /**
  * The live deps with the MQTT channel on when an IoT data endpoint is configured, and webhook
  * jobs queued on SQS when a queue URL is configured (AWS), else on the table (the local runtime).
+ * `transport`: how WebSocket messages and MQTT publishes go out when not through the configured
+ * endpoints (the local runtime passes its gateway and broker, in the same process).
  */
-function fanoutDeps(): LiveDeps {
+export function fanoutDeps(transport: Pick<LiveDepsOverrides, 'connections' | 'mqtt'> = {}): LiveDeps {
   const cfg = config();
   const endpoint = cfg.mqttPublishUrl;
-  const live = createLiveDeps(endpoint ? { config: cfg, mqtt: createIotPublisher({ endpoint, region: cfg.region }) } : { config: cfg });
+  const mqtt = transport.mqtt ?? (endpoint ? createIotPublisher({ endpoint, region: cfg.region }) : undefined);
+  const live = createLiveDeps({ config: cfg, ...(mqtt ? { mqtt } : {}), ...(transport.connections ? { connections: transport.connections } : {}) });
   const queueUrl = cfg.webhookQueueUrl;
   return { ...live, webhooks: queueUrl ? createSqsQueue({ queueUrl, region: cfg.region }) : tableQueue(live.db) };
 }

@@ -13,6 +13,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '#shared/config.ts';
 import { createDb } from '#shared/db/client.ts';
 import type { CoreDeps } from '#shared/deps.ts';
+import { createIotPublisher } from '#shared/live/mqtt-publisher.ts';
 import type { TestDb } from '../support/db.ts';
 import { openLiveClient, type LiveClient } from '../support/runtime.ts';
 import { invalidTokens, mintToken, seedInstance, seedTenant, seedUser, testDeps, uniqueName, type Tenant } from '../support/tokens.ts';
@@ -246,6 +247,23 @@ describe('live events over MQTT', () => {
     expect(after).toBeLessThan(8000);
     // The same token no longer connects.
     await expect(connect(token)).rejects.toMatchObject({ code: 5 });
+  });
+
+  it("serves the IoT data plane's Publish over HTTP, as the fan-out in AWS calls it", async () => {
+    // The runtime's own fan-out publishes in process; other code on this machine may still use the
+    // SDK against the runtime, as against IoT Core.
+    const c = await connect(tenants.A.tokens.Administrator);
+    const got = collect(c);
+    const topic = `/${tenants.A.instance.key}/$`;
+    await c.subscribeAsync(topic, { qos: 1 });
+    const publisher = createIotPublisher({ endpoint: url, region: 'us-east-1' });
+    const marker = randomBytes(6).toString('hex');
+
+    await publisher.publish(topic, serialize({ Marker: marker }));
+
+    await expect.poll(() => got.filter((m) => m.event.Marker === marker)).toEqual([{ topic, event: { Marker: marker } }]);
+    // A wildcard topic is refused, as the data plane refuses it.
+    await expect(publisher.publish(`/${tenants.A.instance.key}/#`, serialize({ Marker: marker }))).rejects.toMatchObject({ name: 'InvalidRequestException' });
   });
 
   it('reports the MQTT URL in sysinfo beside the JSON WebSocket one', async () => {

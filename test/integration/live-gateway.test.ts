@@ -144,6 +144,44 @@ describe('WebSocket events', () => {
   });
 });
 
+// The fan-out's two ways to a connection: the SDK over HTTP (AWS) and the runtime's own process.
+describe.each([
+  ['through the Management API (SDK)', () => createManagementNotifier({ endpoint: base, region: 'us-east-1' })],
+  ['in process (the local runtime\'s fan-out)', () => gateway.notifier()],
+] as const)('the live feed notifier %s', (_how, notifier) => {
+  it('posts to a connection', async () => {
+    const { client, id } = await connect();
+
+    expect(await notifier().post(id, { type: 'subscribed', topic: '/a/$' })).toBe('sent');
+
+    expect(await client.next()).toEqual({ type: 'subscribed', topic: '/a/$' });
+  });
+
+  it('answers an unknown connection with gone', async () => {
+    expect(await notifier().post('AAAAAAAAAAAAAAA=', { type: 'pong' })).toBe('gone');
+  });
+
+  it('answers a closed connection with gone', async () => {
+    const { client, id } = await connect();
+    await client.close();
+    await expect.poll(() => byRoute('$disconnect').map((i) => i.event.requestContext.connectionId)).toContain(id);
+
+    expect(await notifier().post(id, { type: 'pong' })).toBe('gone');
+  });
+
+  it('refuses a message over 128 KB as too large, and sends one just under', async () => {
+    const { client, id } = await connect();
+    const over = { type: 'event', topic: '/a/$', event: 'x'.repeat(129 * 1024) } as const;
+    // Multi-byte text: 43 000 three-byte characters are 129 000 bytes, under the limit.
+    const under = { type: 'event', topic: '/a/$', event: '\u20ac'.repeat(43_000) } as const;
+
+    expect(await notifier().post(id, over)).toBe('too-large');
+    expect(await notifier().post(id, under)).toBe('sent');
+
+    expect(await client.next()).toEqual(under);
+  });
+});
+
 describe('Management API through the AWS SDK', () => {
   it('posts to a connection as a text message (PostToConnection)', async () => {
     const { client, id } = await connect();
@@ -153,28 +191,6 @@ describe('Management API through the AWS SDK', () => {
 
     expect(await client.next()).toEqual({ type: 'pong' });
     sdk.destroy();
-  });
-
-  it('posts through the live feed notifier', async () => {
-    const { client, id } = await connect();
-    const notifier = createManagementNotifier({ endpoint: base, region: 'us-east-1' });
-
-    expect(await notifier.post(id, { type: 'subscribed', topic: '/a/$' })).toBe('sent');
-
-    expect(await client.next()).toEqual({ type: 'subscribed', topic: '/a/$' });
-  });
-
-  it('answers an unknown connection with 410 GoneException', async () => {
-    const notifier = createManagementNotifier({ endpoint: base, region: 'us-east-1' });
-
-    expect(await notifier.post('AAAAAAAAAAAAAAA=', { type: 'pong' })).toBe('gone');
-  });
-
-  it('rejects a message over 128 KB with PayloadTooLargeException', async () => {
-    const { id } = await connect();
-    const notifier = createManagementNotifier({ endpoint: base, region: 'us-east-1' });
-
-    expect(await notifier.post(id, { type: 'event', topic: '/a/$', event: 'x'.repeat(129 * 1024) })).toBe('too-large');
   });
 
   it('describes a connection (GetConnection)', async () => {
