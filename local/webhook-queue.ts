@@ -1,14 +1,16 @@
 /**
- * The local stand-in for the webhook SQS queue and its event source mapping: a timer reads the
- * jobs that are due from the table's queue partition and invokes the `webhooks` family with
- * SQS-shaped events, one job per invocation, many at once. A job is deleted once the handler has
+ * The local stand-in for the webhook SQS queue and its event source mapping: the jobs queued in
+ * this process (by the fan-out and the `webhooks` family) are handed to the runner as they are
+ * stored, and a timer reads the due jobs of the table's queue partition (those of a previous run,
+ * or of another process); each is invoked on the `webhooks` family as an SQS-shaped event, one job
+ * per invocation, many at once. A job is deleted once the handler has
  * handled it (the sender has queued any next attempt by then); a job reported failed stays and is
  * tried again after a backoff. Jobs live in the table, so pending attempts survive a restart, and
  * a job in flight when the process dies is simply made again (at least once).
  *
  * Fairness: at most {@link PER_WEBHOOK} jobs of one subscription are in flight, so a slow
  * receiver (up to 10 s per attempt) never takes the slots of the others; the due jobs are read
- * as ids (a small projection) and each job's body when it starts.
+ * as ids (a small projection) and the body of a job not queued in this process when it starts.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
@@ -23,8 +25,10 @@ export const MAX_IN_FLIGHT = 64;
 /** Due jobs read per Query, and Queries per read at most. */
 const PAGE_SIZE = 1000;
 const PAGES_PER_READ = 10;
-/** Reads at most this often (while jobs wait for a free slot, or new ones were queued). */
+/** Reads at most this often while jobs wait that the last read could not bring. */
 const MIN_READ_GAP_MS = 20;
+/** The shortest wait between two rounds of the timer. */
+const MIN_WAIT_MS = 1;
 /** A job handled this recently is not started again from a read that began before it was deleted. */
 const DONE_MEMORY_MS = 60_000;
 
@@ -33,7 +37,10 @@ export interface WebhookQueueOptions {
   /** Invokes the webhooks handler with one queue event. */
   readonly invoke: (event: SQSEvent) => Promise<unknown>;
   readonly logger: Logger;
-  /** How often the table is read for new jobs when nothing else wakes the timer. @default 100 */
+  /**
+   * How often the table is read for due jobs: those of a previous run, of another process, and
+   * retries. Jobs queued in this process start without a read. @default 1000
+   */
   readonly idleMs?: number;
 }
 
@@ -63,13 +70,15 @@ function sqsRecord(id: string, body: string): SQSRecord {
 }
 
 export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner {
-  const idleMs = opts.idleMs ?? 100;
+  const idleMs = opts.idleMs ?? 1000;
   const inFlight = new Map<string, Promise<void>>();
   const perWebhook = new Map<string, number>();
   /** Job id → epoch ms before which a failed job is not tried again, and its failures so far. */
   const backoff = new Map<string, { until: number; failures: number }>();
   /** Job id → when it was handled and deleted. */
   const done = new Map<string, number>();
+  /** The bodies of the jobs queued in this process and not handled yet: no GetItem to start them. */
+  const bodies = new Map<string, string>();
   /** Handled jobs not deleted yet (deleted 25 per request by {@link flush}). */
   let handled: string[] = [];
   /** Handled jobs whose delete failed: kept out of the buffer until a later flush deletes them. */
@@ -84,15 +93,19 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
       opts.logger.warn('webhook queue: deleting handled jobs failed; retried', { error: (err as Error).message });
     }
   }
-  /** Due jobs from the last read, not started yet. */
-  let buffer: QueuedJobRef[] = [];
+  /** Jobs known and not started yet, by id: from the last read and from this process's queueing. */
+  let buffer = new Map<string, Waiting>();
   let lastRead = 0;
+  /** The last read stopped at its page limit: more jobs are due than it brought. */
+  let truncated = false;
   let stopped = false;
   let wake: (() => void) | undefined;
-  /** Jobs were queued in this process since the last read: read again without waiting for the timer. */
-  let fresh = false;
-  const stopListening = onTableJobsQueued(() => {
-    fresh = true;
+  // Jobs queued in this process (the fan-out, a retry, a redelivery) start from here when due.
+  const stopListening = onTableJobsQueued((jobs) => {
+    for (const j of jobs) {
+      bodies.set(j.id, j.body);
+      if (!buffer.has(j.id)) buffer.set(j.id, { id: j.id, webhookKey: j.webhookKey, dueAt: j.dueAt });
+    }
     wake?.();
   });
 
@@ -108,7 +121,7 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
   async function run(job: QueuedJobRef): Promise<void> {
     let ok = false;
     try {
-      const body = await queuedJobBody(opts.db, job.id);
+      const body = bodies.get(job.id) ?? (await queuedJobBody(opts.db, job.id));
       // Gone: another round handled it.
       if (body === undefined) return void done.set(job.id, Date.now());
       const res = (await opts.invoke({ Records: [sqsRecord(job.id, body)] })) as Partial<SQSBatchResponse> | undefined;
@@ -116,6 +129,7 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
       if (ok) {
         // Handled: never started again here; deleted with the next batch of handled jobs.
         done.set(job.id, Date.now());
+        bodies.delete(job.id);
         handled.push(job.id);
       }
     } catch (err) {
@@ -126,6 +140,8 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
     } else if (!done.has(job.id)) {
       const failures = (backoff.get(job.id)?.failures ?? 0) + 1;
       backoff.set(job.id, { until: Date.now() + Math.min(60_000, 500 * 2 ** failures), failures });
+      // It waits in the buffer for its backoff (a read would bring it back as well).
+      buffer.set(job.id, { id: job.id, webhookKey: job.webhookKey, dueAt: 0 });
     }
   }
 
@@ -142,23 +158,24 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
     inFlight.set(job.id, p);
   }
 
-  const startable = (job: QueuedJobRef, now: number) =>
-    !inFlight.has(job.id) && !done.has(job.id) && (backoff.get(job.id)?.until ?? 0) <= now && (perWebhook.get(job.webhookKey) ?? 0) < PER_WEBHOOK;
+  /** When the job may start: its due time, or the end of its backoff after a failure. */
+  const readyAt = (job: Waiting) => Math.max(job.dueAt, backoff.get(job.id)?.until ?? 0);
+  const startable = (job: Waiting, now: number) =>
+    !inFlight.has(job.id) && !done.has(job.id) && readyAt(job) <= now && (perWebhook.get(job.webhookKey) ?? 0) < PER_WEBHOOK;
 
-  /** Starts what the buffer holds, as slots allow; jobs of a subscription at its limit wait. */
-  function startFromBuffer(now: number): number {
-    let started = 0;
-    const rest: QueuedJobRef[] = [];
-    for (const job of buffer) {
-      if (inFlight.size < MAX_IN_FLIGHT && startable(job, now)) {
+  /**
+   * Starts what the buffer holds, as slots allow, in the order it was learnt (a read brings the
+   * due jobs oldest first; this process queues them in the order they come); jobs of a
+   * subscription at its limit wait.
+   */
+  function startFromBuffer(now: number): void {
+    for (const job of buffer.values()) {
+      if (inFlight.has(job.id) || done.has(job.id)) buffer.delete(job.id);
+      else if (inFlight.size < MAX_IN_FLIGHT && startable(job, now)) {
+        buffer.delete(job.id);
         start(job);
-        started++;
-      } else if (!inFlight.has(job.id) && !done.has(job.id)) {
-        rest.push(job);
       }
     }
-    buffer = rest;
-    return started;
   }
 
   async function read(now: number): Promise<void> {
@@ -170,29 +187,42 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
       next = due.next;
       if (!next) break;
     }
-    buffer = jobs;
+    truncated = next !== undefined;
+    // What the table holds that is due, plus what this process queued for later.
+    const known = new Map<string, Waiting>();
+    for (const j of jobs) known.set(j.id, buffer.get(j.id) ?? { ...j, dueAt: 0 });
+    for (const [id, j] of buffer) if (j.dueAt > now) known.set(id, j);
+    buffer = known;
     lastRead = now;
     const pendingDelete = new Set(handled);
     for (const [id, at] of done) if (now - at > DONE_MEMORY_MS && !pendingDelete.has(id)) done.delete(id);
+  }
+
+  /** Milliseconds until the next waiting job is ready (the timer's wait at most). */
+  function untilNextReady(now: number): number {
+    let soonest = lastRead + idleMs;
+    for (const job of buffer.values()) {
+      const at = readyAt(job);
+      if (at < soonest && (perWebhook.get(job.webhookKey) ?? 0) < PER_WEBHOOK) soonest = at;
+    }
+    return soonest - now;
   }
 
   const loop = (async () => {
     while (!stopped) {
       try {
         const now = Date.now();
-        const waiting = buffer.some((j) => startable(j, now));
-        // Read when the timer is due, or sooner when nothing read so far can start.
-        const due = now - lastRead >= idleMs || ((fresh || !waiting) && inFlight.size < MAX_IN_FLIGHT && now - lastRead >= MIN_READ_GAP_MS);
+        // Read when the timer is due, or sooner when the last read could not bring every due job
+        // and nothing known can start. Jobs queued in this process need no read.
+        const canStart = [...buffer.values()].some((j) => startable(j, now));
+        const due = now - lastRead >= idleMs || (truncated && !canStart && inFlight.size < MAX_IN_FLIGHT && now - lastRead >= MIN_READ_GAP_MS);
         await flush();
-        if (due) {
-          fresh = false;
-          await read(now);
-        }
+        if (due) await read(now);
         startFromBuffer(Date.now());
       } catch (err) {
         opts.logger.warn('webhook queue: reading due jobs failed', { error: (err as Error).message });
       }
-      if (!stopped) await sleep(Math.max(MIN_READ_GAP_MS, idleMs - (Date.now() - lastRead)));
+      if (!stopped) await sleep(Math.max(MIN_WAIT_MS, untilNextReady(Date.now())));
     }
   })();
 
@@ -207,4 +237,10 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
       await flush();
     },
   };
+}
+
+/** A known job not started yet. */
+interface Waiting extends QueuedJobRef {
+  /** Epoch ms from which it is due (0: due when read). */
+  readonly dueAt: number;
 }

@@ -67,22 +67,24 @@ function toWebhook(i: Record<string, unknown>): StoredWebhook {
 
 /** Creates a subscription (its key is new: the write fails only if it somehow exists). */
 export async function putWebhook(db: Db, w: StoredWebhook): Promise<void> {
-  await send(
-    db,
-    new PutCommand({
-      TableName: db.tableName,
-      Item: {
-        PK: webhookPk(w.instanceKey),
-        SK: w.key,
-        Key: w.key,
-        Instance: w.instanceKey,
-        Doc: stringifyJson(w.settings),
-        Secret: w.secret,
-        Version: w.version,
-      },
-      ConditionExpression: 'attribute_not_exists(PK)',
-    }),
-  );
+  return writing(db, w, async () => {
+    await send(
+      db,
+      new PutCommand({
+        TableName: db.tableName,
+        Item: {
+          PK: webhookPk(w.instanceKey),
+          SK: w.key,
+          Key: w.key,
+          Instance: w.instanceKey,
+          Doc: stringifyJson(w.settings),
+          Secret: w.secret,
+          Version: w.version,
+        },
+        ConditionExpression: 'attribute_not_exists(PK)',
+      }),
+    );
+  });
 }
 
 /** One subscription, or undefined. One strongly consistent GetItem. */
@@ -92,6 +94,50 @@ export async function getWebhook(db: Db, instanceKey: string, key: string): Prom
     new GetCommand({ TableName: db.tableName, Key: { PK: webhookPk(instanceKey), SK: key }, ConsistentRead: true }),
   );
   return out.Item ? toWebhook(out.Item) : undefined;
+}
+
+/** How long the sender reuses a subscription it read (per execution environment). */
+export const RECENT_WEBHOOK_MS = 1000;
+/** Subscriptions read by {@link getRecentWebhook}: table/instance/key → the read and when. */
+const recent = new Map<string, { readonly hook: StoredWebhook | undefined; readonly at: number }>();
+/** Bounds the memory of {@link recent} (it is emptied beyond this many subscriptions). */
+const RECENT_WEBHOOKS_MAX = 10_000;
+const recentKey = (db: Db, instanceKey: string, key: string) => `${db.tableName}/${instanceKey}/${key}`;
+
+/**
+ * One subscription as read at most {@link RECENT_WEBHOOK_MS} ago in this process, or undefined:
+ * what the sender uses, so a busy subscription costs one GetItem a second instead of one per
+ * delivery. Every write of this module forgets the subscription, so a change made in the same
+ * process applies to the next delivery; one made in another execution environment within a
+ * second (as for the fan-out's subscription lists).
+ */
+export async function getRecentWebhook(db: Db, instanceKey: string, key: string, now = Date.now()): Promise<StoredWebhook | undefined> {
+  const k = recentKey(db, instanceKey, key);
+  const hit = recent.get(k);
+  if (hit && now - hit.at < RECENT_WEBHOOK_MS) return hit.hook;
+  const before = recentWrites;
+  const hook = await getWebhook(db, instanceKey, key);
+  // A write of this process began meanwhile: the read may predate it, so it is not kept.
+  if (before !== recentWrites) return hook;
+  if (recent.size >= RECENT_WEBHOOKS_MAX) recent.clear();
+  recent.set(k, { hook, at: now });
+  return hook;
+}
+
+/** Counts the writes begun and ended in this process (see {@link getRecentWebhook}). */
+let recentWrites = 0;
+
+/** Runs a write of a subscription: it is forgotten when the write begins and when it ends. */
+async function writing<T>(db: Db, w: Pick<StoredWebhook, 'instanceKey' | 'key'>, write: () => Promise<T>): Promise<T> {
+  const k = recentKey(db, w.instanceKey, w.key);
+  recentWrites++;
+  recent.delete(k);
+  try {
+    return await write();
+  } finally {
+    recentWrites++;
+    recent.delete(k);
+  }
 }
 
 /** Every subscription of one instance: one Query (all pages) on `WH#<instance>`. */
@@ -112,27 +158,29 @@ export async function replaceWebhookSettings(
   settings: WebhookSettings,
   expectedVersion: number | undefined,
 ): Promise<StoredWebhook> {
-  try {
-    const out = await send<{ Attributes?: Record<string, unknown> }>(
-      db,
-      new UpdateCommand({
-        TableName: db.tableName,
-        Key: { PK: webhookPk(w.instanceKey), SK: w.key },
-        UpdateExpression: `SET Doc = :doc, Version = Version + :one${settings.Enabled ? ' REMOVE DisabledReason, FailingSince' : ''}`,
-        ConditionExpression: expectedVersion === undefined ? 'attribute_exists(PK)' : 'attribute_exists(PK) AND Version = :v',
-        ExpressionAttributeValues: {
-          ':doc': stringifyJson(settings),
-          ':one': 1,
-          ...(expectedVersion === undefined ? {} : { ':v': expectedVersion }),
-        },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return toWebhook(out.Attributes!);
-  } catch (err) {
-    if (isConditionFailure(err)) throw new ConditionFailed('The webhook changed or is gone.');
-    throw err;
-  }
+  return writing(db, w, async () => {
+    try {
+      const out = await send<{ Attributes?: Record<string, unknown> }>(
+        db,
+        new UpdateCommand({
+          TableName: db.tableName,
+          Key: { PK: webhookPk(w.instanceKey), SK: w.key },
+          UpdateExpression: `SET Doc = :doc, Version = Version + :one${settings.Enabled ? ' REMOVE DisabledReason, FailingSince' : ''}`,
+          ConditionExpression: expectedVersion === undefined ? 'attribute_exists(PK)' : 'attribute_exists(PK) AND Version = :v',
+          ExpressionAttributeValues: {
+            ':doc': stringifyJson(settings),
+            ':one': 1,
+            ...(expectedVersion === undefined ? {} : { ':v': expectedVersion }),
+          },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return toWebhook(out.Attributes!);
+    } catch (err) {
+      if (isConditionFailure(err)) throw new ConditionFailed('The webhook changed or is gone.');
+      throw err;
+    }
+  });
 }
 
 /** Replaces the secret, keeping the old one as the previous secret until `previousUntil`. */
@@ -142,32 +190,36 @@ export async function rotateWebhookSecret(
   secret: string,
   previousUntil: number,
 ): Promise<StoredWebhook> {
-  try {
-    const out = await send<{ Attributes?: Record<string, unknown> }>(
-      db,
-      new UpdateCommand({
-        TableName: db.tableName,
-        Key: { PK: webhookPk(w.instanceKey), SK: w.key },
-        UpdateExpression: 'SET PreviousSecret = Secret, PreviousSecretUntil = :until, Secret = :secret, Version = Version + :one',
-        ConditionExpression: 'attribute_exists(PK)',
-        ExpressionAttributeValues: { ':secret': secret, ':until': previousUntil, ':one': 1 },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return toWebhook(out.Attributes!);
-  } catch (err) {
-    if (isConditionFailure(err)) throw new ConditionFailed('The webhook is gone.');
-    throw err;
-  }
+  return writing(db, w, async () => {
+    try {
+      const out = await send<{ Attributes?: Record<string, unknown> }>(
+        db,
+        new UpdateCommand({
+          TableName: db.tableName,
+          Key: { PK: webhookPk(w.instanceKey), SK: w.key },
+          UpdateExpression: 'SET PreviousSecret = Secret, PreviousSecretUntil = :until, Secret = :secret, Version = Version + :one',
+          ConditionExpression: 'attribute_exists(PK)',
+          ExpressionAttributeValues: { ':secret': secret, ':until': previousUntil, ':one': 1 },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return toWebhook(out.Attributes!);
+    } catch (err) {
+      if (isConditionFailure(err)) throw new ConditionFailed('The webhook is gone.');
+      throw err;
+    }
+  });
 }
 
 /** Deletes a subscription (idempotent). Its attempt records expire with their TTL. */
 export async function deleteWebhook(db: Db, instanceKey: string, key: string): Promise<boolean> {
-  const out = await send<{ Attributes?: unknown }>(
-    db,
-    new DeleteCommand({ TableName: db.tableName, Key: { PK: webhookPk(instanceKey), SK: key }, ReturnValues: 'ALL_OLD' }),
-  );
-  return out.Attributes !== undefined;
+  return writing(db, { instanceKey, key }, async () => {
+    const out = await send<{ Attributes?: unknown }>(
+      db,
+      new DeleteCommand({ TableName: db.tableName, Key: { PK: webhookPk(instanceKey), SK: key }, ReturnValues: 'ALL_OLD' }),
+    );
+    return out.Attributes !== undefined;
+  });
 }
 
 /** The outcome of a delivery attempt, as the subscription keeps it. */
@@ -183,44 +235,48 @@ export async function recordWebhookOutcome(
   w: Pick<StoredWebhook, 'instanceKey' | 'key'>,
   outcome: WebhookOutcome,
 ): Promise<StoredWebhook | undefined> {
-  try {
-    const out = await send<{ Attributes?: Record<string, unknown> }>(
-      db,
-      new UpdateCommand({
-        TableName: db.tableName,
-        Key: { PK: webhookPk(w.instanceKey), SK: w.key },
-        UpdateExpression:
-          outcome.kind === 'delivered'
-            ? 'SET LastDeliveryOn = :at REMOVE FailingSince'
-            : 'SET LastFailureOn = :at, FailingSince = if_not_exists(FailingSince, :at)',
-        ConditionExpression: 'attribute_exists(PK)',
-        ExpressionAttributeValues: { ':at': outcome.at },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return out.Attributes ? toWebhook(out.Attributes) : undefined;
-  } catch (err) {
-    if (isConditionFailure(err)) return undefined;
-    throw err;
-  }
+  return writing(db, w, async () => {
+    try {
+      const out = await send<{ Attributes?: Record<string, unknown> }>(
+        db,
+        new UpdateCommand({
+          TableName: db.tableName,
+          Key: { PK: webhookPk(w.instanceKey), SK: w.key },
+          UpdateExpression:
+            outcome.kind === 'delivered'
+              ? 'SET LastDeliveryOn = :at REMOVE FailingSince'
+              : 'SET LastFailureOn = :at, FailingSince = if_not_exists(FailingSince, :at)',
+          ConditionExpression: 'attribute_exists(PK)',
+          ExpressionAttributeValues: { ':at': outcome.at },
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return out.Attributes ? toWebhook(out.Attributes) : undefined;
+    } catch (err) {
+      if (isConditionFailure(err)) return undefined;
+      throw err;
+    }
+  });
 }
 
 /** Turns a subscription off with a reason (its document's Enabled becomes false). */
 export async function disableWebhook(db: Db, w: StoredWebhook, reason: string): Promise<void> {
-  try {
-    await send(
-      db,
-      new UpdateCommand({
-        TableName: db.tableName,
-        Key: { PK: webhookPk(w.instanceKey), SK: w.key },
-        UpdateExpression: 'SET Doc = :doc, DisabledReason = :reason, Version = Version + :one',
-        ConditionExpression: 'attribute_exists(PK)',
-        ExpressionAttributeValues: { ':doc': stringifyJson({ ...w.settings, Enabled: false }), ':reason': reason, ':one': 1 },
-      }),
-    );
-  } catch (err) {
-    if (!isConditionFailure(err)) throw err;
-  }
+  return writing(db, w, async () => {
+    try {
+      await send(
+        db,
+        new UpdateCommand({
+          TableName: db.tableName,
+          Key: { PK: webhookPk(w.instanceKey), SK: w.key },
+          UpdateExpression: 'SET Doc = :doc, DisabledReason = :reason, Version = Version + :one',
+          ConditionExpression: 'attribute_exists(PK)',
+          ExpressionAttributeValues: { ':doc': stringifyJson({ ...w.settings, Enabled: false }), ':reason': reason, ':one': 1 },
+        }),
+      );
+    } catch (err) {
+      if (!isConditionFailure(err)) throw err;
+    }
+  });
 }
 
 /** One delivery attempt, as listed by `GET <webhook>/deliveries`. */
@@ -327,6 +383,14 @@ export interface QueuedJobRef {
   readonly webhookKey: string;
 }
 
+/** A job as {@link putQueuedJobs} stored it. */
+export interface StoredJob extends QueuedJobRef {
+  /** Epoch ms from which it is due. */
+  readonly dueAt: number;
+  /** The job's JSON, as {@link queuedJobBody} answers it. */
+  readonly body: string;
+}
+
 /** Writes requests 25 at a time (BatchWriteItem), retrying unprocessed ones with backoff. */
 async function batchWrite(db: Db, requests: Array<Record<string, unknown>>): Promise<void> {
   for (let i = 0; i < requests.length; i += 25) {
@@ -345,13 +409,13 @@ export async function putQueuedJobs(
   db: Db,
   jobs: ReadonlyArray<{ jobId: string; webhookKey: string; dueAt: number; body: string }>,
   ttl: number,
-): Promise<void> {
+): Promise<StoredJob[]> {
+  const stored = jobs.map((j) => ({ id: webhookQueueSk(j.dueAt, j.jobId), webhookKey: j.webhookKey, dueAt: j.dueAt, body: j.body }));
   await batchWrite(
     db,
-    jobs.map((j) => ({
-      PutRequest: { Item: { PK: WEBHOOK_QUEUE_PK, SK: webhookQueueSk(j.dueAt, j.jobId), WebhookKey: j.webhookKey, Job: j.body, ttl } },
-    })),
+    stored.map((j) => ({ PutRequest: { Item: { PK: WEBHOOK_QUEUE_PK, SK: j.id, WebhookKey: j.webhookKey, Job: j.body, ttl } } })),
   );
+  return stored;
 }
 
 /**

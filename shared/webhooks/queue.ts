@@ -5,7 +5,7 @@
  * (`sender.ts`) handles each job, and a failed attempt puts the next one back on the queue.
  */
 import type { Db } from '../db/client.ts';
-import { putQueuedJobs } from '../db/webhooks-repo.ts';
+import { putQueuedJobs, type StoredJob } from '../db/webhooks-repo.ts';
 import { newKey } from '../model/placement.ts';
 
 /** One delivery attempt to make. */
@@ -39,30 +39,30 @@ export interface WebhookQueue {
 /** Days a queued job is kept at most (the schedule spans about three). */
 const JOB_TTL_SECONDS = 14 * 86_400;
 
-const queuedListeners = new Set<() => void>();
+const queuedListeners = new Set<(jobs: readonly StoredJob[]) => void>();
 
 /**
- * Calls `listener` after jobs are put on the table's queue in this process: the local runtime's
- * timer (same process) then looks for them at once instead of at its next read. Returns the
- * function that stops listening.
+ * Calls `listener` with the jobs put on the table's queue in this process, once they are stored:
+ * the local runtime's runner (same process) starts them when due without reading them back from
+ * the table. Returns the function that stops listening.
  */
-export function onTableJobsQueued(listener: () => void): () => void {
+export function onTableJobsQueued(listener: (jobs: readonly StoredJob[]) => void): () => void {
   queuedListeners.add(listener);
   return () => queuedListeners.delete(listener);
 }
 
-/** The local runtime's queue: items of the table, read by the runtime's timer. */
+/** The local runtime's queue: items of the table, handed to the runtime's runner as well. */
 export function tableQueue(db: Db): WebhookQueue {
   return {
     async send(jobs) {
       if (jobs.length === 0) return;
       const ttl = Math.floor(Date.now() / 1000) + JOB_TTL_SECONDS;
-      await putQueuedJobs(
+      const stored = await putQueuedJobs(
         db,
         jobs.map((j) => ({ jobId: newKey(), webhookKey: j.webhookKey, dueAt: j.notBefore, body: JSON.stringify(j) })),
         ttl,
       );
-      if (jobs.some((j) => j.notBefore <= Date.now())) for (const l of queuedListeners) l();
+      for (const l of queuedListeners) l(stored);
     },
   };
 }

@@ -18,7 +18,7 @@ import type { Config } from '../config.ts';
 import type { Db } from '../db/client.ts';
 import {
   disableWebhook,
-  getWebhook,
+  getRecentWebhook,
   putAttempt,
   recordWebhookOutcome,
   type DeliveryAttempt,
@@ -194,7 +194,7 @@ export type JobResult =
 export async function handleJob(deps: SenderDeps, job: DeliveryJob): Promise<JobResult> {
   const now = deps.now();
   if (job.notBefore - now.getTime() > 1000) return { kind: 'early', waitMs: job.notBefore - now.getTime() };
-  const hook = await getWebhook(deps.db, job.instanceKey, job.webhookKey);
+  const hook = await getRecentWebhook(deps.db, job.instanceKey, job.webhookKey);
   if (!hook) return { kind: 'dropped' };
   const ttl = epoch(now) + ATTEMPT_RETENTION_DAYS * 86_400;
   const record = (o: PostOutcome, nextAttemptOn: string | null, deadLettered: boolean): DeliveryAttempt => ({
