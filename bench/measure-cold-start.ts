@@ -2,7 +2,9 @@
  * coldStart: per function, the minified bundle CDK ships (bytes, from esbuild with the options of
  * infra/bundling.ts) and the time a FRESH Node process takes to import it and serve a first cheap
  * request, against a baseline bundle that only imports the DynamoDB document client and serves
- * one GetItem. Each process runs with the environment the function gets in AWS
+ * one GetItem. Beside it, the protected floor (bench/cold-start-floor.ts): the smallest function
+ * that verifies an access token, logs through Powertools and serves GET person, with each
+ * function's bytes and ratio over it. Each process runs with the environment the function gets in AWS
  * (`NODE_OPTIONS=--enable-source-maps`, its settings; DynamoDB Local as the endpoint).
  *
  * The bundles are built as deployed (infra/bundling.ts: the AWS SDK bundled by default). When an
@@ -28,6 +30,11 @@ export const COLD_START_RATIO_GOAL = { max: 1.3 };
 export const TOP_CONTRIBUTORS = 10;
 export const BASELINE = 'baseline';
 export const BASELINE_ENTRY = fileURLToPath(new URL('./cold-start-baseline.ts', import.meta.url));
+export const PROTECTED_FLOOR = 'protectedFloor';
+export const PROTECTED_FLOOR_ENTRY = fileURLToPath(new URL('./cold-start-floor.ts', import.meta.url));
+/** The reference bundles measured beside the functions (not functions themselves). */
+export const REFERENCES = [BASELINE, PROTECTED_FLOOR] as const;
+const isReference = (name: string): boolean => (REFERENCES as readonly string[]).includes(name);
 const DRIVER = fileURLToPath(new URL('./cold-start-driver.mjs', import.meta.url));
 const SPAWN_TIMEOUT_MS = 30_000;
 
@@ -56,6 +63,7 @@ export function firstRequests(c: ColdStartContext, families: readonly string[], 
   });
   const known: Record<string, FirstRequest> = {
     [BASELINE]: { what: 'GetItem of the person', event: { key: { PK: objectPk(c.personKey), SK: OBJECT_SK } } },
+    [PROTECTED_FLOOR]: { what: 'GET person (the same request and token as people)', event: httpEvent('GET', c.personHref, auth) },
     service: { what: 'GET /api/sysinfo', event: httpEvent('GET', '/api/sysinfo') },
     token: { what: 'GET /.well-known/jwks.json', event: httpEvent('GET', '/.well-known/jwks.json') },
     folders: { what: 'GET /api', event: httpEvent('GET', '/api', auth) },
@@ -113,7 +121,7 @@ export function firstRequests(c: ColdStartContext, families: readonly string[], 
       },
     },
   };
-  const out: Record<string, FirstRequest> = { [BASELINE]: known[BASELINE]! };
+  const out: Record<string, FirstRequest> = { [BASELINE]: known[BASELINE]!, [PROTECTED_FLOOR]: known[PROTECTED_FLOOR]! };
   for (const f of families) out[f] = known[f] ?? { what: 'GET /api/sysinfo (no first request defined for this function)', event: httpEvent('GET', '/api/sysinfo') };
   return out;
 }
@@ -224,7 +232,7 @@ export interface ColdStartInput {
 
 export async function measureColdStart(input: ColdStartInput): Promise<ColdStart> {
   const { bundles, context } = input;
-  const families = [...bundles.keys()].filter((n) => n !== BASELINE);
+  const families = [...bundles.keys()].filter((n) => !isReference(n));
   const sink = await responseSink();
   const runs = new Map<string, DriverRun[]>();
   const errors = new Map<string, string>();
@@ -238,10 +246,10 @@ export async function measureColdStart(input: ColdStartInput): Promise<ColdStart
       eventFiles.set(name, file);
     }
     const env = functionEnv(context);
-    // Rounds: the baseline, then every function; the medians of the rounds are reported.
+    // Rounds: the baseline, the protected floor, then every function; the medians of the rounds are reported.
     for (let round = 0; round < input.rounds; round++) {
       if (round > 0 && Date.now() > input.deadline) break;
-      for (const name of [BASELINE, ...families]) {
+      for (const name of [...REFERENCES, ...families]) {
         const b = bundles.get(name);
         if (!b || stopped) continue;
         try {
@@ -270,6 +278,8 @@ export async function measureColdStart(input: ColdStartInput): Promise<ColdStart
   };
   const base = figures(BASELINE);
   const baseBundle = bundles.get(BASELINE)!;
+  const floorBundle = bundles.get(PROTECTED_FLOOR);
+  const floor = figures(PROTECTED_FLOOR);
   const bytesGoal = { max: baseBundle.bundleBytes + BUNDLE_BYTES_OVER_BASELINE };
   const goal = `bundleBytes <= ${bytesGoal.max} (the baseline's + ${BUNDLE_BYTES_OVER_BASELINE}) and ratio <= ${COLD_START_RATIO_GOAL.max}`;
   const out: Record<string, ColdStartFamily> = {};
@@ -296,6 +306,14 @@ export async function measureColdStart(input: ColdStartInput): Promise<ColdStart
       topPackages: b.topPackages,
       topContributors: b.contributors.slice(0, TOP_CONTRIBUTORS),
       beyondBaseline: { bytes: b.bundleBytes - baseBundle.bundleBytes, top: beyond.slice(0, TOP_CONTRIBUTORS) },
+      overProtectedFloor: floorBundle
+        ? {
+            bytes: b.bundleBytes - floorBundle.bundleBytes,
+            ratio: orNull(ratioOf(f.totalMs, floor.totalMs)),
+            cpuRatio: orNull(ratioOf(f.cpuMs, floor.cpuMs)),
+            top: beyondBaseline(b.contributors, floorBundle.contributors).slice(0, TOP_CONTRIBUTORS),
+          }
+        : null,
       floor: orNull(base.totalMs),
       ratio: orNull(ratio),
       goal: `${goal} (import + first request / the baseline's)`,
@@ -316,6 +334,30 @@ export async function measureColdStart(input: ColdStartInput): Promise<ColdStart
       cpuMs: orNull(base.cpuMs),
       what: 'a handler importing only @aws-sdk/client-dynamodb + lib-dynamodb (from node_modules, as the runtime provides them), serving one GetItem (bench/cold-start-baseline.ts)',
     },
+    protectedFloor: floorBundle
+      ? {
+          bundleBytes: floorBundle.bundleBytes,
+          topContributors: floorBundle.contributors.slice(0, TOP_CONTRIBUTORS),
+          beyondBaseline: {
+            bytes: floorBundle.bundleBytes - baseBundle.bundleBytes,
+            top: beyondBaseline(floorBundle.contributors, baseBundle.contributors).slice(0, TOP_CONTRIBUTORS),
+          },
+          importMs: orNull(floor.importMs),
+          firstRequestMs: orNull(floor.firstRequestMs),
+          totalMs: orNull(floor.totalMs),
+          cpuMs: orNull(floor.cpuMs),
+          ratio: orNull(ratioOf(floor.totalMs, base.totalMs)),
+          cpuRatio: orNull(ratioOf(floor.cpuMs, base.cpuMs)),
+          runs: floor.runs,
+          firstRequest: requests[PROTECTED_FLOOR]?.what ?? '',
+          firstStatus: floor.status,
+          what:
+            'the smallest function every protected family must be: API Gateway event, ES256 access token verified with jose against the ' +
+            "deployment's public keys (Secrets Manager client bundled; here the data directory's ring, as the families read it), " +
+            'Powertools Logger, one GetItem in the token\'s instance, a JSON answer (bench/cold-start-floor.ts)',
+          ...(errors.has(PROTECTED_FLOOR) ? { note: `could not be measured: ${errors.get(PROTECTED_FLOOR)}` } : {}),
+        }
+      : null,
     floor: orNull(base.totalMs),
     ratio: worst?.ratio ?? null,
     worst: worst?.name ?? null,

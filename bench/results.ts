@@ -64,6 +64,43 @@ export interface ColdStartFamily extends Verdict {
   readonly topContributors: ReadonlyArray<{ readonly name: string; readonly bytes: number }>;
   /** What the bundle carries beyond the baseline's: in all, and the largest contributors of it. */
   readonly beyondBaseline: { readonly bytes: number; readonly top: ReadonlyArray<{ readonly name: string; readonly bytes: number }> };
+  /**
+   * The same function against the protected floor ({@link ColdStart.protectedFloor}): bytes beyond
+   * the floor's bundle and their largest contributors, and (import + first request) / the floor's
+   * (wall and CPU). Reported, not a goal (the goal stays the baseline's); null when the floor could
+   * not be measured. It says what a function that verifies tokens carries beyond what it must.
+   */
+  readonly overProtectedFloor: {
+    readonly bytes: number;
+    readonly ratio: number | null;
+    readonly cpuRatio: number | null;
+    readonly top: ReadonlyArray<{ readonly name: string; readonly bytes: number }>;
+  } | null;
+}
+
+/**
+ * The protected floor (bench/cold-start-floor.ts): the smallest function doing what every
+ * protected HTTP family must on its first request (verify the ES256 access token against the
+ * deployment's public keys, log through Powertools Logger, one GetItem, a JSON answer), bundled
+ * and run exactly as the functions are. Its figures are measured, beside the baseline's.
+ */
+export interface ColdStartProtectedFloor {
+  readonly bundleBytes: number;
+  readonly topContributors: ReadonlyArray<{ readonly name: string; readonly bytes: number }>;
+  /** What its bundle carries beyond the baseline's. */
+  readonly beyondBaseline: { readonly bytes: number; readonly top: ReadonlyArray<{ readonly name: string; readonly bytes: number }> };
+  readonly importMs: number | null;
+  readonly firstRequestMs: number | null;
+  readonly totalMs: number | null;
+  readonly cpuMs: number | null;
+  /** totalMs / the baseline's totalMs, and the same of the CPU time. */
+  readonly ratio: number | null;
+  readonly cpuRatio: number | null;
+  readonly runs: number;
+  readonly firstRequest: string;
+  readonly firstStatus: string | number | null;
+  readonly what: string;
+  readonly note?: string;
 }
 
 export interface ColdStart extends Verdict {
@@ -77,6 +114,8 @@ export interface ColdStart extends Verdict {
     readonly cpuMs: number | null;
     readonly what: string;
   };
+  /** The protected floor, measured beside the baseline; null when it could not be bundled. */
+  readonly protectedFloor: ColdStartProtectedFloor | null;
   /** The family the top-level ratio is of (the worst). */
   readonly worst: string | null;
   readonly maxBundleBytes: number;

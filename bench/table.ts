@@ -38,10 +38,24 @@ export function rowsOf(r: Results): Row[] {
     goal: '',
     verdict: '',
   });
+  const pf = c.protectedFloor;
+  if (pf) {
+    rows.push({
+      entry: 'coldStart (protected floor)',
+      figure: `${pf.bundleBytes} B (+${pf.beyondBaseline.bytes}), ${n(pf.totalMs)} ms (cpu ${n(pf.cpuMs)} ms, ${n(pf.cpuRatio, 2)}x)`,
+      floor: `baseline ${n(c.baseline.totalMs)} ms`,
+      ratio: n(pf.ratio, 2),
+      goal: 'reported',
+      verdict: pf.note ? verdict(false, pf.note) : '',
+    });
+  }
   for (const [name, f] of Object.entries(c.families)) {
+    const over = f.overProtectedFloor;
     rows.push({
       entry: `coldStart.${name}`,
-      figure: `${f.bundleBytes} B (+${f.bundleBytes - c.baseline.bundleBytes}), ${n(f.totalMs)} ms (cpu ${n(f.cpuMs)} ms, ${n(f.cpuRatio, 2)}x)`,
+      figure:
+        `${f.bundleBytes} B (+${f.bundleBytes - c.baseline.bundleBytes}), ${n(f.totalMs)} ms (cpu ${n(f.cpuMs)} ms, ${n(f.cpuRatio, 2)}x)` +
+        (over ? `; over the protected floor ${over.bytes >= 0 ? '+' : ''}${over.bytes} B, ${n(over.ratio, 2)}x (cpu ${n(over.cpuRatio, 2)}x)` : ''),
       floor: `${n(f.floor)} ms`,
       ratio: n(f.ratio, 2),
       goal: '<= base + 120000 B, <= 1.3',
@@ -195,9 +209,16 @@ export function bundleAnalysis(r: Results, top = 6): string {
   const lines = [`bundle analysis (bytes beyond the baseline's ${c.baseline.bundleBytes} B, largest contributors first)`];
   const base = c.baseline.topContributors.slice(0, top).map((p) => `${p.name} ${kb(p.bytes)}`);
   if (base.length) lines.push(`  ${'baseline'.padEnd(10)} ${kb(c.baseline.bundleBytes).padStart(7)}  ${base.join(', ')}`);
+  const line = (name: string, bytes: number, parts: ReadonlyArray<{ readonly name: string; readonly bytes: number }>) =>
+    `  ${name.padEnd(10)} ${`${bytes < 0 ? '-' : '+'}${kb(Math.abs(bytes))}`.padStart(7)}  ${parts.slice(0, top).map((p) => `${p.name} +${kb(p.bytes)}`).join(', ')}`;
+  const pf = c.protectedFloor;
+  if (pf) lines.push(line('floor', pf.beyondBaseline.bytes, pf.beyondBaseline.top));
   for (const [name, f] of Object.entries(c.families)) {
-    const parts = (f.beyondBaseline?.top ?? []).slice(0, top).map((p) => `${p.name} +${kb(p.bytes)}`);
-    lines.push(`  ${name.padEnd(10)} ${`+${kb(f.beyondBaseline?.bytes ?? f.bundleBytes - c.baseline.bundleBytes)}`.padStart(7)}  ${parts.join(', ')}`);
+    lines.push(line(name, f.beyondBaseline?.bytes ?? f.bundleBytes - c.baseline.bundleBytes, f.beyondBaseline?.top ?? []));
+  }
+  if (pf) {
+    lines.push(`bundle analysis (bytes beyond the protected floor's ${pf.bundleBytes} B, largest contributors first)`);
+    for (const [name, f] of Object.entries(c.families)) if (f.overProtectedFloor) lines.push(line(name, f.overProtectedFloor.bytes, f.overProtectedFloor.top));
   }
   return lines.join('\n');
 }

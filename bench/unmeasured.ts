@@ -32,6 +32,7 @@ export const unmeasured: { readonly [K in keyof Results]: (reason: string, measu
     ...base("every function: bundleBytes <= the baseline's + 120000 and ratio <= 1.3", reason),
     families: {},
     baseline: { bundleBytes: 0, topContributors: [], importMs: null, firstRequestMs: null, totalMs: null, cpuMs: null, what: '' },
+    protectedFloor: null,
     worst: null,
     maxBundleBytes: 0,
     buildMs: 0,

@@ -38,13 +38,13 @@ import * as type from 'mingo/operators/expression/type';
 import * as variable from 'mingo/operators/expression/variable';
 import { $literal } from 'mingo/operators/expression';
 import { $addFields, $bucket, $count, $group, $limit, $match, $project, $set, $skip, $sort, $sortByCount, $unwind } from 'mingo/operators/pipeline';
-import { queryFolderEvents, type SortRange } from '../db/events-repo.ts';
+import type { queryFolderEvents, SortRange } from '../db/events-repo.ts';
 import type { StoredObject } from '../db/objects-repo.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import { boolParam } from '../http/params.ts';
 import type { ApiRequest } from '../http/types.ts';
 import { narrowInteger, stringifyJson } from '../json.ts';
-import { requireFolderInScope } from '../objects/access.ts';
+import type { requireFolderInScope } from '../objects/access.ts';
 import type { Ctx } from '../objects/context.ts';
 import {
   ALLOWED_OPERATORS,
@@ -59,7 +59,7 @@ import {
   type Matcher,
   type QueryDoc,
 } from '../search/query.ts';
-import { foldersOf } from './list.ts';
+import type { foldersOf } from './list.ts';
 import { canonicalQuery } from './list-query.ts';
 import { decodeEventData } from './posting.ts';
 import { renderEvent, renderEventFields } from './render.ts';
@@ -395,8 +395,26 @@ export interface AggregateLimits {
   readonly clock: () => number;
 }
 
+/**
+ * The reads an aggregation makes, passed in by the events operations: this module is loaded on the
+ * first aggregation (`import()`), and esbuild cannot tree-shake what a dynamic import reaches, so
+ * importing the repositories here put the whole DynamoDB client (every command, 56 KB) in the
+ * events bundle. Nothing reached from here may import the AWS SDK.
+ */
+export interface AggregateReads {
+  readonly requireFolderInScope: typeof requireFolderInScope;
+  readonly foldersOf: typeof foldersOf;
+  readonly queryFolderEvents: typeof queryFolderEvents;
+}
+
 /** Runs an aggregation over the events of `folderKey` (see the module's comment). */
-export async function aggregateEvents(ctx: Ctx, folderKey: string, q: AggregateQuery, { maxEvents, clock }: AggregateLimits): Promise<unknown[]> {
+export async function aggregateEvents(
+  ctx: Ctx,
+  folderKey: string,
+  q: AggregateQuery,
+  { maxEvents, clock }: AggregateLimits,
+  { requireFolderInScope, foldersOf, queryFolderEvents }: AggregateReads,
+): Promise<unknown[]> {
   const started = clock();
   await requireFolderInScope(ctx, folderKey);
   const { leading, rest } = split(q.pipeline);

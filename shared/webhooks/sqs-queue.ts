@@ -3,8 +3,11 @@
  * SQS's longest message delay (15 min) is sent with that delay; when it arrives early the sender
  * hides it again for the rest of the wait (up to SQS's 12 h visibility limit) and the queue
  * delivers it once more. Only the fan-out and the webhooks function (the sender) import this
- * module, and the SDK client is loaded on first use.
+ * module, and the SDK client is created on first use. Its classes are imported by name, not
+ * loaded with `import()`: esbuild cannot tree-shake a package reached by a dynamic import, so that
+ * form bundled the whole SQS client (every command) into both functions.
  */
+import { ChangeMessageVisibilityCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
 import type { WebhookQueue } from './queue.ts';
 
 /** SQS's largest message, and largest batch (the sum of its messages). */
@@ -14,8 +17,6 @@ export const MAX_DELAY_SECONDS = 900;
 /** SQS's longest visibility timeout. */
 export const MAX_VISIBILITY_SECONDS = 43_200;
 
-type SqsModule = typeof import('@aws-sdk/client-sqs');
-
 export interface SqsWebhookQueue extends WebhookQueue {
   /** Hides a received message for `seconds` more (it comes back then). */
   defer(receiptHandle: string, seconds: number): Promise<void>;
@@ -24,18 +25,14 @@ export interface SqsWebhookQueue extends WebhookQueue {
 /** A queue for one SQS queue URL. Create once per execution environment. */
 export function createSqsQueue(opts: { queueUrl: string; region: string; now?: () => number; endpoint?: string }): SqsWebhookQueue {
   const now = opts.now ?? Date.now;
-  let client: Promise<{ sdk: SqsModule; c: InstanceType<SqsModule['SQSClient']> }> | undefined;
+  let client: SQSClient | undefined;
   // An explicit endpoint is a stand-in on this machine (tests): it checks no signature.
   const local = opts.endpoint ? { endpoint: opts.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {};
-  const load = () => {
-    client ??= import('@aws-sdk/client-sqs').then((sdk) => ({ sdk, c: new sdk.SQSClient({ region: opts.region, ...local }) }));
-    client.catch(() => (client = undefined));
-    return client;
-  };
+  const sqs = (): SQSClient => (client ??= new SQSClient({ region: opts.region, ...local }));
   return {
     maxJobBytes: MAX_BATCH_BYTES,
     async send(jobs) {
-      const { sdk, c } = await load();
+      const c = sqs();
       // Batches of at most 10 messages and 256 KB in all.
       const batches: Array<Array<{ Id: string; MessageBody: string; DelaySeconds: number }>> = [];
       let batch: Array<{ Id: string; MessageBody: string; DelaySeconds: number }> = [];
@@ -56,7 +53,7 @@ export function createSqsQueue(opts: { queueUrl: string; region: string; now?: (
       for (const first of batches) {
         let entries = first;
         for (let attempt = 1; entries.length > 0; attempt++) {
-          const out = await c.send(new sdk.SendMessageBatchCommand({ QueueUrl: opts.queueUrl, Entries: entries }));
+          const out = await c.send(new SendMessageBatchCommand({ QueueUrl: opts.queueUrl, Entries: entries }));
           const failed = new Set((out.Failed ?? []).map((f) => f.Id));
           entries = entries.filter((e) => failed.has(e.Id));
           if (entries.length > 0 && attempt >= 4) throw new Error(`SQS refused ${entries.length} webhook jobs`);
@@ -65,9 +62,8 @@ export function createSqsQueue(opts: { queueUrl: string; region: string; now?: (
       }
     },
     async defer(receiptHandle, seconds) {
-      const { sdk, c } = await load();
-      await c.send(
-        new sdk.ChangeMessageVisibilityCommand({
+      await sqs().send(
+        new ChangeMessageVisibilityCommand({
           QueueUrl: opts.queueUrl,
           ReceiptHandle: receiptHandle,
           VisibilityTimeout: Math.min(MAX_VISIBILITY_SECONDS, Math.max(0, Math.ceil(seconds))),

@@ -152,6 +152,63 @@ describe('the bundle analysis', () => {
   });
 });
 
+describe('the protected floor in the cold-start report', () => {
+  const m = { mode: 'quick' as const, startedAt: 'x', loadavgStart: [1], loadavgEnd: [1], wallMs: 1, node: 'v20', cpus: 2 };
+  const r = Object.fromEntries(RESULT_KEYS.map((k) => [k, unmeasured[k]('because', m)])) as unknown as Results;
+  const family = {
+    ...({} as Results['coldStart']['families'][string]),
+    bundleBytes: 562_000,
+    totalMs: 150,
+    cpuMs: 140,
+    cpuRatio: 1.4,
+    ratio: 1.3,
+    floor: 115,
+    meetsGoal: false,
+    beyondBaseline: { bytes: 220_000, top: [{ name: 'jose', bytes: 22_000 }] },
+    overProtectedFloor: { bytes: 100_000, ratio: 1.07, cpuRatio: 1.04, top: [{ name: 'zod', bytes: 28_000 }, { name: 'shared/json.ts', bytes: 8_000 }] },
+  };
+  const coldStart: Results['coldStart'] = {
+    ...r.coldStart,
+    baseline: { ...r.coldStart.baseline, bundleBytes: 342_000, totalMs: 115, topContributors: [{ name: '@smithy/core', bytes: 133_627 }] },
+    protectedFloor: {
+      bundleBytes: 462_000,
+      topContributors: [{ name: '@smithy/core', bytes: 133_627 }],
+      beyondBaseline: { bytes: 120_000, top: [{ name: 'jose', bytes: 22_000 }, { name: '@aws-lambda-powertools/logger', bytes: 17_000 }] },
+      importMs: 100,
+      firstRequestMs: 40,
+      totalMs: 140,
+      cpuMs: 135,
+      ratio: 1.22,
+      cpuRatio: 1.35,
+      runs: 1,
+      firstRequest: 'GET person',
+      firstStatus: 200,
+      what: 'the floor',
+    },
+    families: { people: family },
+  };
+
+  it('prints the floor beyond the baseline, and each function beyond the floor', () => {
+    const lines = bundleAnalysis({ ...r, coldStart }).split('\n');
+    expect(lines).toHaveLength(6);
+    expect(lines[2]).toMatch(/^ {2}floor\s+\+120\.0K {2}jose \+22\.0K, @aws-lambda-powertools\/logger \+17\.0K$/);
+    expect(lines[4]).toMatch(/^bundle analysis \(bytes beyond the protected floor's 462000 B/);
+    expect(lines[5]).toMatch(/^ {2}people\s+\+100\.0K {2}zod \+28\.0K, shared\/json\.ts \+8\.0K$/);
+  });
+
+  it("has a row for the floor with its ratio to the baseline, and each function's ratio over it", () => {
+    const rows = rowsOf({ ...r, coldStart });
+    const floorRow = rows.find((row) => row.entry === 'coldStart (protected floor)');
+    expect(floorRow).toMatchObject({ figure: '462000 B (+120000), 140 ms (cpu 135 ms, 1.35x)', floor: 'baseline 115 ms', ratio: '1.22' });
+    expect(rows.find((row) => row.entry === 'coldStart.people')?.figure).toContain('over the protected floor +100000 B, 1.07x (cpu 1.04x)');
+  });
+
+  it('has no floor row when the floor was not measured', () => {
+    expect(rowsOf(r).some((row) => row.entry === 'coldStart (protected floor)')).toBe(false);
+    expect(r.coldStart.protectedFloor).toBeNull();
+  });
+});
+
 describe('matchPositions', () => {
   it('spreads the matching people evenly through the creation order', () => {
     expect([...matchPositions(100, 4)]).toEqual([12, 37, 62, 87]);
