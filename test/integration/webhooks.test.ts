@@ -8,14 +8,14 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getWebhook } from '#shared/db/webhooks-repo.ts';
+import { getRecentWebhook, getWebhook, RECENT_WEBHOOK_MS, recordWebhookOutcome } from '#shared/db/webhooks-repo.ts';
 import type { WebhookDeps } from '#shared/webhooks/operations.ts';
 import { tableQueue } from '#shared/webhooks/queue.ts';
 import { DISABLED_FAILING, handleJob, postOnce } from '#shared/webhooks/sender.ts';
 import { messageIdOf } from '#shared/webhooks/signing.ts';
 import { handleQueueBatch } from '#functions/webhooks/handler.ts';
 import { createApi } from '../support/api.ts';
-import { createTestDb, type TestDb } from '../support/db.ts';
+import { commandsOf, createTestDb, type TestDb } from '../support/db.ts';
 import { seedTenant, testDeps, type Tenant } from '../support/tokens.ts';
 
 interface Received {
@@ -224,6 +224,59 @@ describe('webhook deliveries', () => {
     } finally {
       await rx.close();
     }
+  });
+
+  it('reads a subscription for the sender once a second, and again at once after a write of this process', async () => {
+    const c = await api.post(hooks(root), { token: root.tokens.Operator, body: { Url: 'http://localhost:9/a' } });
+    const read = (now?: number) => commandsOf(t, () => getRecentWebhook(t.db, root.instance.key, c.body.Key, now));
+    const start = Date.now();
+
+    const first = await read(start);
+    const again = await read(start + RECENT_WEBHOOK_MS - 1);
+    expect([first.commands, again.commands]).toEqual([['GetItem'], []]);
+    expect(again.result).toEqual(first.result);
+    // A second later it is read again.
+    expect((await read(start + RECENT_WEBHOOK_MS)).commands).toEqual(['GetItem']);
+
+    // A change through the API (same process) applies to the next delivery.
+    const put = await api.put(c.body.Href, { token: root.tokens.Operator, body: { Url: 'http://localhost:9/b' } });
+    expect(put.status, put.text).toBe(200);
+    const changed = await read();
+    expect([changed.commands, changed.result?.settings.Url]).toEqual([['GetItem'], 'http://localhost:9/b']);
+
+    // A read answered after a write ended is not kept: it may hold what the write replaced. Its
+    // answer is held back here until the write is done.
+    let release!: () => void;
+    const held = new Promise<void>((r) => (release = r));
+    let holding = true;
+    t.db.doc.middlewareStack.add(
+      (next, context) => async (args) => {
+        const out = await next(args);
+        if (holding && /^Get(Item)?Command$/.test(context.commandName ?? '')) {
+          holding = false;
+          await held;
+        }
+        return out;
+      },
+      { step: 'initialize', name: 'holdOneGetItem' },
+    );
+    try {
+      // (Past the second of the read above, so it is read again.)
+      const during = getRecentWebhook(t.db, root.instance.key, c.body.Key, Date.now() + RECENT_WEBHOOK_MS);
+      await expect.poll(() => holding).toBe(false);
+      await recordWebhookOutcome(t.db, { instanceKey: root.instance.key, key: c.body.Key }, { kind: 'delivered', at: new Date().toISOString() });
+      release();
+      expect((await during)?.lastDeliveryOn).toBeNull();
+    } finally {
+      t.db.doc.middlewareStack.remove('holdOneGetItem');
+    }
+    const after = await read();
+    expect(after.commands).toEqual(['GetItem']);
+    expect(after.result?.lastDeliveryOn).toEqual(expect.any(String));
+
+    // A deleted subscription is seen as gone at once as well.
+    expect((await api.del(c.body.Href, { token: root.tokens.Operator })).status).toBe(204);
+    expect((await read()).result).toBeUndefined();
   });
 
   it('records a delivery to a name that resolves to a refused address as a failed attempt with a clear error', async () => {
