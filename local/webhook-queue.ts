@@ -101,7 +101,8 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
   let stopped = false;
   let wake: (() => void) | undefined;
   // Jobs queued in this process (the fan-out, a retry, a redelivery) start from here when due.
-  const stopListening = onTableJobsQueued((jobs) => {
+  const stopListening = onTableJobsQueued((tableName, jobs) => {
+    if (tableName !== opts.db.tableName) return;
     for (const j of jobs) {
       bodies.set(j.id, j.body);
       if (!buffer.has(j.id)) buffer.set(j.id, { id: j.id, webhookKey: j.webhookKey, dueAt: j.dueAt });
@@ -188,10 +189,11 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
       if (!next) break;
     }
     truncated = next !== undefined;
-    // What the table holds that is due, plus what this process queued for later.
+    // What the table holds that is due, plus what this process queued and has not handled (due
+    // later, or stored after the read began).
     const known = new Map<string, Waiting>();
     for (const j of jobs) known.set(j.id, buffer.get(j.id) ?? { ...j, dueAt: 0 });
-    for (const [id, j] of buffer) if (j.dueAt > now) known.set(id, j);
+    for (const [id, j] of buffer) if (!known.has(id) && (j.dueAt > now || bodies.has(id))) known.set(id, j);
     buffer = known;
     lastRead = now;
     const pendingDelete = new Set(handled);
@@ -214,7 +216,8 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
         const now = Date.now();
         // Read when the timer is due, or sooner when the last read could not bring every due job
         // and nothing known can start. Jobs queued in this process need no read.
-        const canStart = [...buffer.values()].some((j) => startable(j, now));
+        let canStart = false;
+        for (const j of buffer.values()) if ((canStart = startable(j, now))) break;
         const due = now - lastRead >= idleMs || (truncated && !canStart && inFlight.size < MAX_IN_FLIGHT && now - lastRead >= MIN_READ_GAP_MS);
         await flush();
         if (due) await read(now);

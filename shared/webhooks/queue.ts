@@ -39,14 +39,14 @@ export interface WebhookQueue {
 /** Days a queued job is kept at most (the schedule spans about three). */
 const JOB_TTL_SECONDS = 14 * 86_400;
 
-const queuedListeners = new Set<(jobs: readonly StoredJob[]) => void>();
+const queuedListeners = new Set<(tableName: string, jobs: readonly StoredJob[]) => void>();
 
 /**
- * Calls `listener` with the jobs put on the table's queue in this process, once they are stored:
- * the local runtime's runner (same process) starts them when due without reading them back from
- * the table. Returns the function that stops listening.
+ * Calls `listener` with the jobs put on a table's queue in this process (and the table's name),
+ * once they are stored: the local runtime's runner (same process) starts those of its table when
+ * due without reading them back. Returns the function that stops listening.
  */
-export function onTableJobsQueued(listener: (jobs: readonly StoredJob[]) => void): () => void {
+export function onTableJobsQueued(listener: (tableName: string, jobs: readonly StoredJob[]) => void): () => void {
   queuedListeners.add(listener);
   return () => queuedListeners.delete(listener);
 }
@@ -62,7 +62,7 @@ export function tableQueue(db: Db): WebhookQueue {
         jobs.map((j) => ({ jobId: newKey(), webhookKey: j.webhookKey, dueAt: j.notBefore, body: JSON.stringify(j) })),
         ttl,
       );
-      for (const l of queuedListeners) l(stored);
+      for (const l of queuedListeners) l(db.tableName, stored);
     },
   };
 }
