@@ -29,6 +29,8 @@ const PAGES_PER_READ = 10;
 const MIN_READ_GAP_MS = 20;
 /** The shortest wait between two rounds of the timer. */
 const MIN_WAIT_MS = 1;
+/** Handled jobs deleted together (BatchWriteItem's limit). */
+const DELETE_BATCH = 25;
 /** A job handled this recently is not started again from a read that began before it was deleted. */
 const DONE_MEMORY_MS = 60_000;
 
@@ -81,6 +83,13 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
   const bodies = new Map<string, string>();
   /** Handled jobs not deleted yet (deleted 25 per request by {@link flush}). */
   let handled: string[] = [];
+  /** The delete of handled jobs in progress (one at a time, never waited for by a start). */
+  let flushing: Promise<void> | undefined;
+  /** Deletes the handled jobs in the background, unless a delete is already running. */
+  const flushSoon = (): void => {
+    if (flushing || handled.length === 0) return;
+    flushing = flush().finally(() => (flushing = undefined));
+  };
   /** Handled jobs whose delete failed: kept out of the buffer until a later flush deletes them. */
   async function flush(): Promise<void> {
     if (handled.length === 0) return;
@@ -107,6 +116,7 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
       bodies.set(j.id, j.body);
       if (!buffer.has(j.id)) buffer.set(j.id, { id: j.id, webhookKey: j.webhookKey, dueAt: j.dueAt });
     }
+    pump();
     wake?.();
   });
 
@@ -132,6 +142,7 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
         done.set(job.id, Date.now());
         bodies.delete(job.id);
         handled.push(job.id);
+        if (handled.length >= DELETE_BATCH) flushSoon();
       }
     } catch (err) {
       opts.logger.error('webhook queue: a job failed; it stays queued', { error: (err as Error).message });
@@ -153,7 +164,8 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
       const n = (perWebhook.get(job.webhookKey) ?? 1) - 1;
       if (n <= 0) perWebhook.delete(job.webhookKey);
       else perWebhook.set(job.webhookKey, n);
-      // A free slot: start a waiting job now.
+      // A free slot: start a waiting job now (the timer only waits for jobs due later).
+      pump();
       wake?.();
     });
     inFlight.set(job.id, p);
@@ -177,6 +189,11 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
         start(job);
       }
     }
+  }
+
+  /** Starts the waiting jobs that are ready, as slots allow (not once stopping). */
+  function pump(): void {
+    if (!stopped) startFromBuffer(Date.now());
   }
 
   async function read(now: number): Promise<void> {
@@ -219,9 +236,9 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
         let canStart = false;
         for (const j of buffer.values()) if ((canStart = startable(j, now))) break;
         const due = now - lastRead >= idleMs || (truncated && !canStart && inFlight.size < MAX_IN_FLIGHT && now - lastRead >= MIN_READ_GAP_MS);
-        await flush();
+        flushSoon();
         if (due) await read(now);
-        startFromBuffer(Date.now());
+        pump();
       } catch (err) {
         opts.logger.warn('webhook queue: reading due jobs failed', { error: (err as Error).message });
       }
@@ -237,6 +254,7 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
       await loop;
       // Jobs in flight finish or stay queued for the next start (at least once).
       await Promise.race([Promise.allSettled([...inFlight.values()]), new Promise((r) => setTimeout(r, 2000).unref())]);
+      await flushing;
       await flush();
     },
   };
