@@ -15,7 +15,8 @@ import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Duplex } from 'node:stream';
 import { config, loadConfig, resetConfigForTests } from '#shared/config.ts';
-import { createDb, ensureTable } from '#shared/db/client.ts';
+import { createDb, ensureQueueTable, ensureTable, queueDbOf } from '#shared/db/client.ts';
+import { moveQueuedJobs } from '#shared/db/webhooks-repo.ts';
 import { createStreamReader } from '#shared/db/stream-reader.ts';
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { createLiveDeps, type LiveDeps } from '#shared/live/deps.ts';
@@ -264,7 +265,12 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       onFailedBatch: fileDeadLetters(join(dataDir, DEAD_LETTER_FILE), logger),
     });
     // Webhook deliveries: the jobs the fan-out and the webhooks family put in the table.
-    const queueDb = createDb(cfg);
+    // Its own table (no stream), as SQS is not on the table's stream in AWS.
+    const mainDb = createDb(cfg);
+    const queueDb = queueDbOf(mainDb);
+    await ensureQueueTable(queueDb);
+    const moved = await moveQueuedJobs(mainDb, queueDb);
+    if (moved > 0) logger.info('webhook queue: moved the jobs queued by an earlier version to the queue table', { jobs: moved });
     webhooks = { db: queueDb, runner: startWebhookQueue({ db: queueDb, invoke: (event) => families.invoke('webhooks', event), logger }) };
     // Signing-key rollover and retirement, as the hourly schedule does in AWS.
     keyMaintenance = startKeyMaintenance({ dataDir, policy: rotationPolicyOf(cfg), logger });

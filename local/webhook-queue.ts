@@ -1,7 +1,7 @@
 /**
  * The local stand-in for the webhook SQS queue and its event source mapping: the jobs queued in
  * this process (by the fan-out and the `webhooks` family) are handed to the runner as they are
- * stored, and a timer reads the due jobs of the table's queue partition (those of a previous run,
+ * stored, and a timer reads the due jobs of the queue table (`queueTableOf`: those of a previous run,
  * or of another process); each is invoked on the `webhooks` family as an SQS-shaped event, one job
  * per invocation, many at once. A job is deleted once the handler has
  * handled it (the sender has queued any next attempt by then); a job reported failed stays and is

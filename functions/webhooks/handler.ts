@@ -2,7 +2,7 @@
  * Webhooks family: the webhooks collection's routes (see `shared/webhooks/operations.ts`) and the
  * sender. The same function consumes the delivery queue: in AWS the SQS event source mapping
  * invokes it with message batches (ReportBatchItemFailures); locally the runtime's timer invokes
- * it with the same shape from the table's queue partition. Keeping the sender here keeps the SQS
+ * it with the same shape from its queue table. Keeping the sender here keeps the SQS
  * client in two functions only (this one and the fan-out).
  */
 import type { APIGatewayProxyEventV2, Context, SQSBatchResponse, SQSEvent } from 'aws-lambda';

@@ -151,3 +151,49 @@ export async function ensureTable(db: Db): Promise<void> {
     // TTL is already on, or not supported by this endpoint: reads filter on it anyway.
   }
 }
+
+/**
+ * The local runtime's webhook job queue: a table of its own beside the main one, with the same
+ * key names, no index and no stream. It stands for SQS, which is not on the table's stream in AWS
+ * either: in the main table, each delivery's queue item would put two records (its put and its
+ * delete) on the stream the fan-out reads, work the fan-out does not do in AWS.
+ */
+export const queueTableOf = (tableName: string): string => `${tableName}-webhook-queue`;
+
+/** The queue table's clients: the same as `db`'s, named for {@link queueTableOf}. */
+export const queueDbOf = (db: Db): Db => ({ ...db, tableName: queueTableOf(db.tableName) });
+
+/** Creates the queue table of `queueDb` if it does not exist (idempotent; TTL on). */
+export async function ensureQueueTable(queueDb: Db): Promise<void> {
+  try {
+    await queueDb.raw.send(new DescribeTableCommand({ TableName: queueDb.tableName }));
+    return;
+  } catch (err) {
+    if (!(err instanceof ResourceNotFoundException)) throw err;
+  }
+  try {
+    await queueDb.raw.send(
+      new CreateTableCommand({
+        TableName: queueDb.tableName,
+        BillingMode: 'PAY_PER_REQUEST',
+        AttributeDefinitions: [
+          { AttributeName: TABLE.partitionKey, AttributeType: 'S' },
+          { AttributeName: TABLE.sortKey, AttributeType: 'S' },
+        ],
+        KeySchema: [
+          { AttributeName: TABLE.partitionKey, KeyType: 'HASH' },
+          { AttributeName: TABLE.sortKey, KeyType: 'RANGE' },
+        ],
+      }),
+    );
+  } catch (err) {
+    if ((err as { name?: string }).name !== 'ResourceInUseException') throw err;
+  }
+  try {
+    await queueDb.raw.send(
+      new UpdateTimeToLiveCommand({ TableName: queueDb.tableName, TimeToLiveSpecification: { AttributeName: TABLE.ttlAttribute, Enabled: true } }),
+    );
+  } catch {
+    // TTL is already on, or not supported by this endpoint.
+  }
+}

@@ -16,7 +16,7 @@
  * | ws subscription      | `SUB#<instanceKey>`              | `<connectionId>#<topic>`|                                        |                               |
  * | webhook subscription | `WH#<instanceKey>`               | `<webhookKey>`          |                                        |                               |
  * | webhook attempt      | `WD#<webhookKey>`                | `<attemptKey>`          |                                        |                               |
- * | webhook job (local)  | `WQ`                             | `<dueAt ms, 15 digits>#<jobId>` |                                |                               |
+ * | webhook job (local; in the queue table `<table>-webhook-queue`) | `WQ`                             | `<dueAt ms, 15 digits>#<jobId>` |                                |                               |
  * | tenant usage, a day  | `US#<instanceKey>`               | `D#<yyyy-mm-dd>`        |                                        |                               |
  * | tenant usage, total  | `US#<instanceKey>`               | `TOTAL`                 |                                        |                               |
  *

@@ -7,6 +7,9 @@
  * | attempt       | `WD#<webhookKey>`   | `<attemptKey>`                   | EventKey, MessageId, Attempt, StatusCode or Error, DurationMs, AttemptedOn, NextAttemptOn, DeadLettered, ttl |
  * | queued job    | `WQ`                | `<dueAt ms>#<jobId>`             | WebhookKey, Job (JSON), ttl                   |
  *
+ * Queued jobs live in the local runtime's queue table (`queueTableOf` in client.ts: same keys,
+ * no stream), not in the main table: the functions below that take a queue `Db` expect it.
+ *
  * Access patterns: the subscriptions of an instance are one Query on `WH#<instance>` (the fan-out
  * runs one per instance of an event's chain, per batch, cached briefly); one subscription is one
  * GetItem; the attempts of a subscription, newest first, are one Query on `WD#<webhookKey>`. The
@@ -453,6 +456,19 @@ export async function queuedJobBody(db: Db, id: string): Promise<string | undefi
     new GetCommand({ TableName: db.tableName, Key: { PK: WEBHOOK_QUEUE_PK, SK: id }, ConsistentRead: true }),
   );
   return typeof out.Item?.Job === 'string' ? out.Item.Job : undefined;
+}
+
+/**
+ * Moves the jobs an earlier version queued in the main table's `WQ` partition to the queue table
+ * (puts there first, then deletes here: a crash in between leaves a job in both, and the sender's
+ * receivers de-duplicate on webhook-id). Returns how many moved. Run once at the runtime's start.
+ */
+export async function moveQueuedJobs(from: Db, to: Db): Promise<number> {
+  const items = await queryAll(from, { KeyConditionExpression: 'PK = :pk', ExpressionAttributeValues: { ':pk': WEBHOOK_QUEUE_PK }, ConsistentRead: true });
+  if (items.length === 0) return 0;
+  await batchWrite(to, items.map((Item) => ({ PutRequest: { Item } })));
+  await batchWrite(from, items.map((i) => ({ DeleteRequest: { Key: { PK: i.PK, SK: i.SK } } })));
+  return items.length;
 }
 
 /** Removes jobs that were handled (idempotent): BatchWriteItem, 25 a request. */

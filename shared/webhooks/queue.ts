@@ -1,10 +1,10 @@
 /**
  * The delivery queue: one job per (event, subscription) delivery attempt. In AWS a job is an SQS
- * message (`sqs-queue.ts`); on the local runtime it is an item of the table's queue partition,
- * which the runtime's timer reads (`local/webhook-queue.ts`). Either way the same sender
+ * message (`sqs-queue.ts`); on the local runtime it is an item of the queue table beside the main
+ * one (`queueTableOf`), which the runtime's runner reads (`local/webhook-queue.ts`). Either way the same sender
  * (`sender.ts`) handles each job, and a failed attempt puts the next one back on the queue.
  */
-import type { Db } from '../db/client.ts';
+import { ensureQueueTable, queueDbOf, type Db } from '../db/client.ts';
 import { putQueuedJobs, type StoredJob } from '../db/webhooks-repo.ts';
 import { newKey } from '../model/placement.ts';
 
@@ -51,18 +51,35 @@ export function onTableJobsQueued(listener: (tableName: string, jobs: readonly S
   return () => queuedListeners.delete(listener);
 }
 
-/** The local runtime's queue: items of the table, handed to the runtime's runner as well. */
+/** Queue tables known to exist in this process (created on first use when missing). */
+const ensured = new Map<string, Promise<void>>();
+
+/**
+ * The local runtime's queue: items of the queue table beside `db`'s (see `queueTableOf`), handed
+ * to the runtime's runner as well. The table is created on first use if the runtime has not.
+ */
 export function tableQueue(db: Db): WebhookQueue {
+  const queueDb = queueDbOf(db);
+  const ready = (): Promise<void> => {
+    let p = ensured.get(queueDb.tableName);
+    if (!p) {
+      p = ensureQueueTable(queueDb);
+      ensured.set(queueDb.tableName, p);
+      p.catch(() => ensured.delete(queueDb.tableName));
+    }
+    return p;
+  };
   return {
     async send(jobs) {
       if (jobs.length === 0) return;
+      await ready();
       const ttl = Math.floor(Date.now() / 1000) + JOB_TTL_SECONDS;
       const stored = await putQueuedJobs(
-        db,
+        queueDb,
         jobs.map((j) => ({ jobId: newKey(), webhookKey: j.webhookKey, dueAt: j.notBefore, body: JSON.stringify(j) })),
         ttl,
       );
-      for (const l of queuedListeners) l(db.tableName, stored);
+      for (const l of queuedListeners) l(queueDb.tableName, stored);
     },
   };
 }

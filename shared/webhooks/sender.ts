@@ -1,7 +1,7 @@
 /**
  * The sender: makes one delivery attempt of a job, records it, and schedules what follows. The
  * same code runs in AWS (the webhooks function consuming the SQS queue) and on the local runtime
- * (its timer reading the table's queue partition).
+ * (its runner reading the local queue table).
  *
  * - Success is any 2xx within 10 s; redirects are not followed (a 3xx is a failure).
  * - A failure puts the next attempt back on the queue (see `schedule.ts`); after the last one the

@@ -8,7 +8,8 @@ import { createServer, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { getRecentWebhook, getWebhook, RECENT_WEBHOOK_MS, recordWebhookOutcome } from '#shared/db/webhooks-repo.ts';
+import { ensureQueueTable, queueDbOf } from '#shared/db/client.ts';
+import { dueJobs, getRecentWebhook, getWebhook, moveQueuedJobs, putQueuedJobs, queuedJobBody, RECENT_WEBHOOK_MS, recordWebhookOutcome } from '#shared/db/webhooks-repo.ts';
 import type { WebhookDeps } from '#shared/webhooks/operations.ts';
 import { tableQueue } from '#shared/webhooks/queue.ts';
 import { DISABLED_FAILING, handleJob, postOnce } from '#shared/webhooks/sender.ts';
@@ -277,6 +278,38 @@ describe('webhook deliveries', () => {
     // A deleted subscription is seen as gone at once as well.
     expect((await api.del(c.body.Href, { token: root.tokens.Operator })).status).toBe(204);
     expect((await read()).result).toBeUndefined();
+  });
+
+  it('queues local jobs in a table of their own, and moves those an earlier version left in the main table', async () => {
+    const queueDb = queueDbOf(t.db);
+    const job = {
+      webhookKey: 'w'.repeat(24),
+      instanceKey: root.instance.key,
+      eventKey: null,
+      messageId: 'msg_queue_table',
+      type: 'webhook.test',
+      timestamp: new Date().toISOString(),
+      data: {},
+      attempt: 1,
+      notBefore: Date.now(),
+    };
+    const later = Date.now() + 60_000;
+
+    await tableQueue(t.db).send([job]);
+
+    const queued = (await dueJobs(queueDb, later, 100)).jobs.filter((j) => j.webhookKey === job.webhookKey);
+    expect(queued).toHaveLength(1);
+    expect(JSON.parse((await queuedJobBody(queueDb, queued[0]!.id))!)).toMatchObject({ messageId: 'msg_queue_table' });
+    // Nothing of it in the main table, whose stream the fan-out reads.
+    expect((await dueJobs(t.db, later, 100)).jobs).toEqual([]);
+
+    // A job in the main table's queue partition (as earlier versions kept them) moves over once.
+    await ensureQueueTable(queueDb);
+    const [old] = await putQueuedJobs(t.db, [{ jobId: 'old', webhookKey: 'o'.repeat(24), dueAt: Date.now(), body: '{"old":true}' }], 0);
+    expect(await moveQueuedJobs(t.db, queueDb)).toBe(1);
+    expect(await moveQueuedJobs(t.db, queueDb)).toBe(0);
+    expect((await dueJobs(t.db, later, 100)).jobs).toEqual([]);
+    expect(await queuedJobBody(queueDb, old!.id)).toBe('{"old":true}');
   });
 
   it('records a delivery to a name that resolves to a refused address as a failed attempt with a clear error', async () => {
