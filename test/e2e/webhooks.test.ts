@@ -161,7 +161,7 @@ describe('webhooks on the local runtime', () => {
       for (let i = c; i < N; i += 8) keys.add((await publish('A', 1000 + i)).Key);
     }));
     const ours = (path: string) => rx.received(path).filter((d) => keys.has(d.payload.data.Key));
-    // Every event reaches the fast receiver while the slow one (6 s an answer, 16 at a time) is still far behind.
+    // Every event reaches the fast receiver while the slow one (6 s an answer, 32 at a time) is still far behind.
     expect(await waitFor(() => ours('/fast').length === N, 30_000)).toBe(true);
     const fastDone = Date.now() - started;
     expect(ours('/slow').length).toBeLessThan(N);
