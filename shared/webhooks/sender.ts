@@ -11,8 +11,8 @@
  *   (disabled) or dropped (deleted).
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { request as httpRequest } from 'node:http';
-import { request as httpsRequest } from 'node:https';
+import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/client.ts';
@@ -36,6 +36,25 @@ export const DELIVERY_TIMEOUT_MS = 10_000;
 export const ATTEMPT_RETENTION_DAYS = 30;
 /** How stale LastDeliveryOn may be (it is not rewritten on every delivery). */
 export const LAST_DELIVERY_RESOLUTION_MS = 60_000;
+/**
+ * Connections to receivers are kept open between deliveries (per execution environment), as
+ * browsers and other webhook senders do: a busy subscription pays one TCP (and TLS) handshake, not
+ * one per delivery. The address a name resolves to is checked when a connection is made (see
+ * `checkedLookup`); a kept connection stays with the address it was checked for. An idle one is
+ * closed after {@link IDLE_CONNECTION_MS}, or a second before the receiver's own `Keep-Alive:
+ * timeout=` hint when that is shorter (Node's agent reads it), so it is not reused as the
+ * receiver closes it.
+ */
+export const IDLE_CONNECTION_MS = 4000;
+const agentOptions = { keepAlive: true, timeout: IDLE_CONNECTION_MS, scheduling: 'lifo' as const };
+/** The agents by address policy: a connection checked under one policy is never reused under the other. */
+const agents = new Map<boolean, { readonly http: HttpAgent; readonly https: HttpsAgent }>();
+const agentsFor = (allowLoopback: boolean) => {
+  let a = agents.get(allowLoopback);
+  if (!a) agents.set(allowLoopback, (a = { http: new HttpAgent(agentOptions), https: new HttpsAgent(agentOptions) }));
+  return a;
+};
+
 /** Most response bytes read (and thrown away). */
 const MAX_RESPONSE_BYTES = 64 * 1024;
 
@@ -101,8 +120,7 @@ export function postOnce(
         method: 'POST',
         headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'Gatehouse-Webhooks/1' },
         lookup: checkedLookup(opts.allowLoopback),
-        // No connection reuse between receivers or attempts.
-        agent: false,
+        agent: target.protocol === 'https:' ? agentsFor(opts.allowLoopback).https : agentsFor(opts.allowLoopback).http,
       },
       (res) => {
         let read = 0;

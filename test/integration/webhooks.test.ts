@@ -342,6 +342,31 @@ describe('webhook deliveries', () => {
     expect(literal.error).toBe('Refused: 192.168.1.10 is a private address.');
   });
 
+  it('keeps the connection to a receiver for the next delivery, but not across address policies', async () => {
+    const connections: string[] = [];
+    const server: Server = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => res.end());
+    });
+    server.on('connection', (socket) => connections.push(String(socket.remotePort)));
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    // A name, not a literal address: only resolving it when connecting shows it is loopback.
+    const url = `http://localhost:${(server.address() as AddressInfo).port}/hook`;
+    try {
+      for (let i = 0; i < 3; i++) expect((await postOnce(url, {}, '{}', { allowLoopback: true })).statusCode).toBe(200);
+      expect(connections).toHaveLength(1);
+      // The same receiver under the strict policy: the kept connection is not reused, and the new
+      // one is refused when the name resolves.
+      const strict = await postOnce(url, {}, '{}', { allowLoopback: false });
+      expect(strict.statusCode).toBeNull();
+      expect(strict.error).toMatch(/^Refused: localhost resolves to .* a loopback address\.$/);
+      expect(connections).toHaveLength(1);
+    } finally {
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+
   it('handles a queue batch: delivers a due job, hands an early one back, drops what is not a job', async () => {
     const rx = await receiver();
     try {
