@@ -151,7 +151,8 @@ export interface WebhookAttemptCost {
  * event source's ReceiveMessage and DeleteMessageBatch, each shared by the batch. Lambda: one
  * invocation per batch, whose jobs run at once, so it lasts about one receiver answer plus the
  * store round trips, shared by the batch. DynamoDB: one strongly consistent GetItem of the
- * subscription (1 read unit) and one attempt record (1 write unit, under 1 KB); LastDeliveryOn is
+ * subscription (1 read unit), which the sender reuses for a second, so a busy batch shares one
+ * (1 / batch size per attempt), and one attempt record (1 write unit, under 1 KB); LastDeliveryOn is
  * written at most once a minute per subscription (left out). A retry adds one SendMessage (not
  * batched) and, for steps longer than 15 minutes, a receive and a ChangeMessageVisibility per 12 hours.
  */
@@ -159,7 +160,7 @@ export function webhookAttemptCost(i: WebhookAttemptInput): WebhookAttemptCost {
   const sqs = (3 / i.batchSize) * SQS_PER_MILLION_REQUESTS;
   const lambdaRequests = LAMBDA_PER_MILLION_REQUESTS / i.batchSize;
   const lambdaDuration = ((i.memoryMb / 1024) * (billedMs(i.receiverMs + WEBHOOK_STORE_MS) / 1000) * 1e6 * LAMBDA_ARM64_PER_GB_SECOND) / i.batchSize;
-  const dynamoReads = 1 * DYNAMODB_PER_MILLION_READ_REQUEST_UNITS;
+  const dynamoReads = DYNAMODB_PER_MILLION_READ_REQUEST_UNITS / i.batchSize;
   const dynamoWrites = 1 * DYNAMODB_PER_MILLION_WRITE_REQUEST_UNITS;
   return { sqs, lambdaRequests, lambdaDuration, dynamoReads, dynamoWrites, total: sqs + lambdaRequests + lambdaDuration + dynamoReads + dynamoWrites };
 }
@@ -306,8 +307,8 @@ export function costMarkdown(input: CostDocInput): string {
     lines.push('');
     lines.push(
       `One delivery attempt in AWS: an SQS message (SQS ${dollars(SQS_PER_MILLION_REQUESTS)} per million requests), a share of one ` +
-        `invocation of the webhooks function (${mem} MB) that waits for the receiver, one read of the subscription and one attempt ` +
-        'record in the table. Dollars per **million attempts** (a delivery that succeeds at once is one attempt), by how long the ' +
+        `invocation of the webhooks function (${mem} MB) that waits for the receiver, one read of the subscription (reused for a ` +
+        'second, so shared by a busy batch) and one attempt record in the table. Dollars per **million attempts** (a delivery that succeeds at once is one attempt), by how long the ' +
         'receiver takes to answer and how many jobs share an SQS batch (1 when deliveries trickle in, 10 when busy):',
     );
     lines.push('');

@@ -144,7 +144,7 @@ describe('costMarkdown', () => {
 });
 
 describe('webhookAttemptCost', () => {
-  it('prices an attempt as SQS requests, a share of an invocation, one read and one write', () => {
+  it('prices an attempt as SQS requests, a share of an invocation and of a read, and one write', () => {
     const one = webhookAttemptCost({ receiverMs: 230, batchSize: 1, memoryMb: 512 });
     expect(one.sqs).toBeCloseTo(3 * SQS_PER_MILLION_REQUESTS, 10);
     expect(one.lambdaRequests).toBeCloseTo(LAMBDA_PER_MILLION_REQUESTS, 10);
@@ -156,6 +156,8 @@ describe('webhookAttemptCost', () => {
     expect(ten.sqs).toBeCloseTo(one.sqs / 10, 10);
     expect(ten.lambdaDuration).toBeCloseTo(one.lambdaDuration / 10, 10);
     expect(ten.dynamoWrites).toBe(one.dynamoWrites);
+    // The subscription read is reused for a second: a busy batch shares one.
+    expect(ten.dynamoReads).toBeCloseTo(one.dynamoReads / 10, 10);
   });
 
   it('adds a webhooks section to the document when the function is sized', () => {
