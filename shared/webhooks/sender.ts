@@ -11,7 +11,7 @@
  *   (disabled) or dropped (deleted).
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { Agent as HttpAgent, request as httpRequest } from 'node:http';
+import { Agent as HttpAgent, request as httpRequest, type ClientRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
 import type { Config } from '../config.ts';
@@ -108,41 +108,54 @@ export function postOnce(
     if (!send) return resolve(done(null, 'The URL must use https.'));
     const timeoutMs = opts.timeoutMs ?? DELIVERY_TIMEOUT_MS;
     let settled = false;
+    let req: ClientRequest;
     const finish = (o: PostOutcome) => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       resolve(o);
     };
-    const req = send(
-      target,
-      {
-        method: 'POST',
-        headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'Gatehouse-Webhooks/1' },
-        lookup: checkedLookup(opts.allowLoopback),
-        agent: target.protocol === 'https:' ? agentsFor(opts.allowLoopback).https : agentsFor(opts.allowLoopback).http,
-      },
-      (res) => {
-        let read = 0;
-        res.on('data', (chunk: Buffer) => {
-          read += chunk.length;
-          if (read > MAX_RESPONSE_BYTES) res.destroy();
-        });
-        const end = () => finish(done(res.statusCode ?? null, null));
-        res.on('end', end);
-        res.on('close', end);
-        res.on('error', end);
-      },
-    );
+    /**
+     * Sends the request. A kept connection the receiver closed while it was idle (or while the
+     * Lambda environment was frozen, when no timer runs) fails at once with ECONNRESET or EPIPE
+     * before any answer: that request is sent again, once, on a new connection.
+     */
+    const attempt = (mayRetry: boolean): void => {
+      let answered = false;
+      req = send(
+        target,
+        {
+          method: 'POST',
+          headers: { ...headers, 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(body)), 'user-agent': 'Gatehouse-Webhooks/1' },
+          lookup: checkedLookup(opts.allowLoopback),
+          agent: target.protocol === 'https:' ? agentsFor(opts.allowLoopback).https : agentsFor(opts.allowLoopback).http,
+        },
+        (res) => {
+          answered = true;
+          let read = 0;
+          res.on('data', (chunk: Buffer) => {
+            read += chunk.length;
+            if (read > MAX_RESPONSE_BYTES) res.destroy();
+          });
+          const end = () => finish(done(res.statusCode ?? null, null));
+          res.on('end', end);
+          res.on('close', end);
+          res.on('error', end);
+        },
+      );
+      const sent = req;
+      sent.on('error', (err) => {
+        const e = err as NodeJS.ErrnoException;
+        if (mayRetry && !answered && !settled && sent.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE')) return attempt(false);
+        const message = err instanceof TargetRefused ? err.message : e.code ? `${e.code}: ${e.message}` : e.message;
+        finish(done(null, message));
+      });
+      sent.end(body);
+    };
     const timer = setTimeout(() => {
       req.destroy(new Error(`No answer within ${Math.round(timeoutMs / 1000)} s.`));
     }, timeoutMs);
-    req.on('error', (err) => {
-      const e = err as NodeJS.ErrnoException;
-      const message = err instanceof TargetRefused ? err.message : e.code ? `${e.code}: ${e.message}` : e.message;
-      finish(done(null, message));
-    });
-    req.end(body);
+    attempt(true);
   });
 }
 

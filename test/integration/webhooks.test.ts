@@ -5,7 +5,7 @@
  * verified with the `standardwebhooks` package).
  */
 import { createServer, type IncomingMessage, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Socket } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureQueueTable, queueDbOf } from '#shared/db/client.ts';
@@ -363,6 +363,36 @@ describe('webhook deliveries', () => {
       expect(connections).toHaveLength(1);
     } finally {
       server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+
+  it('sends again, once, on a new connection when a kept one turns out closed', async () => {
+    // A receiver that answers the first request of each connection, keeps it open, and resets it
+    // when a second request comes on it (as one does that closed it while it was idle).
+    const connections: Socket[] = [];
+    const server = createNetServer((socket) => {
+      connections.push(socket);
+      let requests = 0;
+      let buffered = '';
+      socket.on('data', (chunk) => {
+        buffered += chunk.toString('latin1');
+        if (!buffered.includes('\r\n\r\n') || !buffered.endsWith('{}')) return;
+        buffered = '';
+        if (++requests > 1) return void socket.resetAndDestroy();
+        socket.write('HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: keep-alive\r\n\r\n');
+      });
+      socket.on('error', () => {});
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`;
+    try {
+      expect((await postOnce(url, {}, '{}', { allowLoopback: true })).statusCode).toBe(200);
+      const again = await postOnce(url, {}, '{}', { allowLoopback: true });
+      expect(again).toMatchObject({ statusCode: 200, error: null });
+      expect(connections).toHaveLength(2);
+    } finally {
+      for (const c of connections) c.destroy();
       await new Promise<void>((r) => server.close(() => r()));
     }
   });
