@@ -223,12 +223,16 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
     for (const [id, at] of done) if (now - at > DONE_MEMORY_MS && !pendingDelete.has(id)) done.delete(id);
   }
 
-  /** Milliseconds until the next waiting job is ready (the timer's wait at most). */
+  /**
+   * Milliseconds until the next waiting job becomes ready, or the next read (the timer's wait at
+   * most). Called right after {@link pump}: a job ready now is waiting for a slot, and the job that
+   * frees it starts it, so only jobs ready later count (counting those would spin the timer).
+   */
   function untilNextReady(now: number): number {
     let soonest = lastRead + idleMs;
     for (const job of buffer.values()) {
       const at = readyAt(job);
-      if (at < soonest && (perWebhook.get(job.webhookKey) ?? 0) < PER_WEBHOOK) soonest = at;
+      if (at > now && at < soonest) soonest = at;
     }
     return soonest - now;
   }
@@ -248,7 +252,11 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
       } catch (err) {
         opts.logger.warn('webhook queue: reading due jobs failed', { error: (err as Error).message });
       }
-      if (!stopped) await sleep(Math.max(MIN_WAIT_MS, untilNextReady(Date.now())));
+      if (!stopped) {
+        const now = Date.now();
+        pump();
+        await sleep(Math.max(MIN_WAIT_MS, untilNextReady(now)));
+      }
     }
   })();
 
