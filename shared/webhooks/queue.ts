@@ -4,7 +4,7 @@
  * one (`queueTableOf`), which the runtime's runner reads (`local/webhook-queue.ts`). Either way the same sender
  * (`sender.ts`) handles each job, and a failed attempt puts the next one back on the queue.
  */
-import { ensureQueueTable, queueDbOf, type Db } from '../db/client.ts';
+import { queueDbOf, type Db } from '../db/client.ts';
 import { putQueuedJobs, type StoredJob } from '../db/webhooks-repo.ts';
 import { newKey } from '../model/placement.ts';
 
@@ -51,28 +51,17 @@ export function onTableJobsQueued(listener: (tableName: string, jobs: readonly S
   return () => queuedListeners.delete(listener);
 }
 
-/** Queue tables known to exist in this process (created on first use when missing). */
-const ensured = new Map<string, Promise<void>>();
-
 /**
  * The local runtime's queue: items of the queue table beside `db`'s (see `queueTableOf`), handed
- * to the runtime's runner as well. The table is created on first use if the runtime has not.
+ * to the runtime's runner as well. The runtime creates the table at start (`ensureQueueTable`):
+ * creating it here would put the table-management commands in the fan-out's and the webhooks
+ * function's bundles, which never use this queue in AWS.
  */
 export function tableQueue(db: Db): WebhookQueue {
   const queueDb = queueDbOf(db);
-  const ready = (): Promise<void> => {
-    let p = ensured.get(queueDb.tableName);
-    if (!p) {
-      p = ensureQueueTable(queueDb);
-      ensured.set(queueDb.tableName, p);
-      p.catch(() => ensured.delete(queueDb.tableName));
-    }
-    return p;
-  };
   return {
     async send(jobs) {
       if (jobs.length === 0) return;
-      await ready();
       const ttl = Math.floor(Date.now() / 1000) + JOB_TTL_SECONDS;
       const stored = await putQueuedJobs(
         queueDb,

@@ -58,6 +58,8 @@ let sibling: Tenant;
 beforeAll(async () => {
   t = await createTestDb({ GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: 'true', GATEHOUSE_WEBHOOK_RETRY_SCALE: '0.001' });
   const core = testDeps(t);
+  // The local queue's table, as the runtime creates it at start.
+  await ensureQueueTable(queueDbOf(t.db));
   deps = { ...core, queue: tableQueue(t.db) };
   api = createApi(deps);
   root = await seedTenant(t, core);
@@ -304,7 +306,6 @@ describe('webhook deliveries', () => {
     expect((await dueJobs(t.db, later, 100)).jobs).toEqual([]);
 
     // A job in the main table's queue partition (as earlier versions kept them) moves over once.
-    await ensureQueueTable(queueDb);
     const [old] = await putQueuedJobs(t.db, [{ jobId: 'old', webhookKey: 'o'.repeat(24), dueAt: Date.now(), body: '{"old":true}' }], 0);
     expect(await moveQueuedJobs(t.db, queueDb)).toBe(1);
     expect(await moveQueuedJobs(t.db, queueDb)).toBe(0);
