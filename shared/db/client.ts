@@ -9,6 +9,7 @@ import {
   ResourceNotFoundException,
   UpdateTimeToLiveCommand,
   type AttributeDefinition,
+  type CreateTableCommandInput,
   type GlobalSecondaryIndex,
 } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
@@ -94,48 +95,28 @@ export function createDb(cfg: Pick<Config, 'tableName' | 'dynamodbEndpoint' | 'r
   return { doc, raw, tableName: cfg.tableName };
 }
 
+/** The key schema every table of ours has (`PK`, `SK`). */
+const KEY_SCHEMA = [
+  { AttributeName: TABLE.partitionKey, KeyType: 'HASH' as const },
+  { AttributeName: TABLE.sortKey, KeyType: 'RANGE' as const },
+];
+
 /**
- * Creates the table from {@link TABLE} if it does not exist (local runtime and tests only; in AWS
- * the CDK stack creates it). Idempotent.
+ * Creates `db`'s table with `spec` if it does not exist, then turns TTL on (on {@link TABLE}'s
+ * attribute). Idempotent, and safe when two processes race to create it.
  */
-export async function ensureTable(db: Db): Promise<void> {
+async function ensureTableWith(
+  db: Db,
+  spec: Pick<CreateTableCommandInput, 'AttributeDefinitions' | 'GlobalSecondaryIndexes' | 'StreamSpecification'>,
+): Promise<void> {
   try {
     await db.raw.send(new DescribeTableCommand({ TableName: db.tableName }));
     return;
   } catch (err) {
     if (!(err instanceof ResourceNotFoundException)) throw err;
   }
-  const attrs = new Set<string>([TABLE.partitionKey, TABLE.sortKey]);
-  for (const ix of TABLE.indexes) {
-    attrs.add(ix.partitionKey);
-    attrs.add(ix.sortKey);
-  }
-  const AttributeDefinitions: AttributeDefinition[] = [...attrs].map((name) => ({
-    AttributeName: name,
-    AttributeType: 'S',
-  }));
-  const GlobalSecondaryIndexes: GlobalSecondaryIndex[] = TABLE.indexes.map((ix) => ({
-    IndexName: ix.name,
-    KeySchema: [
-      { AttributeName: ix.partitionKey, KeyType: 'HASH' },
-      { AttributeName: ix.sortKey, KeyType: 'RANGE' },
-    ],
-    Projection: { ProjectionType: 'ALL' },
-  }));
   try {
-    await db.raw.send(
-      new CreateTableCommand({
-        TableName: db.tableName,
-        BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions,
-        KeySchema: [
-          { AttributeName: TABLE.partitionKey, KeyType: 'HASH' },
-          { AttributeName: TABLE.sortKey, KeyType: 'RANGE' },
-        ],
-        GlobalSecondaryIndexes,
-        StreamSpecification: { StreamEnabled: true, StreamViewType: TABLE.stream },
-      }),
-    );
+    await db.raw.send(new CreateTableCommand({ TableName: db.tableName, BillingMode: 'PAY_PER_REQUEST', KeySchema: KEY_SCHEMA, ...spec }));
   } catch (err) {
     // Two processes may race to create it; the loser sees ResourceInUse.
     if ((err as { name?: string }).name !== 'ResourceInUseException') throw err;
@@ -153,6 +134,31 @@ export async function ensureTable(db: Db): Promise<void> {
 }
 
 /**
+ * Creates the table from {@link TABLE} if it does not exist (local runtime and tests only; in AWS
+ * the CDK stack creates it). Idempotent.
+ */
+export async function ensureTable(db: Db): Promise<void> {
+  const attrs = new Set<string>([TABLE.partitionKey, TABLE.sortKey]);
+  for (const ix of TABLE.indexes) {
+    attrs.add(ix.partitionKey);
+    attrs.add(ix.sortKey);
+  }
+  const AttributeDefinitions: AttributeDefinition[] = [...attrs].map((name) => ({
+    AttributeName: name,
+    AttributeType: 'S',
+  }));
+  const GlobalSecondaryIndexes: GlobalSecondaryIndex[] = TABLE.indexes.map((ix) => ({
+    IndexName: ix.name,
+    KeySchema: [
+      { AttributeName: ix.partitionKey, KeyType: 'HASH' },
+      { AttributeName: ix.sortKey, KeyType: 'RANGE' },
+    ],
+    Projection: { ProjectionType: 'ALL' },
+  }));
+  await ensureTableWith(db, { AttributeDefinitions, GlobalSecondaryIndexes, StreamSpecification: { StreamEnabled: true, StreamViewType: TABLE.stream } });
+}
+
+/**
  * The local runtime's webhook job queue: a table of its own beside the main one, with the same
  * key names, no index and no stream. It stands for SQS, which is not on the table's stream in AWS
  * either: in the main table, each delivery's queue item would put two records (its put and its
@@ -165,35 +171,10 @@ export const queueDbOf = (db: Db): Db => ({ ...db, tableName: queueTableOf(db.ta
 
 /** Creates the queue table of `queueDb` if it does not exist (idempotent; TTL on). */
 export async function ensureQueueTable(queueDb: Db): Promise<void> {
-  try {
-    await queueDb.raw.send(new DescribeTableCommand({ TableName: queueDb.tableName }));
-    return;
-  } catch (err) {
-    if (!(err instanceof ResourceNotFoundException)) throw err;
-  }
-  try {
-    await queueDb.raw.send(
-      new CreateTableCommand({
-        TableName: queueDb.tableName,
-        BillingMode: 'PAY_PER_REQUEST',
-        AttributeDefinitions: [
-          { AttributeName: TABLE.partitionKey, AttributeType: 'S' },
-          { AttributeName: TABLE.sortKey, AttributeType: 'S' },
-        ],
-        KeySchema: [
-          { AttributeName: TABLE.partitionKey, KeyType: 'HASH' },
-          { AttributeName: TABLE.sortKey, KeyType: 'RANGE' },
-        ],
-      }),
-    );
-  } catch (err) {
-    if ((err as { name?: string }).name !== 'ResourceInUseException') throw err;
-  }
-  try {
-    await queueDb.raw.send(
-      new UpdateTimeToLiveCommand({ TableName: queueDb.tableName, TimeToLiveSpecification: { AttributeName: TABLE.ttlAttribute, Enabled: true } }),
-    );
-  } catch {
-    // TTL is already on, or not supported by this endpoint.
-  }
+  await ensureTableWith(queueDb, {
+    AttributeDefinitions: [
+      { AttributeName: TABLE.partitionKey, AttributeType: 'S' },
+      { AttributeName: TABLE.sortKey, AttributeType: 'S' },
+    ],
+  });
 }
