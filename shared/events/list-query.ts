@@ -6,7 +6,7 @@ import { badRequest } from '../errors.ts';
 import { boolParam, dateParam, intParam, listParam, parsePaging, stringParam, type Paging } from '../http/params.ts';
 import type { ApiRequest } from '../http/types.ts';
 import { isObjectKey } from '../db/keys.ts';
-import { compileQuery, normalizeQuery, parseQueryBody, reviveDates, type Matcher } from '../search/query.ts';
+import { loadMatcher, parseQueryBody, reviveDates, type Matcher } from '../search/query.ts';
 
 export interface EventListQuery extends Paging {
   readonly includeSubFolders: boolean;
@@ -78,7 +78,8 @@ export function canonicalQuery(req: Query): Query {
   return { query };
 }
 
-export function parseEventListQuery(request: ApiRequest): EventListQuery {
+/** The list's parameters; a `query` loads the query engine (the rest never needs it). */
+export async function parseEventListQuery(request: ApiRequest): Promise<EventListQuery> {
   const req = canonicalQuery(request);
   const start = timeOfDay(req, 'timeWindowStarting');
   const end = timeOfDay(req, 'timeWindowEnding');
@@ -87,6 +88,12 @@ export function parseEventListQuery(request: ApiRequest): EventListQuery {
     throw badRequest('InvalidParameter', 'Query parameter sinceKey must be an event key.');
   }
   const query = stringParam(req, 'query');
+  let matcher: Matcher | undefined;
+  if (query !== undefined) {
+    const body = parseQueryBody(query);
+    const { compileQuery, normalizeQuery } = await loadMatcher();
+    matcher = compileQuery(normalizeQuery(body));
+  }
   return {
     ...parsePaging(req),
     includeSubFolders: boolParam(req, 'includeSubFolders'),
@@ -100,7 +107,7 @@ export function parseEventListQuery(request: ApiRequest): EventListQuery {
     forKeys: keys(req, 'forKeys'),
     forAllKeys: keys(req, 'forAllKeys'),
     sinceKey: sinceKey?.toLowerCase(),
-    matcher: query !== undefined ? compileQuery(normalizeQuery(parseQueryBody(query))) : undefined,
+    matcher,
     forPeopleInAccessLevels: keys(req, 'forPeopleInAccessLevels'),
     signature: signatureOf(req),
   };

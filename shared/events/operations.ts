@@ -25,7 +25,7 @@ const publishOp: Operation = async (req, deps) => {
 
 const listEventsOp: Operation = async (req, deps) => {
   const ctx = contextOf(req, deps);
-  const q = parseEventListQuery(req);
+  const q = await parseEventListQuery(req);
   const events = await listEvents(ctx, p(req, 'folderKey'), q);
   return ok(events.map((e) => renderEvent(e, ctx.ns)));
 };

@@ -1,16 +1,11 @@
 /**
- * Document-database style queries: parsing the syntax clients in the field send, refusing what
- * could run code or hang a function, and compiling the rest into a matcher (mingo, with a
- * linear-time regular expression engine in place of the backtracking one).
+ * Document-database style queries: parsing the syntax clients in the field send, and planning
+ * which index a search reads. Refusing what could run code or hang a function, and compiling the
+ * rest into a matcher (mingo, with a linear-time regular expression engine in place of the
+ * backtracking one), is `matcher.ts`: that engine is most of the bytes a query costs (about
+ * 200 KB bundled), so a function loads it with {@link loadMatcher} on the first request that
+ * carries a query, and an events function serving a publish or an unfiltered list never does.
  */
-import { Context } from 'mingo/core';
-import { Query } from 'mingo/query';
-import { $all, $elemMatch, $size } from 'mingo/operators/query/array';
-import { $eq, $gt, $gte, $in, $lt, $lte, $ne, $nin } from 'mingo/operators/query/comparison';
-import { $exists } from 'mingo/operators/query/element';
-import { $and, $nor, $not, $or } from 'mingo/operators/query/logical';
-import { resolve } from 'mingo/util';
-import { RE2JS } from 're2js';
 import { ApiError } from '../errors.ts';
 import { narrowInteger, stringifyJson } from '../json.ts';
 
@@ -21,6 +16,17 @@ export const MAX_REGEX_LENGTH = 512;
 export type QueryDoc = Record<string, unknown>;
 
 export const invalidQuery = (message: string): ApiError => new ApiError(400, 'InvalidQuery', message);
+
+let matcher: Promise<typeof import('./matcher.ts')> | undefined;
+
+/**
+ * The query engine (`normalizeQuery`, `compileQuery`, `checkRegex`), loaded once per execution
+ * environment. Bundled, the `import()` stays in the function's one file, but the engine's modules
+ * are neither run nor compiled until the first query asks for them.
+ */
+export function loadMatcher(): Promise<typeof import('./matcher.ts')> {
+  return (matcher ??= import('./matcher.ts'));
+}
 
 /** Operators a query may use; anything else (`$where`, `$function`, `$expr`, ...) is refused. */
 export const ALLOWED_OPERATORS: ReadonlySet<string> = new Set([
@@ -216,10 +222,6 @@ export function parseQueryBody(body: unknown): QueryDoc {
   return q as QueryDoc;
 }
 
-// ---------------------------------------------------------------------------------------------
-// Validation and normalisation
-// ---------------------------------------------------------------------------------------------
-
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/;
 
 /** A date written as an ISO string or `{"$date": ...}`, as a Date; anything else unchanged. */
@@ -231,100 +233,12 @@ export function asDate(v: unknown): unknown {
   return v;
 }
 
-/** Refuses a `$regex` (with its `$options`) that RE2 cannot run or that is too long. */
-export function checkRegex(pattern: unknown, options: unknown): void {
-  if (typeof pattern !== 'string') throw invalidQuery('$regex needs a string pattern.');
-  if (pattern.length > MAX_REGEX_LENGTH) throw invalidQuery(`A $regex pattern is limited to ${MAX_REGEX_LENGTH} characters.`);
-  if (options !== undefined && (typeof options !== 'string' || !/^[imsx]*$/.test(options))) {
-    throw invalidQuery('$options may only hold the flags i, m, s and x.');
-  }
-  compileRegex(pattern, typeof options === 'string' ? options : '');
-}
-
-const regexCache = new Map<string, RE2JS>();
-
-/** Compiles with RE2 semantics (linear time, no backreferences or lookaround). */
-function compileRegex(pattern: string, options: string): RE2JS {
-  const id = `${options}/${pattern}`;
-  let re = regexCache.get(id);
-  if (!re) {
-    let flags = 0;
-    if (options.includes('i')) flags |= RE2JS.CASE_INSENSITIVE;
-    if (options.includes('m')) flags |= RE2JS.MULTILINE;
-    if (options.includes('s')) flags |= RE2JS.DOTALL;
-    // `x`: white space and `#` comments are not part of the pattern (escaped ones are).
-    const source = options.includes('x') ? pattern.replace(/(\\.)|\s+|#[^\n]*/g, (_m, esc: string | undefined) => esc ?? '') : pattern;
-    try {
-      re = RE2JS.compile(source, flags);
-    } catch (err) {
-      throw invalidQuery(`The regular expression /${pattern}/ is not supported: ${(err as Error).message}`);
-    }
-    if (regexCache.size > 500) regexCache.clear();
-    regexCache.set(id, re);
-  }
-  return re;
-}
-
-/**
- * Checks the query against the allow-list and the depth cap, and rewrites it for the matcher:
- * `_id` is the Key, `{"$date": ...}` and ISO strings become dates, and `_t` type names are read
- * with or without the `Info` suffix (documents carry both; see `discriminators`).
- */
-export function normalizeQuery(q: QueryDoc): QueryDoc {
-  const walk = (v: unknown, depth: number, inOperatorValue: boolean): unknown => {
-    if (depth > MAX_QUERY_DEPTH) throw invalidQuery(`The query is nested deeper than ${MAX_QUERY_DEPTH} levels.`);
-    if (Array.isArray(v)) return v.map((x) => walk(x, depth + 1, inOperatorValue));
-    if (typeof v === 'bigint') return bigDigits(v);
-    if (v === null || typeof v !== 'object') return asDate(v);
-    const obj = v as QueryDoc;
-    const keys = Object.keys(obj);
-    if (keys.length === 1 && keys[0] === '$date') {
-      const d = new Date(obj.$date as string | number);
-      if (Number.isNaN(d.getTime())) throw invalidQuery('$date needs an ISO 8601 date or epoch milliseconds.');
-      return d;
-    }
-    if (keys.length === 1 && keys[0] === '$oid' && typeof obj.$oid === 'string') return obj.$oid.toLowerCase();
-    const out: QueryDoc = {};
-    for (const k of keys) {
-      if (k.startsWith('$')) {
-        if (!ALLOWED_OPERATORS.has(k)) throw invalidQuery(`The operator ${k} is not allowed.`);
-        if (k === '$regex') checkRegex(obj.$regex, obj.$options);
-        if (k === '$options' && !('$regex' in obj)) throw invalidQuery('$options needs $regex beside it.');
-      }
-      const name = k === '_id' ? 'Key' : k;
-      out[name] = walk(obj[k], depth + 1, k.startsWith('$') || inOperatorValue);
-    }
-    return out;
-  };
-  return walk(q, 1, false) as QueryDoc;
-}
-
-// ---------------------------------------------------------------------------------------------
-// Matching
-// ---------------------------------------------------------------------------------------------
-
-/** `$regex` through RE2: a pattern can never backtrack catastrophically. */
-const $regex = (selector: string, value: unknown) => {
-  const r = value as RegExp;
-  const re = compileRegex(r.source, r.flags.replace(/[gyu]/g, ''));
-  const test = (x: unknown) => typeof x === 'string' && re.test(x);
-  return (o: Record<string, unknown>) => {
-    const v = resolve(o, selector, { unwrapArray: true });
-    return Array.isArray(v) ? v.some((x) => test(x) || (Array.isArray(x) && x.some(test))) : test(v);
-  };
-};
-
-/** The query operators of {@link ALLOWED_OPERATORS}, `$regex` through RE2 (aggregation's `$match` uses them too). */
-export const QUERY_OPERATORS = { $eq, $ne, $gt, $gte, $lt, $lte, $in, $nin, $exists, $and, $or, $nor, $not, $elemMatch, $all, $size, $regex } as never;
-
-const CONTEXT = Context.init({ query: QUERY_OPERATORS });
-
 /**
  * An integer beyond 2^53 (a 64-bit card number) as the matcher sees it, in queries and documents
  * alike: its digits. The matcher cannot hold a `bigint`, and a double would make neighbouring
  * card numbers equal; equality stays exact (ordering operators compare such numbers as text).
  */
-const bigDigits = (v: bigint): string => v.toString();
+export const bigDigits = (v: bigint): string => v.toString();
 
 /**
  * Deep copy of a document with ISO date strings as dates, so dates compare as instants, and big
@@ -343,27 +257,6 @@ export function reviveDates(v: unknown): unknown {
 
 export interface Matcher {
   test(doc: Record<string, unknown>): boolean;
-}
-
-/** Compiles a normalised query. Matching runs over documents revived with {@link reviveDates}. */
-export function compileQuery(q: QueryDoc): Matcher {
-  let query: Query;
-  try {
-    query = new Query(q, { context: CONTEXT, scriptEnabled: false } as never);
-  } catch (err) {
-    if (err instanceof ApiError) throw err;
-    throw invalidQuery(`The query is not valid: ${(err as Error).message}`);
-  }
-  return {
-    test(doc) {
-      try {
-        return query.test(doc);
-      } catch {
-        // A comparison the matcher cannot make (e.g. $size on a non-number) matches nothing.
-        return false;
-      }
-    },
-  };
 }
 
 // ---------------------------------------------------------------------------------------------

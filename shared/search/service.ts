@@ -14,8 +14,7 @@ import { hideOuterFolder } from '../model/render.ts';
 import { discriminators, typeChain, canonicalTypeName } from '../model/type-hierarchy.ts';
 import type { Db } from '../db/client.ts';
 import {
-  compileQuery,
-  normalizeQuery,
+  loadMatcher,
   parseQueryBody,
   planQuery,
   requestedTypes,
@@ -72,7 +71,9 @@ async function candidates(input: SearchInput, plan: Plan, budget: SearchBudget):
 
 /** Runs a search; answers the page of rendered matches. */
 export async function search(input: SearchInput): Promise<Record<string, unknown>[]> {
-  const query = normalizeQuery(parseQueryBody(input.body));
+  const body = parseQueryBody(input.body);
+  const { compileQuery, normalizeQuery } = await loadMatcher();
+  const query = normalizeQuery(body);
   const types = requestedTypes(query);
   const matcher = compileQuery(rewriteTypeArrays(query));
   const plan = planQuery(query, types);

@@ -396,6 +396,15 @@ describe('a whole flow through the deployed packages', () => {
     });
     expect(published.status, published.text).toBe(201);
     state.eventKey = published.body.Key;
+
+    // A filtered list loads the query engine on demand: an import() inside the package's one file.
+    const keysOf = (r: CallResult) => (r.body as Array<{ Key: string }>).map((e) => e.Key);
+    const matching = await call('GET', `/api/f/${instanceKey}/events`, { token: state.token, query: { query: `{Priority: {$gte: 5}, 'ObjectLinks.LinkedObjectKey': {$regex: "^${state.person.Key.slice(0, 8)}"}}` } });
+    expect(matching.status, matching.text).toBe(200);
+    expect(keysOf(matching)).toContain(state.eventKey);
+    const other = await call('GET', `/api/f/${instanceKey}/events`, { token: state.token, query: { query: '{Priority: {$gt: 5}}' } });
+    expect(other.status, other.text).toBe(200);
+    expect(keysOf(other)).not.toContain(state.eventKey);
   });
 
   it('hands the table\'s stream records to the fan-out package, which posts the event to the subscriber and publishes it over MQTT', async () => {

@@ -20,31 +20,31 @@ const event = (over: Partial<EventDocView> = {}): EventDocView => ({
 });
 
 describe('parseEventListQuery', () => {
-  it('has the defaults of an unfiltered first page', () => {
-    const q = parseEventListQuery(req({}));
+  it('has the defaults of an unfiltered first page', async () => {
+    const q = await parseEventListQuery(req({}));
     expect(q).toMatchObject({ page: 0, pageSize: 20, includeSubFolders: false, spanScope: false, requiresAck: false, priorityThreshold: 0, forKeys: [], window: undefined });
   });
 
-  it('reads lists repeated or comma-separated, lower-casing keys', () => {
-    const q = parseEventListQuery(req({ forKeys: [`${K1.toUpperCase()},${K2}`, K1], forAllKeys: K2 }));
+  it('reads lists repeated or comma-separated, lower-casing keys', async () => {
+    const q = await parseEventListQuery(req({ forKeys: [`${K1.toUpperCase()},${K2}`, K1], forAllKeys: K2 }));
     expect(q.forKeys).toEqual([K1, K2, K1]);
     expect(q.forAllKeys).toEqual([K2]);
   });
 
-  it('reads time-of-day windows as seconds of the UTC day', () => {
-    expect(parseEventListQuery(req({ timeWindowStarting: '22:00:00', timeWindowEnding: '02:30' })).window).toEqual({ start: 79200, end: 9000 });
-    expect(parseEventListQuery(req({ timeWindowEnding: '0.01:00:00' })).window).toEqual({ start: 0, end: 3600 });
+  it('reads time-of-day windows as seconds of the UTC day', async () => {
+    expect((await parseEventListQuery(req({ timeWindowStarting: '22:00:00', timeWindowEnding: '02:30' }))).window).toEqual({ start: 79200, end: 9000 });
+    expect((await parseEventListQuery(req({ timeWindowEnding: '0.01:00:00' }))).window).toEqual({ start: 0, end: 3600 });
   });
 
-  it('rejects malformed values with 400', () => {
+  it('rejects malformed values with 400', async () => {
     const bad: Array<Record<string, string>> = [{ pageSize: '0' }, { page: 'x' }, { spanScope: 'yes' }, { startingOn: 'x' }, { timeWindowStarting: '24:00' }, { forKeys: 'x' }, { sinceKey: 'x' }, { query: '{$where: 1}' }, { priorityThreshold: '-1' }];
     for (const q of bad) {
-      expect(() => parseEventListQuery(req(q)), JSON.stringify(q)).toThrow();
+      await expect(parseEventListQuery(req(q)), JSON.stringify(q)).rejects.toThrow();
     }
   });
 
-  it('matches parameter names whatever their case', () => {
-    const q = parseEventListQuery(req({ pagesize: '5', PAGE: '2', forkeys: K1, SpanScope: 'true' }));
+  it('matches parameter names whatever their case', async () => {
+    const q = await parseEventListQuery(req({ pagesize: '5', PAGE: '2', forkeys: K1, SpanScope: 'true' }));
     expect(q).toMatchObject({ page: 2, pageSize: 5, forKeys: [K1], spanScope: true });
   });
 
@@ -58,44 +58,44 @@ describe('parseEventListQuery', () => {
     for (const bad of ['2024-02-30', '2024-05-01T24:00:00Z', 'May 1st', '2024-5-1']) expect(() => at(bad), bad).toThrow();
   });
 
-  it('identifies a listing across its pages by every parameter but page', () => {
-    const a = parseEventListQuery(req({ page: '1', forKeys: K1, pageSize: '5' }));
-    const b = parseEventListQuery(req({ pageSize: '5', forKeys: K1, page: '7' }));
-    const c = parseEventListQuery(req({ pageSize: '5', forKeys: K2 }));
+  it('identifies a listing across its pages by every parameter but page', async () => {
+    const a = await parseEventListQuery(req({ page: '1', forKeys: K1, pageSize: '5' }));
+    const b = await parseEventListQuery(req({ pageSize: '5', forKeys: K1, page: '7' }));
+    const c = await parseEventListQuery(req({ pageSize: '5', forKeys: K2 }));
     expect(a.signature).toBe(b.signature);
     expect(a.signature).not.toBe(c.signature);
   });
 });
 
 describe('eventFilter', () => {
-  const keep = (query: Record<string, string | string[]>, e: EventDocView, people?: Set<string>) => eventFilter(parseEventListQuery(req(query)), people)(e);
+  const keep = async (query: Record<string, string | string[]>, e: EventDocView, people?: Set<string>) => eventFilter(await parseEventListQuery(req(query)), people)(e);
 
-  it('requiresAck keeps unacknowledged events that require acknowledgement', () => {
-    expect(keep({ requiresAck: 'true' }, event({ RequiresAcknowledgement: true }))).toBe(true);
-    expect(keep({ requiresAck: 'true' }, event({ RequiresAcknowledgement: true, AlarmAcknowledgements: [{}] }))).toBe(false);
-    expect(keep({ requiresAck: 'true' }, event())).toBe(false);
+  it('requiresAck keeps unacknowledged events that require acknowledgement', async () => {
+    expect(await keep({ requiresAck: 'true' }, event({ RequiresAcknowledgement: true }))).toBe(true);
+    expect(await keep({ requiresAck: 'true' }, event({ RequiresAcknowledgement: true, AlarmAcknowledgements: [{}] }))).toBe(false);
+    expect(await keep({ requiresAck: 'true' }, event())).toBe(false);
   });
 
-  it('the time window includes its start, excludes its end, and wraps over midnight', () => {
+  it('the time window includes its start, excludes its end, and wraps over midnight', async () => {
     const at = (t: string) => event({ OccurredOn: `2024-05-01T${t}Z` });
-    expect(keep({ timeWindowStarting: '12:00:00', timeWindowEnding: '13:00:00' }, at('12:00:00'))).toBe(true);
-    expect(keep({ timeWindowStarting: '12:00:00', timeWindowEnding: '13:00:00' }, at('13:00:00'))).toBe(false);
-    expect(keep({ timeWindowStarting: '22:00:00', timeWindowEnding: '02:00:00' }, at('23:59:59'))).toBe(true);
-    expect(keep({ timeWindowStarting: '22:00:00', timeWindowEnding: '02:00:00' }, at('01:00:00'))).toBe(true);
-    expect(keep({ timeWindowStarting: '22:00:00', timeWindowEnding: '02:00:00' }, at('12:00:00'))).toBe(false);
+    expect(await keep({ timeWindowStarting: '12:00:00', timeWindowEnding: '13:00:00' }, at('12:00:00'))).toBe(true);
+    expect(await keep({ timeWindowStarting: '12:00:00', timeWindowEnding: '13:00:00' }, at('13:00:00'))).toBe(false);
+    expect(await keep({ timeWindowStarting: '22:00:00', timeWindowEnding: '02:00:00' }, at('23:59:59'))).toBe(true);
+    expect(await keep({ timeWindowStarting: '22:00:00', timeWindowEnding: '02:00:00' }, at('01:00:00'))).toBe(true);
+    expect(await keep({ timeWindowStarting: '22:00:00', timeWindowEnding: '02:00:00' }, at('12:00:00'))).toBe(false);
   });
 
-  it('priority threshold, keys, sinceKey, people and query', () => {
-    expect(keep({ priorityThreshold: '6' }, event())).toBe(false);
-    expect(keep({ priorityThreshold: '5' }, event())).toBe(true);
-    expect(keep({ forKeys: `${K2},${K1}` }, event())).toBe(true);
-    expect(keep({ forAllKeys: `${K2},${K1}` }, event())).toBe(false);
-    expect(keep({ forKeys: K1 }, event({ ObjectLinks: [{ LinkedObjectKey: K1.toUpperCase() }] }))).toBe(true);
-    expect(keep({ sinceKey: '650000000000000000000000' }, event())).toBe(false);
-    expect(keep({ sinceKey: '64ffffffffffffffffffffff' }, event())).toBe(true);
-    expect(keep({}, event(), new Set([K2]))).toBe(false);
-    expect(keep({}, event(), new Set([K1]))).toBe(true);
-    expect(keep({ query: '{Priority: {$gte: 5}, _t: "EventMessageData"}' }, event())).toBe(true);
-    expect(keep({ query: "{OccurredOn: {$lt: ISODate('2024-05-01T00:00:00Z')}}" }, event())).toBe(false);
+  it('priority threshold, keys, sinceKey, people and query', async () => {
+    expect(await keep({ priorityThreshold: '6' }, event())).toBe(false);
+    expect(await keep({ priorityThreshold: '5' }, event())).toBe(true);
+    expect(await keep({ forKeys: `${K2},${K1}` }, event())).toBe(true);
+    expect(await keep({ forAllKeys: `${K2},${K1}` }, event())).toBe(false);
+    expect(await keep({ forKeys: K1 }, event({ ObjectLinks: [{ LinkedObjectKey: K1.toUpperCase() }] }))).toBe(true);
+    expect(await keep({ sinceKey: '650000000000000000000000' }, event())).toBe(false);
+    expect(await keep({ sinceKey: '64ffffffffffffffffffffff' }, event())).toBe(true);
+    expect(await keep({}, event(), new Set([K2]))).toBe(false);
+    expect(await keep({}, event(), new Set([K1]))).toBe(true);
+    expect(await keep({ query: '{Priority: {$gte: 5}, _t: "EventMessageData"}' }, event())).toBe(true);
+    expect(await keep({ query: "{OccurredOn: {$lt: ISODate('2024-05-01T00:00:00Z')}}" }, event())).toBe(false);
   });
 });

@@ -1,9 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '#shared/errors.ts';
 import { discriminators, typesSelectedBy } from '#shared/model/type-hierarchy.ts';
+import { compileQuery, normalizeQuery } from '#shared/search/matcher.ts';
 import {
-  compileQuery,
-  normalizeQuery,
   parseQueryBody,
   parseRelaxed,
   planQuery,
