@@ -45,8 +45,9 @@ import { fillTemplate } from './posting.ts';
 import { eventWrite } from './publish.ts';
 import { appOf, canonicalHref } from './render.ts';
 
-export const SYSTEM_NAMESPACE = 'Gatehouse.System';
-export const SYSTEM_APP_KEY = '000000000000000000000001';
+import { SYSTEM_APP_KEY, SYSTEM_NAMESPACE } from './system-app.ts';
+
+export { SYSTEM_APP_KEY, SYSTEM_NAMESPACE };
 
 export type ChangeKind = ObjectChange['kind'];
 

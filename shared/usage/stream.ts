@@ -9,7 +9,7 @@
  */
 import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
 import { usageOfStreamRecord } from '../db/usage-repo.ts';
-import { SYSTEM_APP_KEY } from '../events/audit.ts';
+import { SYSTEM_APP_KEY } from '../events/system-app.ts';
 import type { Counter } from './meter.ts';
 import type { UsageRecorder } from './recorder.ts';
 

@@ -5,7 +5,7 @@
  * instance: a subscription receives only events of its instance's subtree.
  */
 import { ApiError, badRequest, forbidden } from '../errors.ts';
-import { SYSTEM_APP_KEY } from '../events/audit.ts';
+import { SYSTEM_APP_KEY } from '../events/system-app.ts';
 import { isObjectKey } from '../db/keys.ts';
 import type { StoredWebhook, WebhookSettings } from '../db/webhooks-repo.ts';
 import type { Db } from '../db/client.ts';
