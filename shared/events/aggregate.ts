@@ -50,7 +50,7 @@ import { checkRegex, compileQuery, QUERY_OPERATORS } from '../search/matcher.ts'
 import { ALLOWED_OPERATORS, MAX_QUERY_DEPTH, asDate, conjuncts, invalidQuery, parseQueryBody, type Matcher, type QueryDoc } from '../search/query.ts';
 import type { foldersOf } from './list.ts';
 import { canonicalQuery } from './list-query.ts';
-import { decodeEventData } from './posting.ts';
+import { decodeEventData } from './event-data.ts';
 import { renderEvent, renderEventFields } from './render.ts';
 
 /** Without a lower bound on `OccurredOn`, the window is this many days back from now. */

@@ -2,9 +2,8 @@
  * Publishing input: an EventMessagePosting checked and decoded, and the message templates of an
  * event type filled from the event's data and related objects.
  */
-import { deserialize, type Document } from 'bson';
-import { ApiError, badRequest } from '../errors.ts';
-import { narrowInteger } from '../json.ts';
+import type { Document } from 'bson';
+import { badRequest } from '../errors.ts';
 import { typeNameOf } from '../model/types.ts';
 
 export interface RelatedObject {
@@ -28,7 +27,6 @@ export interface Posting {
 }
 
 export const MAX_RELATED_OBJECTS = 90;
-const MAX_BSON_BYTES = 256 * 1024;
 
 /** ISO 8601 date-time with a `Z` or an offset. */
 const ISO_WITH_ZONE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:?\d{2})$/i;
@@ -47,39 +45,15 @@ export function parseInstant(value: unknown, field: string): Date {
   return d;
 }
 
-/** Decodes `EventDataBsonBase64`: it must be base64 of one BSON document. */
-export function decodeEventData(b64: unknown): Document {
-  if (b64 === undefined || b64 === null || b64 === '') return {};
-  if (typeof b64 !== 'string' || !/^[A-Za-z0-9+/]*={0,2}$/.test(b64) || b64.length % 4 !== 0) {
-    throw new ApiError(400, 'InvalidEventData', 'EventDataBsonBase64 is not base64.');
-  }
-  const bytes = Buffer.from(b64, 'base64');
-  if (bytes.length > MAX_BSON_BYTES) throw new ApiError(400, 'InvalidEventData', 'EventDataBsonBase64 is too large.');
-  try {
-    // 64-bit integers as bigint, so a card number above 2^53 keeps every digit; the ones that fit
-    // a double exactly become numbers again.
-    return narrowIntegers(deserialize(bytes, { promoteValues: true, useBigInt64: true, validation: { utf8: false } })) as Document;
-  } catch {
-    throw new ApiError(400, 'InvalidEventData', 'EventDataBsonBase64 does not hold a BSON document.');
-  }
-}
-
-/** Every safe `bigint` in decoded BSON as a number; containers walked, other values kept. */
-function narrowIntegers(v: unknown): unknown {
-  if (typeof v === 'bigint') return narrowInteger(v);
-  if (Array.isArray(v)) return v.map(narrowIntegers);
-  if (v !== null && typeof v === 'object' && Object.getPrototypeOf(v) === Object.prototype) {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) out[k] = narrowIntegers(x);
-    return out;
-  }
-  return v;
-}
-
 const SPEC_FIELDS = new Set(['$type', 'OccurredOn', 'AppKey', 'EventTypeMoniker', 'RelatedObjects', 'EventDataBsonBase64']);
 
-/** Validates an EventMessagePosting body. */
-export function parsePosting(body: unknown): Posting {
+let eventDataCodec: Promise<typeof import('./event-data.ts')> | undefined;
+
+/**
+ * Validates an EventMessagePosting body. The BSON codec is loaded only for a posting that carries
+ * event data: a cold function publishing a swipe without data, or listing, never runs it.
+ */
+export async function parsePosting(body: unknown): Promise<Posting> {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw badRequest('ValidationFailed', 'The body must be an EventMessagePosting object.');
   }
@@ -108,7 +82,8 @@ export function parsePosting(body: unknown): Posting {
       if (r[f] !== undefined && r[f] !== null && typeof r[f] !== 'string') throw badRequest('ValidationFailed', `RelatedObjects.${f} must be a string.`);
     }
   }
-  const eventData = decodeEventData(b.EventDataBsonBase64);
+  const data = b.EventDataBsonBase64;
+  const eventData = data === undefined || data === null || data === '' ? {} : (await (eventDataCodec ??= import('./event-data.ts'))).decodeEventData(data);
   const extra: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(b)) if (!SPEC_FIELDS.has(k)) extra[k] = v;
   return {

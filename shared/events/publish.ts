@@ -132,7 +132,7 @@ export interface Published {
 /** Publishes a posting to the sink of `folderKey`. */
 export async function publish(ctx: Ctx, retentionDays: number, folderKey: string, body: unknown): Promise<Published> {
   requireRole(ctx, 'Operator', 'publish events');
-  const posting = parsePosting(body);
+  const posting = await parsePosting(body);
   const extra = optionalFields(posting);
   const sink = await sinkFolder(ctx, folderKey);
   const app = await resolveApp(ctx, sink, posting.appKey);

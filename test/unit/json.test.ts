@@ -1,6 +1,7 @@
 import { Long, serialize } from 'bson';
 import { describe, expect, it } from 'vitest';
-import { decodeEventData, fillTemplate } from '#shared/events/posting.ts';
+import { decodeEventData } from '#shared/events/event-data.ts';
+import { fillTemplate } from '#shared/events/posting.ts';
 import { parseJson, stringifyJson } from '#shared/json.ts';
 import { canonicalJson } from '#shared/objects/validate.ts';
 import { parseRelaxed } from '#shared/search/query.ts';
