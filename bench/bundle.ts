@@ -62,7 +62,7 @@ export interface BundleResult {
   readonly file: string;
   /** Bytes of index.mjs: what the runtime loads. */
   readonly bundleBytes: number;
-  /** Bytes of the source map shipped beside it (loaded only with --enable-source-maps on an error). */
+  /** Bytes of the source map shipped beside it (read only when a stack is logged: shared/stack.ts). */
   readonly sourceMapBytes: number;
   /** The packages (or `(project)`) contributing most bytes to the bundle, largest first. */
   readonly topPackages: ReadonlyArray<{ readonly name: string; readonly bytes: number }>;

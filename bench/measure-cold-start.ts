@@ -5,7 +5,8 @@
  * one GetItem. Beside it, the protected floor (bench/cold-start-floor.ts): the smallest function
  * that verifies an access token, logs through Powertools and serves GET person, with each
  * function's bytes and ratio over it. Each process runs with the environment the function gets in AWS
- * (`NODE_OPTIONS=--enable-source-maps`, its settings; DynamoDB Local as the endpoint).
+ * (its settings, no NODE_OPTIONS: the functions map their logged stacks themselves, see
+ * shared/stack.ts; DynamoDB Local as the endpoint).
  *
  * The bundles are built as deployed (infra/bundling.ts: the AWS SDK bundled by default). When an
  * operator leaves the SDK to the runtime, each process, the baseline's too, imports it from the
@@ -178,8 +179,7 @@ export function functionEnv(c: ColdStartContext): NodeJS.ProcessEnv {
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GATEHOUSE_') && k !== 'NODE_OPTIONS') env[k] = v;
   return {
     ...env,
-    // What GatehouseFunction sets in AWS.
-    NODE_OPTIONS: '--enable-source-maps',
+    // What GatehouseFunction sets in AWS (no NODE_OPTIONS).
     AWS_REGION: 'us-east-1',
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     GATEHOUSE_DYNAMODB_ENDPOINT: c.endpoint,
@@ -213,7 +213,7 @@ async function responseSink(): Promise<{ url: string; close: () => Promise<void>
 function coldStartNote(error: string | undefined): { note?: string } {
   const notes: string[] = [];
   if (error) notes.push(`baseline could not be measured: ${error}`);
-  notes.push(`measured on Node ${process.version} (Lambda runs nodejs22.x), with NODE_OPTIONS=--enable-source-maps as deployed`);
+  notes.push(`measured on Node ${process.version} (Lambda runs nodejs22.x), without --enable-source-maps, as deployed (logged stacks are mapped by shared/stack.ts)`);
   return { note: notes.join('; ') };
 }
 

@@ -16,6 +16,7 @@ import { createUsageRecorder, type UsageRecorder } from '#shared/usage/recorder.
 import { meterStreamBatch } from '#shared/usage/stream.ts';
 import { tableQueue } from '#shared/webhooks/queue.ts';
 import { createSqsQueue } from '#shared/webhooks/sqs-queue.ts';
+import { mappingErrorStacks } from '#shared/stack.ts';
 
 export function createHandler(deps: () => LiveDeps) {
   let usage: UsageRecorder | undefined;
@@ -47,4 +48,5 @@ export function fanoutDeps(transport: Pick<LiveDepsOverrides, 'connections' | 'm
   return { ...live, webhooks: queueUrl ? createSqsQueue({ queueUrl, region: cfg.region }) : tableQueue(live.db) };
 }
 
-export const handler = createHandler(() => (deps ??= fanoutDeps()));
+// Errors reach the runtime with stacks that name the TypeScript (shared/stack.ts).
+export const handler = mappingErrorStacks(createHandler(() => (deps ??= fanoutDeps())));

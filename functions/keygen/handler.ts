@@ -32,6 +32,7 @@ import { loadConfig } from '#shared/config.ts';
 import { kidsOf, maintainRing, newRing, parseRing, publicJwk, rolloverWrites, serializeRing, type KeyRing, type RotationPolicy } from '#shared/auth/key-ring.ts';
 import { generateSigningJwk, rotationPolicyOf } from '#shared/auth/keys.ts';
 import { createLogger } from '#shared/logger.ts';
+import { mappingErrorStacks } from '#shared/stack.ts';
 
 export interface KeygenProperties {
   readonly SigningKeySecretId: string;
@@ -274,4 +275,5 @@ function defaultDeps(): KeygenDeps {
   return defaults;
 }
 
-export const handler = createHandler(defaultDeps);
+// Errors reach the runtime with stacks that name the TypeScript (shared/stack.ts).
+export const handler = mappingErrorStacks(createHandler(defaultDeps));

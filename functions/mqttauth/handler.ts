@@ -11,6 +11,7 @@
 import type { Context } from 'aws-lambda';
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { instanceScope, iotPolicyDocuments, verifyMqttToken } from '#shared/live/mqtt-auth.ts';
+import { mappingErrorStacks } from '#shared/stack.ts';
 
 /** IoT Core's bounds for `disconnectAfterInSeconds` and `refreshAfterInSeconds`. */
 export const MIN_SESSION_SECONDS = 300;
@@ -86,4 +87,5 @@ export function createHandler(deps: () => CoreDeps) {
 
 let deps: CoreDeps | undefined;
 
-export const handler = createHandler(() => (deps ??= createCoreDeps()));
+// Errors reach the runtime with stacks that name the TypeScript (shared/stack.ts).
+export const handler = mappingErrorStacks(createHandler(() => (deps ??= createCoreDeps())));

@@ -14,6 +14,7 @@ import { webhookOperations } from '#shared/webhooks/operations.ts';
 import { parseJob, tableQueue } from '#shared/webhooks/queue.ts';
 import { handleJob } from '#shared/webhooks/sender.ts';
 import { createSqsQueue, type SqsWebhookQueue } from '#shared/webhooks/sqs-queue.ts';
+import { mappingErrorStacks } from '#shared/stack.ts';
 
 export const operations = webhookOperations;
 
@@ -67,7 +68,8 @@ function defaultDeps(): WebhookDeps {
   return { ...core, queue: sqs ?? tableQueue(core.db) };
 }
 
-export const handler = createHandler(
+// Errors reach the runtime with stacks that name the TypeScript (shared/stack.ts).
+export const handler = mappingErrorStacks(createHandler(
   () => (deps ??= defaultDeps()),
   () => (config().webhookQueueUrl ? sqs : undefined),
-);
+));

@@ -9,6 +9,7 @@
 import type { APIGatewayProxyWebsocketEventV2, Context } from 'aws-lambda';
 import { closeConnection, handleClientMessage, openConnection } from '#shared/live/connections.ts';
 import { createLiveDeps, type LiveDeps } from '#shared/live/deps.ts';
+import { mappingErrorStacks } from '#shared/stack.ts';
 
 /** The proxy event of a WebSocket route; `$connect` also carries the handshake's headers. */
 export interface WebSocketEvent extends APIGatewayProxyWebsocketEventV2 {
@@ -49,4 +50,5 @@ export function createHandler(deps: () => LiveDeps) {
 
 let deps: LiveDeps | undefined;
 
-export const handler = createHandler(() => (deps ??= createLiveDeps()));
+// Errors reach the runtime with stacks that name the TypeScript (shared/stack.ts).
+export const handler = mappingErrorStacks(createHandler(() => (deps ??= createLiveDeps())));

@@ -24,6 +24,7 @@ import { consumedCapacity, withCapacityScope } from '../db/capacity.ts';
 import { createRequestMetrics, type RequestMetrics } from '../metrics.ts';
 import { requestCounter } from '../usage/meter.ts';
 import { createUsageRecorder, type UsageRecorder } from '../usage/recorder.ts';
+import { sourceMappedStack } from '../stack.ts';
 import { Router, matchOf } from './router.ts';
 import type { ApiRequest, ApiResponse, BaseDeps, Operation } from './types.ts';
 
@@ -334,7 +335,7 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
 
 function describe(err: unknown): Record<string, unknown> {
   if (err instanceof Error) {
-    return { name: err.name, message: err.message, stack: err.stack, cause: err.cause ? describe(err.cause) : undefined };
+    return { name: err.name, message: err.message, stack: sourceMappedStack(err.stack), cause: err.cause ? describe(err.cause) : undefined };
   }
   return { value: String(err) };
 }
