@@ -179,8 +179,14 @@ export function functionEnv(c: ColdStartContext): NodeJS.ProcessEnv {
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GATEHOUSE_') && k !== 'NODE_OPTIONS') env[k] = v;
   return {
     ...env,
-    // What GatehouseFunction sets in AWS (no NODE_OPTIONS).
+    // What GatehouseFunction sets in AWS (no NODE_OPTIONS), and what the Lambda service sets: with
+    // AWS_LAMBDA_FUNCTION_NAME a function emits its metrics and counts capacity one invocation at
+    // a time (shared/db/capacity.ts), as it does in AWS.
     AWS_REGION: 'us-east-1',
+    AWS_LAMBDA_FUNCTION_NAME: 'bench-cold-start',
+    AWS_LAMBDA_FUNCTION_VERSION: '$LATEST',
+    AWS_LAMBDA_FUNCTION_MEMORY_SIZE: '1024',
+    AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     GATEHOUSE_DYNAMODB_ENDPOINT: c.endpoint,
     GATEHOUSE_TABLE_NAME: c.tableName,

@@ -138,8 +138,10 @@ const SETTINGS = {
   GATEHOUSE_USAGE_FLUSH_SECONDS: def(int(0, 3600), 60),
   // CloudWatch metrics (EMF lines on stdout): unset means on in Lambda, off anywhere else.
   GATEHOUSE_METRICS: opt(bool),
-  // Set by the Lambda runtime (and never by the local runtime).
+  // Set by the Lambda runtime (and never by the local runtime); the second only for an environment
+  // given several invocations at once.
   AWS_LAMBDA_FUNCTION_NAME: opt(str()),
+  AWS_LAMBDA_MAX_CONCURRENCY: opt(str()),
   // Signing keys: how long an execution environment reuses the keys it read, and how often the
   // scheduled key manager rolls the signing key over (0: only on demand). See shared/auth/key-ring.ts.
   GATEHOUSE_KEY_CACHE_SECONDS: def(int(1, 3600), 300),
@@ -218,6 +220,11 @@ export type Config = Readonly<{
   usageFlushSeconds: number;
   /** Emit CloudWatch metrics (EMF) per request: on in Lambda unless GATEHOUSE_METRICS says otherwise. */
   metrics: boolean;
+  /**
+   * A Lambda environment that serves one invocation at a time (the default; not with
+   * `AWS_LAMBDA_MAX_CONCURRENCY` above 1): requests cannot overlap in this process.
+   */
+  invocationsOneAtATime: boolean;
   /** Seconds an execution environment reuses the signing ring and the JWKS it read. */
   keyCacheSeconds: number;
   /** Days a signing key signs before the scheduled rollover; 0: only `rotate-signing-key`. */
@@ -285,6 +292,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookRetryScale: e.GATEHOUSE_WEBHOOK_RETRY_SCALE,
     usageFlushSeconds: e.GATEHOUSE_USAGE_FLUSH_SECONDS,
     metrics: e.GATEHOUSE_METRICS ?? e.AWS_LAMBDA_FUNCTION_NAME !== undefined,
+    invocationsOneAtATime: e.AWS_LAMBDA_FUNCTION_NAME !== undefined && Number(e.AWS_LAMBDA_MAX_CONCURRENCY ?? '1') <= 1,
     keyCacheSeconds: e.GATEHOUSE_KEY_CACHE_SECONDS,
     signingKeyRotationDays: e.GATEHOUSE_SIGNING_KEY_ROTATION_DAYS,
     passwordHashCost: e.GATEHOUSE_PASSWORD_HASH_COST,
