@@ -21,7 +21,14 @@ import {
   UpdateCommand,
   type TransactWriteCommandInput,
 } from '@aws-sdk/lib-dynamodb';
-import { GetItemCommand, TransactionCanceledException, type GetItemCommandOutput } from '@aws-sdk/client-dynamodb';
+import {
+  BatchGetItemCommand,
+  GetItemCommand,
+  TransactionCanceledException,
+  type BatchGetItemCommandInput,
+  type BatchGetItemCommandOutput,
+  type GetItemCommandOutput,
+} from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ConditionFailed, StoreUnavailable } from '../errors.ts';
 import type { Db } from './client.ts';
@@ -217,21 +224,20 @@ export async function getObjects(db: Db, keys: readonly string[], consistent = f
 /**
  * Reads any items by key (BatchGetItem, 100 keys a request, unprocessed keys tried again with
  * backoff); missing items are left out, in no particular order. `consistent` reads them strongly
- * consistent (twice the read capacity).
+ * consistent (twice the read capacity). Through the plain client, as {@link getItem}: the keys are
+ * two strings, and the document client's marshalling middleware, resolved again on every call,
+ * cost more CPU than the rest (and on a cold start, the token status check is this call).
  */
 export async function getItems(db: Db, keys: readonly ItemKey[], consistent = false): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
   for (let i = 0; i < keys.length; i += 100) {
-    let request: Record<string, { Keys: ItemKey[]; ConsistentRead?: boolean }> | undefined = {
-      [db.tableName]: { Keys: keys.slice(i, i + 100), ...(consistent ? { ConsistentRead: true } : {}) },
+    let request: BatchGetItemCommandInput['RequestItems'] = {
+      [db.tableName]: { Keys: keys.slice(i, i + 100).map((k) => ({ PK: { S: k.PK }, SK: { S: k.SK } })), ...(consistent ? { ConsistentRead: true } : {}) },
     };
     for (let attempt = 0; request && Object.keys(request).length > 0 && attempt < 8; attempt++) {
       if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
-      const out: {
-        Responses?: Record<string, Record<string, unknown>[]>;
-        UnprocessedKeys?: Record<string, { Keys: ItemKey[]; ConsistentRead?: boolean }>;
-      } = await send(db, new BatchGetCommand({ RequestItems: request }));
-      items.push(...(out.Responses?.[db.tableName] ?? []));
+      const out: BatchGetItemCommandOutput = await send<BatchGetItemCommandOutput>(db, new BatchGetItemCommand({ RequestItems: request }), db.raw);
+      for (const item of out.Responses?.[db.tableName] ?? []) items.push(unmarshall(item));
       request = out.UnprocessedKeys;
     }
     if (request && Object.keys(request).length > 0) throw new StoreUnavailable(new Error('unprocessed keys'));
