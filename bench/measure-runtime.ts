@@ -219,6 +219,25 @@ export interface FanoutInput {
   /** No publish starts after this time (epoch ms); what was published by then is measured. */
   readonly publishDeadline: number;
   readonly measured: () => Measured;
+  /** Told where the phase stands, so a phase cut off by its time limit can say how far it got. */
+  readonly progress?: FanoutProgress;
+}
+
+/** Where a fan-out measurement stands: its step, and the events published and received so far. */
+export interface FanoutProgress {
+  step: string;
+  published: number;
+  publishFailures: number;
+  delivered: number;
+  mqttDelivered: number;
+}
+
+export function newFanoutProgress(): FanoutProgress {
+  return { step: 'not started', published: 0, publishFailures: 0, delivered: 0, mqttDelivered: 0 };
+}
+
+export function describeFanoutProgress(p: FanoutProgress): string {
+  return `at "${p.step}": ${p.published} published (${p.publishFailures} failed), ${p.delivered} received over WebSocket and ${p.mqttDelivered} over MQTT (the warming publish included)`;
 }
 
 function fanoutNotMeasured(input: FanoutInput, reason: string): Fanout {
@@ -250,6 +269,8 @@ export async function measureFanout(input: FanoutInput): Promise<Fanout> {
   const { rt } = input;
   const e = rt.events.setup;
   if (!e) return fanoutNotMeasured(input, rt.events.reason ?? 'no event type');
+  const progress = input.progress ?? newFanoutProgress();
+  progress.step = 'connecting the MQTT subscriber';
   const ws = new WebSocket(`${rt.ws}?access_token=${encodeURIComponent(rt.token)}`);
   const topic = `/${rt.instanceKey}/$`;
   const receivedAt = new Map<string, number>();
@@ -282,6 +303,7 @@ export async function measureFanout(input: FanoutInput): Promise<Fanout> {
     const key = String(m.Key);
     if (mqttReceivedAt.has(key)) mqttDuplicates++;
     else mqttReceivedAt.set(key, now);
+    progress.mqttDelivered = mqttReceivedAt.size;
     mqttBytes += payload.byteLength;
     mqttMessages++;
     if (allIn && publishing === false && everyoneHas()) allIn();
@@ -301,19 +323,24 @@ export async function measureFanout(input: FanoutInput): Promise<Fanout> {
     const key = String(m.event.Key);
     if (receivedAt.has(key)) duplicates++;
     else receivedAt.set(key, now);
+    progress.delivered = receivedAt.size;
     messageBytes += Buffer.byteLength(text);
     messages++;
     if (allIn && publishing === false && everyoneHas()) allIn();
   });
   try {
+    progress.step = 'opening the WebSocket';
     await new Promise<void>((resolve, reject) => {
       ws.once('open', () => resolve());
       ws.once('error', reject);
       ws.once('unexpected-response', (_req, res) => reject(new Error(`WebSocket handshake answered ${res.statusCode}`)));
     });
+    progress.step = 'subscribing over WebSocket';
     ws.send(JSON.stringify({ action: 'subscribe', topic }));
     await withTimeout(isSubscribed, 10_000, 'no "subscribed" answer within 10 s');
+    progress.step = 'subscribing over MQTT';
     await mqttClient.subscribeAsync(topic, { qos: 0 });
+    progress.step = 'the warming publish';
 
     // Warm the publish path (caches of sink, app, event type and related objects); not counted.
     const warm = await rt.call('POST', `/api/f/${rt.instanceKey}/eventmessagesink`, posting(e, rt.related));
@@ -326,6 +353,7 @@ export async function measureFanout(input: FanoutInput): Promise<Fanout> {
     const publishMs: number[] = [];
     const failures: string[] = [];
     let next = 0;
+    progress.step = 'publishing';
     const client = async () => {
       while (next < input.events && Date.now() < input.publishDeadline) {
         const i = next++;
@@ -335,8 +363,10 @@ export async function measureFanout(input: FanoutInput): Promise<Fanout> {
         const t1 = performance.now();
         if (r.status !== 201) {
           failures.push(`${r.status}`);
+          progress.publishFailures = failures.length;
           continue;
         }
+        progress.published++;
         publishMs.push(t1 - t0);
         sentAt.set(String(r.body.Key), t0);
         answeredAt.set(String(r.body.Key), t1);
@@ -345,6 +375,7 @@ export async function measureFanout(input: FanoutInput): Promise<Fanout> {
     const done = new Promise<void>((r) => (allIn = r));
     await Promise.all(Array.from({ length: input.clients }, client));
     publishing = false;
+    progress.step = 'waiting for the last deliveries';
     if (everyoneHas()) allIn!();
     await Promise.race([done, new Promise((r) => setTimeout(r, input.settleMs))]);
     // A moment more, to see duplicates arrive.

@@ -27,7 +27,7 @@ import { BASELINE, BASELINE_ENTRY, PROTECTED_FLOOR, PROTECTED_FLOOR_ENTRY, killD
 import { measureAggregate } from './measure-aggregate.ts';
 import { measureCapacity, measurePaging, setupEvents } from './measure-capacity.ts';
 import { measureHandlerOverhead } from './measure-handler.ts';
-import { measureFanout, measureHttp, startBenchRuntime, type BenchRuntime } from './measure-runtime.ts';
+import { describeFanoutProgress, measureFanout, newFanoutProgress, measureHttp, startBenchRuntime, type BenchRuntime } from './measure-runtime.ts';
 import { measureToken } from './measure-token.ts';
 import { measureWebhooks } from './measure-webhooks.ts';
 import { RESULT_KEYS, startMeasuring, type Measured, type Results } from './results.ts';
@@ -155,7 +155,8 @@ async function main(): Promise<number> {
   cleanups.push(async () => killDrivers());
 
   const results: Partial<Results> = {};
-  const phase = async <K extends keyof Results>(key: K, limitMs: number, run: (measured: () => Measured) => Promise<Results[K]>) => {
+  /** Runs one phase within its time limit; `progress` says how far a phase cut off by it got. */
+  const phase = async <K extends keyof Results>(key: K, limitMs: number, run: (measured: () => Measured) => Promise<Results[K]>, progress?: () => string) => {
     const measured = startMeasuring(mode);
     if (results[key] || interrupted) return;
     if (only && !only.has(key)) {
@@ -173,8 +174,9 @@ async function main(): Promise<number> {
       results[key] = await withTimeout(run(measured), budget, key);
       log(`${key}: done (${results[key]!.meetsGoal ? 'goal met' : 'goal not met'})`);
     } catch (err) {
-      results[key] = unmeasured[key]((err as Error).message, measured());
-      log(`${key}: not measured: ${(err as Error).message}`);
+      const reason = progress ? `${(err as Error).message} (${progress()})` : (err as Error).message;
+      results[key] = unmeasured[key](reason, measured());
+      log(`${key}: not measured: ${reason}`);
     }
   };
   const fail = (keys: ReadonlyArray<keyof Results>, reason: string) => {
@@ -281,17 +283,23 @@ async function main(): Promise<number> {
         const runtime: BenchRuntime = await withTimeout(startBenchRuntime(dynamo.endpoint, workDir), 30_000, 'local runtime start');
         cleanups.push(() => runtime.stop());
         const fanoutLimit = mode === 'quick' ? 20_000 : 110_000;
-        await phase('fanout', fanoutLimit, (measured) =>
-          measureFanout({
-            rt: runtime,
-            events: s.fanoutEvents,
-            clients: CLIENTS,
-            settleMs: s.fanoutSettleMs,
-            // Publishing stops in time to settle within the phase and to leave the http phase its
-            // time; the margin covers the subscribers' set-up and the publishes still in flight on a loaded machine.
-            publishDeadline: Date.now() + Math.max(3_000, Math.min(fanoutLimit, left() - (mode === 'quick' ? 8_000 : 30_000)) - s.fanoutSettleMs - (mode === 'quick' ? 2_000 : 8_000)),
-            measured,
-          }),
+        const fanoutProgress = newFanoutProgress();
+        await phase(
+          'fanout',
+          fanoutLimit,
+          (measured) =>
+            measureFanout({
+              rt: runtime,
+              events: s.fanoutEvents,
+              clients: CLIENTS,
+              settleMs: s.fanoutSettleMs,
+              // Publishing stops in time to settle within the phase and to leave the http phase its
+              // time; the margin covers the subscribers' set-up and the publishes still in flight on a loaded machine.
+              publishDeadline: Date.now() + Math.max(3_000, Math.min(fanoutLimit, left() - (mode === 'quick' ? 8_000 : 30_000)) - s.fanoutSettleMs - (mode === 'quick' ? 2_000 : 8_000)),
+              measured,
+              progress: fanoutProgress,
+            }),
+          () => describeFanoutProgress(fanoutProgress),
         );
         const webhooksLimit = mode === 'quick' ? 25_000 : 120_000;
         await phase('webhooks', webhooksLimit, (measured) =>
