@@ -155,8 +155,12 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
     const capacity = consumedCapacity() ?? 0;
     // Never the body, the query string or headers: they can carry passwords, codes and tokens.
     // (The line is built only when the level prints it: the logger has no buffering configured.)
+    // Request id and family are the line's own: the keys appended at the start are the logger's,
+    // which requests overlapping in one process (the local runtime) share and remove.
     if (d.logger.level <= LogLevelThreshold.INFO) {
       d.logger.info('request', {
+        requestId: s?.requestId,
+        family: spec.family,
         method: request.event.requestContext?.http?.method,
         route: s?.req?.route.path ?? request.event.routeKey,
         operation: s?.operation,
@@ -281,12 +285,14 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
       }
       const { logger } = getDeps();
       if (err instanceof StoreUnavailable) {
-        logger.warn('store unavailable', { cause: describe(err.cause) });
+        logger.warn('store unavailable', { requestId: request.internal.gatehouse?.requestId, family: spec.family, cause: describe(err.cause) });
         const e = serviceUnavailable(1);
         request.response = serialize(errorResponse(e), cors);
         return;
       }
       logger.error('unexpected error', {
+        requestId: request.internal.gatehouse?.requestId,
+        family: spec.family,
         operation: request.internal.gatehouse?.operation,
         error: describe(err),
         ...(err instanceof ConditionFailed ? { reasons: err.reasons } : {}),
