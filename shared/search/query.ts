@@ -21,8 +21,8 @@ let matcher: Promise<typeof import('./matcher.ts')> | undefined;
 
 /**
  * The query engine (`normalizeQuery`, `compileQuery`, `checkRegex`), loaded once per execution
- * environment. Bundled, the `import()` stays in the function's one file, but the engine's modules
- * are neither run nor compiled until the first query asks for them.
+ * environment. Bundled, the `import()` stays in the function's one file: the engine's modules are
+ * still scanned when the file loads, but neither run nor compiled until the first query asks.
  */
 export function loadMatcher(): Promise<typeof import('./matcher.ts')> {
   return (matcher ??= import('./matcher.ts'));
