@@ -16,7 +16,7 @@
  * queue partition is only used by the local runtime (in AWS the jobs are SQS messages): due jobs
  * are one Query with `SK <= <now>`.
  */
-import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed, StoreUnavailable } from '../errors.ts';
 import { parseJson, stringifyJson } from '../json.ts';
 import type { Db } from './client.ts';
@@ -152,6 +152,35 @@ export async function webhooksOf(db: Db, instanceKey: string): Promise<StoredWeb
 const isConditionFailure = (err: unknown) => (err as { name?: string }).name === 'ConditionalCheckFailedException';
 
 /**
+ * Updates a subscription that exists (never re-creating a deleted one), under `ConditionExpression`
+ * when given: the subscription as updated, or undefined when it is gone or the condition failed.
+ */
+async function updateWebhook(
+  db: Db,
+  w: Pick<StoredWebhook, 'instanceKey' | 'key'>,
+  update: Required<Pick<UpdateCommandInput, 'UpdateExpression' | 'ExpressionAttributeValues'>> & Pick<UpdateCommandInput, 'ConditionExpression'>,
+): Promise<StoredWebhook | undefined> {
+  return writing(db, w, async () => {
+    try {
+      const out = await send<{ Attributes?: Record<string, unknown> }>(
+        db,
+        new UpdateCommand({
+          TableName: db.tableName,
+          Key: { PK: webhookPk(w.instanceKey), SK: w.key },
+          ConditionExpression: 'attribute_exists(PK)',
+          ...update,
+          ReturnValues: 'ALL_NEW',
+        }),
+      );
+      return out.Attributes ? toWebhook(out.Attributes) : undefined;
+    } catch (err) {
+      if (isConditionFailure(err)) return undefined;
+      throw err;
+    }
+  });
+}
+
+/**
  * Replaces the settings of a subscription if it exists (and, when `expectedVersion` is given, if
  * it still has that version). Enabling clears the reason it was disabled and its failure streak.
  */
@@ -161,29 +190,17 @@ export async function replaceWebhookSettings(
   settings: WebhookSettings,
   expectedVersion: number | undefined,
 ): Promise<StoredWebhook> {
-  return writing(db, w, async () => {
-    try {
-      const out = await send<{ Attributes?: Record<string, unknown> }>(
-        db,
-        new UpdateCommand({
-          TableName: db.tableName,
-          Key: { PK: webhookPk(w.instanceKey), SK: w.key },
-          UpdateExpression: `SET Doc = :doc, Version = Version + :one${settings.Enabled ? ' REMOVE DisabledReason, FailingSince' : ''}`,
-          ConditionExpression: expectedVersion === undefined ? 'attribute_exists(PK)' : 'attribute_exists(PK) AND Version = :v',
-          ExpressionAttributeValues: {
-            ':doc': stringifyJson(settings),
-            ':one': 1,
-            ...(expectedVersion === undefined ? {} : { ':v': expectedVersion }),
-          },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return toWebhook(out.Attributes!);
-    } catch (err) {
-      if (isConditionFailure(err)) throw new ConditionFailed('The webhook changed or is gone.');
-      throw err;
-    }
+  const updated = await updateWebhook(db, w, {
+    UpdateExpression: `SET Doc = :doc, Version = Version + :one${settings.Enabled ? ' REMOVE DisabledReason, FailingSince' : ''}`,
+    ...(expectedVersion === undefined ? {} : { ConditionExpression: 'attribute_exists(PK) AND Version = :v' }),
+    ExpressionAttributeValues: {
+      ':doc': stringifyJson(settings),
+      ':one': 1,
+      ...(expectedVersion === undefined ? {} : { ':v': expectedVersion }),
+    },
   });
+  if (!updated) throw new ConditionFailed('The webhook changed or is gone.');
+  return updated;
 }
 
 /** Replaces the secret, keeping the old one as the previous secret until `previousUntil`. */
@@ -193,25 +210,12 @@ export async function rotateWebhookSecret(
   secret: string,
   previousUntil: number,
 ): Promise<StoredWebhook> {
-  return writing(db, w, async () => {
-    try {
-      const out = await send<{ Attributes?: Record<string, unknown> }>(
-        db,
-        new UpdateCommand({
-          TableName: db.tableName,
-          Key: { PK: webhookPk(w.instanceKey), SK: w.key },
-          UpdateExpression: 'SET PreviousSecret = Secret, PreviousSecretUntil = :until, Secret = :secret, Version = Version + :one',
-          ConditionExpression: 'attribute_exists(PK)',
-          ExpressionAttributeValues: { ':secret': secret, ':until': previousUntil, ':one': 1 },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return toWebhook(out.Attributes!);
-    } catch (err) {
-      if (isConditionFailure(err)) throw new ConditionFailed('The webhook is gone.');
-      throw err;
-    }
+  const updated = await updateWebhook(db, w, {
+    UpdateExpression: 'SET PreviousSecret = Secret, PreviousSecretUntil = :until, Secret = :secret, Version = Version + :one',
+    ExpressionAttributeValues: { ':secret': secret, ':until': previousUntil, ':one': 1 },
   });
+  if (!updated) throw new ConditionFailed('The webhook is gone.');
+  return updated;
 }
 
 /** Deletes a subscription (idempotent). Its attempt records expire with their TTL. */
@@ -238,47 +242,20 @@ export async function recordWebhookOutcome(
   w: Pick<StoredWebhook, 'instanceKey' | 'key'>,
   outcome: WebhookOutcome,
 ): Promise<StoredWebhook | undefined> {
-  return writing(db, w, async () => {
-    try {
-      const out = await send<{ Attributes?: Record<string, unknown> }>(
-        db,
-        new UpdateCommand({
-          TableName: db.tableName,
-          Key: { PK: webhookPk(w.instanceKey), SK: w.key },
-          UpdateExpression:
-            outcome.kind === 'delivered'
-              ? 'SET LastDeliveryOn = :at REMOVE FailingSince'
-              : 'SET LastFailureOn = :at, FailingSince = if_not_exists(FailingSince, :at)',
-          ConditionExpression: 'attribute_exists(PK)',
-          ExpressionAttributeValues: { ':at': outcome.at },
-          ReturnValues: 'ALL_NEW',
-        }),
-      );
-      return out.Attributes ? toWebhook(out.Attributes) : undefined;
-    } catch (err) {
-      if (isConditionFailure(err)) return undefined;
-      throw err;
-    }
+  return updateWebhook(db, w, {
+    UpdateExpression:
+      outcome.kind === 'delivered'
+        ? 'SET LastDeliveryOn = :at REMOVE FailingSince'
+        : 'SET LastFailureOn = :at, FailingSince = if_not_exists(FailingSince, :at)',
+    ExpressionAttributeValues: { ':at': outcome.at },
   });
 }
 
-/** Turns a subscription off with a reason (its document's Enabled becomes false). */
+/** Turns a subscription off with a reason (its document's Enabled becomes false); nothing if it is gone. */
 export async function disableWebhook(db: Db, w: StoredWebhook, reason: string): Promise<void> {
-  return writing(db, w, async () => {
-    try {
-      await send(
-        db,
-        new UpdateCommand({
-          TableName: db.tableName,
-          Key: { PK: webhookPk(w.instanceKey), SK: w.key },
-          UpdateExpression: 'SET Doc = :doc, DisabledReason = :reason, Version = Version + :one',
-          ConditionExpression: 'attribute_exists(PK)',
-          ExpressionAttributeValues: { ':doc': stringifyJson({ ...w.settings, Enabled: false }), ':reason': reason, ':one': 1 },
-        }),
-      );
-    } catch (err) {
-      if (!isConditionFailure(err)) throw err;
-    }
+  await updateWebhook(db, w, {
+    UpdateExpression: 'SET Doc = :doc, DisabledReason = :reason, Version = Version + :one',
+    ExpressionAttributeValues: { ':doc': stringifyJson({ ...w.settings, Enabled: false }), ':reason': reason, ':one': 1 },
   });
 }
 
