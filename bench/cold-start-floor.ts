@@ -12,25 +12,22 @@
  * - verifies the ES256 access token with jose (`jwtVerify` against a local JWKS: algorithm,
  *   signature, `exp`, issuer, audience and the registered claims the families require), reading
  *   the keys again once when the token names a `kid` it does not know (a rollover);
- * - reads the object the path names with one GetItem (document client, created at module load)
- *   and answers 404 unless it lies in the token's instance (the tenant scope every protected path
+ * - reads the object the path names with one GetItem (document client, created at module load),
+ *   beside the verification, and answers 404 unless it lies in the token's instance (the tenant scope every protected path
  *   checks, from the item's own `Instances`);
  * - logs the request once through Powertools Logger (our logger: the same secret redaction);
  * - answers JSON.
  * It has no router, no body validation, no metrics, no usage metering and no status check of the
  * caller (a family may run that beside its own read): those are ours to make cheap, not the floor.
  *
- * How it obtains the deployment's public keys, and why this is not cheaper than possible: in AWS
- * the verifying keys are the public JWKS the stack's key manager (functions/keygen) writes to a
- * Secrets Manager secret, and keygen rotates them while the stack runs (a new key every 30 days,
- * at whatever hour the schedule fires), so no value fixed at deploy time can stay the whole key
- * set: even a function handed the JWKS by environment must be able to read the secret when a
- * token names a newer key. The Secrets Manager client is therefore in this bundle (imported at
- * module level, created on first use), and with `GATEHOUSE_PUBLIC_KEYS_SECRET` set it reads the
- * secret on the first request, as a deployed family does. With no secret named (the bench, and the
- * local runtime) it reads the public half of the key ring in `GATEHOUSE_DATA_DIR`, exactly the
- * read the families make in the same environment, so the two figures pay for the same key read;
- * neither includes the Secrets Manager round trip, which this machine cannot make.
+ * How it obtains the deployment's public keys: as a deployed family does. In AWS the key manager
+ * (functions/keygen) publishes the public JWKS in one item of the table (PK `KEYS`, SK `JWKS`,
+ * shared/db/published-keys.ts), and keygen rotates the keys while the stack runs (a new key
+ * every 30 days, at whatever hour the schedule fires), so no value fixed at deploy time can stay
+ * the whole key set. With `GATEHOUSE_PUBLIC_KEYS=table` (the stack's setting, and the bench's) it
+ * reads that item with one GetItem through the same document client, beside the object's GetItem,
+ * as a family's first GET does. Without it (the local runtime) it reads
+ * the public half of the key ring in `GATEHOUSE_DATA_DIR`.
  *
  * It reads process.env directly, as the baseline does: it stands for the smallest possible
  * function, not for ours.
@@ -38,12 +35,11 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { parseRing, publicJwksOf } from '#shared/auth/key-ring.ts';
-import { OBJECT_SK, objectPk } from '#shared/db/keys.ts';
+import { OBJECT_SK, PUBLIC_KEYS_PK, PUBLIC_KEYS_SK, objectPk } from '#shared/db/keys.ts';
 import { notFound, unauthorized, type ApiError } from '#shared/errors.ts';
 import { createLogger } from '#shared/logger.ts';
 
@@ -59,15 +55,12 @@ const audience = env.GATEHOUSE_AUDIENCE ?? 'gatehouse-api';
 const keyCacheMs = Number(env.GATEHOUSE_KEY_CACHE_SECONDS ?? 300) * 1000;
 const logger = createLogger({ logLevel: (env.GATEHOUSE_LOG_LEVEL as 'INFO' | undefined) ?? 'INFO' });
 
-let secrets: SecretsManagerClient | undefined;
-
-/** The deployment's public keys: the secret keygen writes (AWS), else the local ring's public half. */
+/** The deployment's public keys: the table item keygen writes (AWS), else the local ring's public half. */
 async function readPublicKeys(): Promise<JSONWebKeySet> {
-  const secretId = env.GATEHOUSE_PUBLIC_KEYS_SECRET;
-  if (secretId) {
-    secrets ??= new SecretsManagerClient({ region });
-    const out = await secrets.send(new GetSecretValueCommand({ SecretId: secretId }));
-    return JSON.parse(out.SecretString ?? '{"keys":[]}') as JSONWebKeySet;
+  if (env.GATEHOUSE_PUBLIC_KEYS === 'table') {
+    const out = await client.send(new GetCommand({ TableName: tableName, Key: { PK: PUBLIC_KEYS_PK, SK: PUBLIC_KEYS_SK } }));
+    if (typeof out.Item?.Jwks !== 'string') throw new Error('no public keys are published in the table');
+    return JSON.parse(out.Item.Jwks) as JSONWebKeySet;
   }
   const ring = parseRing(await readFile(join(env.GATEHOUSE_DATA_DIR ?? '.data', 'keys', 'signing-key.json'), 'utf8'));
   if (!ring) throw new Error('no signing key ring in the data directory');
@@ -107,10 +100,14 @@ export const handler = async (event: APIGatewayProxyEventV2): Promise<APIGateway
     logger.info('request', { family: 'floor', status: statusCode, ms: Math.round(performance.now() - started) });
     return { statusCode, headers: { 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(body) };
   };
-  const instance = await instanceOf(event.headers?.authorization);
-  if (typeof instance !== 'string') return answer(instance.status, instance.toBody());
+  // The token's verdict and the object's read run side by side (a read only: nothing is answered
+  // before the verdict), as a family's first GET does while it reads the keys.
   const key = event.rawPath.slice(event.rawPath.lastIndexOf('/') + 1);
-  const out = await client.send(new GetCommand({ TableName: tableName, Key: { PK: objectPk(key), SK: OBJECT_SK } }));
+  const [instance, out] = await Promise.all([
+    instanceOf(event.headers?.authorization),
+    client.send(new GetCommand({ TableName: tableName, Key: { PK: objectPk(key), SK: OBJECT_SK } })),
+  ]);
+  if (typeof instance !== 'string') return answer(instance.status, instance.toBody());
   const instances = out.Item?.Instances as readonly string[] | undefined;
   if (!out.Item || !instances?.includes(instance)) return answer(404, notFound().toBody());
   return answer(200, out.Item);

@@ -18,6 +18,10 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { readFileRing } from '#shared/auth/keys.ts';
+import { publicJwksOf } from '#shared/auth/key-ring.ts';
+import { writePublishedJwks } from '#shared/db/published-keys.ts';
+import { createDb } from '#shared/db/client.ts';
 import { OBJECT_SK, objectPk } from '#shared/db/keys.ts';
 import { httpEvent } from '../test/support/api.ts';
 import { beyondBaseline, type BundleResult } from './bundle.ts';
@@ -118,7 +122,7 @@ export function firstRequests(c: ColdStartContext, families: readonly string[], 
         ResourceType: 'Custom::SigningKeys',
         LogicalResourceId: 'Keys',
         PhysicalResourceId: 'bench',
-        ResourceProperties: { ServiceToken: 'bench', SigningKeySecretId: 'bench-signing', PublicKeysSecretId: 'bench-public' },
+        ResourceProperties: { ServiceToken: 'bench', SigningKeySecretId: 'bench-signing', PublicKeysTable: c.tableName },
       },
     },
   };
@@ -192,9 +196,24 @@ export function functionEnv(c: ColdStartContext): NodeJS.ProcessEnv {
     GATEHOUSE_TABLE_NAME: c.tableName,
     GATEHOUSE_DATA_DIR: c.dataDir,
     GATEHOUSE_LOG_LEVEL: 'INFO',
+    // As the stack sets it: verifiers read the JWKS from its table item (`publishJwks` puts it there).
+    GATEHOUSE_PUBLIC_KEYS: 'table',
     // The websocket and fanout functions need it at start; nothing is sent to it on these requests.
     GATEHOUSE_WEBSOCKET_MANAGEMENT_URL: 'http://127.0.0.1:9',
   };
+}
+
+/**
+ * Publishes the public half of the data directory's ring (which signed the bench's tokens) in the
+ * table, as the key manager publishes the stack's: the functions read it on their first request.
+ */
+export async function publishJwks(c: Pick<ColdStartContext, 'endpoint' | 'tableName' | 'dataDir'>): Promise<void> {
+  const db = createDb({ tableName: c.tableName, dynamodbEndpoint: c.endpoint, region: 'us-east-1' });
+  try {
+    await writePublishedJwks(db.raw, c.tableName, JSON.stringify(publicJwksOf(await readFileRing(c.dataDir))));
+  } finally {
+    db.raw.destroy();
+  }
 }
 
 /** A local stand-in for CloudFormation's pre-signed response URL (the keygen function answers it). */
@@ -251,6 +270,7 @@ export async function measureColdStart(input: ColdStartInput): Promise<ColdStart
       await writeFile(file, JSON.stringify(r.event));
       eventFiles.set(name, file);
     }
+    await publishJwks(context);
     const env = functionEnv(context);
     // Rounds: the baseline, the protected floor, then every function; the medians of the rounds are reported.
     for (let round = 0; round < input.rounds; round++) {
@@ -359,7 +379,7 @@ export async function measureColdStart(input: ColdStartInput): Promise<ColdStart
           firstStatus: floor.status,
           what:
             'the smallest function every protected family must be: API Gateway event, ES256 access token verified with jose against the ' +
-            "deployment's public keys (Secrets Manager client bundled; here the data directory's ring, as the families read it), " +
+            "deployment's public keys (the JWKS item of the table, read with the same client, as the families read it), " +
             'Powertools Logger, one GetItem in the token\'s instance, a JSON answer (bench/cold-start-floor.ts)',
           ...(errors.has(PROTECTED_FLOOR) ? { note: `could not be measured: ${errors.get(PROTECTED_FLOOR)}` } : {}),
         }

@@ -143,7 +143,7 @@ export class GatehouseStack extends Stack {
       deletionProtection: props.deletionProtection,
     });
 
-    this.keys = new SigningKeys(this, 'SigningKeys', { ...common, rotationDays: props.signingKeyRotationDays });
+    this.keys = new SigningKeys(this, 'SigningKeys', { ...common, table: this.table, rotationDays: props.signingKeyRotationDays });
 
     // One-time passwords go out through this topic. To deliver them, subscribe endpoints outside
     // the stack (they are per deployment and need confirming), for example:
@@ -187,7 +187,7 @@ export class GatehouseStack extends Stack {
       environment: {
         GATEHOUSE_TABLE_NAME: this.table.tableName,
         GATEHOUSE_REGION: this.region,
-        GATEHOUSE_PUBLIC_KEYS_SECRET: this.keys.publicKeys.secretArn,
+        GATEHOUSE_PUBLIC_KEYS: 'table',
       },
       noDeadLetterQueueReason:
         'Invoked synchronously by AWS IoT Core as the custom authorizer of each MQTT connection; a failure refuses ' +
@@ -202,7 +202,8 @@ export class GatehouseStack extends Stack {
       GATEHOUSE_EVENT_PUBLISHER_URL: this.webSocketApi.url,
       GATEHOUSE_MQTT_PUBLISHER_URL: this.mqtt.url,
       GATEHOUSE_WEBSOCKET_MANAGEMENT_URL: this.webSocketApi.callbackUrl,
-      GATEHOUSE_PUBLIC_KEYS_SECRET: this.keys.publicKeys.secretArn,
+      // The key manager publishes the JWKS in the table (infra/signing-keys.ts).
+      GATEHOUSE_PUBLIC_KEYS: 'table',
       ...(props.corsOrigins?.length ? { GATEHOUSE_CORS_ORIGINS: props.corsOrigins.join(',') } : {}),
     };
     for (const [name, value] of Object.entries(baseEnvironment)) websocketFn.function.addEnvironment(name, value);
@@ -262,11 +263,13 @@ export class GatehouseStack extends Stack {
     this.functions = functions;
 
     // Grants: the service family (sysinfo, 404) touches neither the table nor the keys; the
-    // authorizer only reads (token status, instance scope).
+    // authorizer only reads (token status, instance scope). Reading the table is reading the JWKS,
+    // so a verifying function's code goes live only once the key manager has published it (an
+    // upgrade from the JWKS secret, too: the custom resource's Update writes the item first).
     for (const [family, fn] of functions) {
       if (family === 'mqttauth') this.table.grantReadData(fn.function);
       else if (family !== 'service') this.table.grantReadWriteData(fn.function);
-      if (verifies.has(family)) this.keys.grantVerify(fn.function);
+      if (verifies.has(family)) fn.node.addDependency(this.keys.resource);
     }
     const token = functions.get('token');
     if (token) {

@@ -83,6 +83,19 @@ export class GatehouseTable extends Construct {
     });
   }
 
+  /**
+   * Lets the key manager read and replace the published JWKS: GetItem and PutItem of the items
+   * whose partition key is `publicKeysPk`, and nothing else of the table.
+   */
+  grantPublishKeys(grantee: IGrantable, publicKeysPk: string): Grant {
+    return Grant.addToPrincipal({
+      grantee,
+      actions: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+      resourceArns: [this.table.tableArn],
+      conditions: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': [publicKeysPk] } },
+    });
+  }
+
   /** Lets a function read items and query the indexes, nothing else (no Scan). */
   grantReadData(grantee: IGrantable): Grant {
     const arn = this.table.tableArn;

@@ -1,9 +1,15 @@
 /**
- * The access-token signing keys of one region: the private key ring and the public JWKS, each in
- * its own Secrets Manager secret, filled at deploy time by the key manager (functions/keygen)
- * behind a custom resource and rolled over by the same function on an hourly schedule (see
- * shared/auth/key-ring.ts). Key material never appears in the template, in outputs or in logs;
- * only the token function (and the key manager) can read the private keys.
+ * The access-token signing keys of one region: the private key ring in a Secrets Manager secret,
+ * the public JWKS in one item of the stack's table (PK `KEYS`, SK `JWKS`), both filled at deploy
+ * time by the key manager (functions/keygen) behind a custom resource and rolled over by the same
+ * function on an hourly schedule (see shared/auth/key-ring.ts). Key material never appears in the
+ * template, in outputs or in logs; only the token function (and the key manager) can read the
+ * private keys.
+ *
+ * Why the JWKS is in the table: every verifying function already reads the table, so a new
+ * execution environment reads the keys over the connection it opens anyway, and its bundle carries
+ * no Secrets Manager client (shared/db/published-keys.ts). The key manager may write that one
+ * item and no other (IAM `dynamodb:LeadingKeys`).
  *
  * Why a scheduled function and not Secrets Manager rotation: a key rollover is three steps hours
  * apart (publish the new public key, sign with it once every cache has re-read the JWKS, drop the
@@ -18,10 +24,14 @@ import type { Grant, IGrantable } from 'aws-cdk-lib/aws-iam';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
+import { PUBLIC_KEYS_PK } from '../shared/db/keys.ts';
 import { GatehouseFunction } from './gatehouse-function.ts';
+import type { GatehouseTable } from './gatehouse-table.ts';
 import { acknowledge } from './nag.ts';
 
 export interface SigningKeysProps {
+  /** The stack's table: the key manager publishes the JWKS in it. */
+  readonly table: GatehouseTable;
   /** The package version baked into the key generator's bundle. */
   readonly version: string;
   /**
@@ -46,8 +56,6 @@ export interface SigningKeysProps {
 export class SigningKeys extends Construct {
   /** The private JWK (`{kty,crv,x,y,d,kid,alg,use}`), for the token function only. */
   readonly signingKey: Secret;
-  /** The public JWKS (`{"keys":[…]}`), for every function that verifies tokens. */
-  readonly publicKeys: Secret;
   /** The custom resource; depend on it to start serving only once the keys exist. */
   readonly resource: CustomResource;
   /** The key manager behind the custom resource and the schedule (functions/keygen). */
@@ -58,12 +66,9 @@ export class SigningKeys extends Construct {
   constructor(scope: Construct, id: string, props: SigningKeysProps) {
     super(scope, id);
 
-    // The secrets start with a random placeholder value; the key generator replaces it.
+    // The secret starts with a random placeholder value; the key generator replaces it.
     this.signingKey = new Secret(this, 'SigningKey', {
       description: 'Gatehouse access-token signing key (private JWK, ES256)',
-    });
-    this.publicKeys = new Secret(this, 'PublicKeys', {
-      description: 'Gatehouse access-token verification keys (public JWKS)',
     });
 
     const rotationDays = props.rotationDays ?? 30;
@@ -82,7 +87,7 @@ export class SigningKeys extends Construct {
       // (GATEHOUSE_ACCESS_TOKEN_TTL, GATEHOUSE_KEY_CACHE_SECONDS): the retirement times use them.
       environment: {
         GATEHOUSE_SIGNING_KEY_SECRET: this.signingKey.secretArn,
-        GATEHOUSE_PUBLIC_KEYS_SECRET: this.publicKeys.secretArn,
+        GATEHOUSE_TABLE_NAME: props.table.tableName,
         GATEHOUSE_SIGNING_KEY_ROTATION_DAYS: String(rotationDays),
       },
       noDeadLetterQueueReason:
@@ -92,10 +97,9 @@ export class SigningKeys extends Construct {
     });
     const generator = this.generator.function;
     // Read too: the generator keeps a key pair that is already there (redeploys, retries, rollbacks).
-    for (const secret of [this.signingKey, this.publicKeys]) {
-      secret.grantRead(generator);
-      secret.grantWrite(generator);
-    }
+    this.signingKey.grantRead(generator);
+    this.signingKey.grantWrite(generator);
+    props.table.grantPublishKeys(generator, PUBLIC_KEYS_PK);
 
     this.resource = new CustomResource(this, 'Generate', {
       serviceToken: generator.functionArn,
@@ -103,10 +107,10 @@ export class SigningKeys extends Construct {
       // The handler answers within seconds; if it never does (crash, timeout), fail the
       // deployment after 5 minutes instead of CloudFormation's default hour.
       serviceTimeout: Duration.minutes(5),
-      // Only secret ids: the handler writes the values. Secrets that already hold a key pair keep it.
+      // Only where the keys go: the handler writes the values. A ring already there is kept.
       properties: {
         SigningKeySecretId: this.signingKey.secretArn,
-        PublicKeysSecretId: this.publicKeys.secretArn,
+        PublicKeysTable: props.table.tableName,
       },
     });
 
@@ -136,16 +140,10 @@ export class SigningKeys extends Construct {
       'old one after the token lifetime), not a password change: a Secrets Manager rotation function would invalidate ' +
       'issued tokens. The hourly Rollover schedule drives the key manager through those steps instead.';
     acknowledge(this.signingKey, 'AwsSolutions-SMG4', rotation);
-    acknowledge(this.publicKeys, 'AwsSolutions-SMG4', 'Holds public keys only (the JWKS); it follows the signing key.');
   }
 
   /** Read access to the private key: the token function only. */
   grantSign(grantee: IGrantable): Grant {
     return this.signingKey.grantRead(grantee);
-  }
-
-  /** Read access to the public JWKS: every function that verifies tokens. */
-  grantVerify(grantee: IGrantable): Grant {
-    return this.publicKeys.grantRead(grantee);
   }
 }

@@ -115,7 +115,7 @@ const SETTINGS = {
   GATEHOUSE_ISSUER: def(str(), 'gatehouse'),
   GATEHOUSE_AUDIENCE: def(str(), 'gatehouse-api'),
   GATEHOUSE_SIGNING_KEY_SECRET: opt(str()),
-  GATEHOUSE_PUBLIC_KEYS_SECRET: opt(str()),
+  GATEHOUSE_PUBLIC_KEYS: def(oneOf(['file', 'table'], 'expected file or table'), 'file'),
   GATEHOUSE_LICENSE_AUTHORITY_KEY: opt(str()),
   GATEHOUSE_NOTIFY_TOPIC_ARN: opt(str()),
   GATEHOUSE_EVENT_RETENTION_DAYS: def(int(1, 36500), 365),
@@ -193,7 +193,8 @@ export type Config = Readonly<{
   issuer: string;
   audience: string;
   signingKeySecret: string | undefined;
-  publicKeysSecret: string | undefined;
+  /** Where verifiers read the public JWKS: the data directory's ring, or the table item the key manager writes (AWS). */
+  publicKeys: 'file' | 'table';
   licenseAuthorityKey: string | undefined;
   notifyTopicArn: string | undefined;
   eventRetentionDays: number;
@@ -275,7 +276,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     issuer: e.GATEHOUSE_ISSUER,
     audience: e.GATEHOUSE_AUDIENCE,
     signingKeySecret: e.GATEHOUSE_SIGNING_KEY_SECRET,
-    publicKeysSecret: e.GATEHOUSE_PUBLIC_KEYS_SECRET,
+    publicKeys: e.GATEHOUSE_PUBLIC_KEYS,
     licenseAuthorityKey: e.GATEHOUSE_LICENSE_AUTHORITY_KEY,
     notifyTopicArn: e.GATEHOUSE_NOTIFY_TOPIC_ARN,
     eventRetentionDays: e.GATEHOUSE_EVENT_RETENTION_DAYS,

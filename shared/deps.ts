@@ -4,7 +4,7 @@
  */
 import { config as loadedConfig, type Config } from './config.ts';
 import { createAuthenticator } from './auth/authenticator.ts';
-import { keyStoreFor, type KeyStore } from './auth/keys.ts';
+import { keyStoreFor, type KeyStore, type RingSource } from './auth/keys.ts';
 import { licenseVerifierFor, type LicenseVerifier } from './auth/licenses.ts';
 import { createStatusCheck } from './auth/status-check.ts';
 import { createDb, type Db, type DbOptions } from './db/client.ts';
@@ -28,6 +28,11 @@ export interface CoreDepsOverrides {
   readonly db?: Db;
   readonly dbOptions?: DbOptions;
   readonly keys?: KeyStore;
+  /**
+   * The signing key ring when it is not in the data directory (the token function's, from its
+   * secret in AWS: shared/auth/secret-ring.ts). Other functions only verify.
+   */
+  readonly signingRing?: RingSource;
   readonly now?: () => Date;
   readonly notifier?: Notifier;
   readonly licenses?: LicenseVerifier;
@@ -43,7 +48,7 @@ export interface CoreDepsOverrides {
 export function createCoreDeps(over: CoreDepsOverrides = {}): CoreDeps {
   const config = over.config ?? loadedConfig();
   const db = over.db ?? createDb(config, over.dbOptions);
-  const keys = over.keys ?? keyStoreFor(config);
+  const keys = over.keys ?? keyStoreFor(config, db, over.signingRing);
   const logger = createLogger(config);
   const now = over.now ?? (() => new Date());
   const checkStatus =

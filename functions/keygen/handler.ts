@@ -2,12 +2,16 @@
  * Signing-key manager: the Lambda behind each stack's `Custom::GatehouseSigningKey` resource and
  * its hourly schedule (see infra/signing-keys.ts and shared/auth/key-ring.ts).
  *
- * - CloudFormation Create and Update: make sure the two secrets hold a key ring and its JWKS. A
+ * Where the keys live: the private ring in a Secrets Manager secret (the token function reads it),
+ * the public JWKS in one item of the stack's table (every verifying function reads it with the
+ * DynamoDB client it already has: shared/db/published-keys.ts).
+ *
+ * - CloudFormation Create and Update: make sure the secret holds a key ring and the table its JWKS. A
  *   ring whose keys the JWKS all lists is kept (a redeploy, a retried invocation or a rollback
  *   never invalidates issued tokens; a single private JWK from before rotation is a ring of one);
  *   a JWKS missing one of the ring's keys is completed; otherwise a new ring of one key is
  *   written (public first: a key is published before anything is signed with it).
- * - CloudFormation Delete: keep the values; the secrets themselves belong to the stack.
+ * - CloudFormation Delete: keep the values; the secret and the table themselves belong to the stack.
  * - `{"action":"maintain"}` (the hourly schedule): one maintenance step of the ring: drop the
  *   keys whose tokens have all expired, and schedule the next key when the signing one is
  *   `GATEHOUSE_SIGNING_KEY_ROTATION_DAYS` old. `{"action":"rotate"}` (an operator's
@@ -31,12 +35,15 @@ import type { JSONWebKeySet, JWK } from 'jose';
 import { loadConfig } from '#shared/config.ts';
 import { kidsOf, maintainRing, newRing, parseRing, publicJwk, rolloverWrites, serializeRing, type KeyRing, type RotationPolicy } from '#shared/auth/key-ring.ts';
 import { generateSigningJwk, rotationPolicyOf } from '#shared/auth/keys.ts';
+import { readPublishedJwks, writePublishedJwks } from '#shared/db/published-keys.ts';
+import { createDb } from '#shared/db/client.ts';
 import { createLogger } from '#shared/logger.ts';
 import { mappingErrorStacks } from '#shared/stack.ts';
 
 export interface KeygenProperties {
   readonly SigningKeySecretId: string;
-  readonly PublicKeysSecretId: string;
+  /** The table whose `KEYS`/`JWKS` item holds the public JWKS. */
+  readonly PublicKeysTable: string;
 }
 
 export interface KeygenDeps {
@@ -46,6 +53,10 @@ export interface KeygenDeps {
   readonly getSecret: (secretId: string) => Promise<string | undefined>;
   /** Stores a new current value of a secret. */
   readonly putSecret: (secretId: string, value: string) => Promise<void>;
+  /** The JWKS published in a table (undefined before the first write); read consistently. */
+  readonly getJwks: (tableName: string) => Promise<string | undefined>;
+  /** Publishes a JWKS in a table. */
+  readonly putJwks: (tableName: string, value: string) => Promise<void>;
   /** Uploads the response document to CloudFormation's pre-signed URL. */
   readonly respond: (url: string, body: string) => Promise<void>;
   /** Writes one structured log line (never key material). */
@@ -54,8 +65,8 @@ export interface KeygenDeps {
   readonly now?: () => Date;
   /** Key cache, token lifetime and rotation interval (default: from the environment). */
   readonly policy?: RotationPolicy;
-  /** The secrets a scheduled run maintains (default: `GATEHOUSE_SIGNING_KEY_SECRET` and `GATEHOUSE_PUBLIC_KEYS_SECRET`). */
-  readonly secrets?: KeygenProperties;
+  /** Where a scheduled run maintains the keys (default: `GATEHOUSE_SIGNING_KEY_SECRET` and `GATEHOUSE_TABLE_NAME`). */
+  readonly stores?: KeygenProperties;
 }
 
 type CfnEvent = CloudFormationCustomResourceEvent<KeygenProperties>;
@@ -65,13 +76,13 @@ export interface MaintenanceEvent {
   readonly action: 'maintain' | 'rotate';
 }
 
-function secretIds(props: Partial<KeygenProperties> | undefined): KeygenProperties {
+function storesOf(props: Partial<KeygenProperties> | undefined): KeygenProperties {
   const signing = props?.SigningKeySecretId;
-  const pub = props?.PublicKeysSecretId;
-  if (typeof signing !== 'string' || !signing || typeof pub !== 'string' || !pub) {
-    throw new Error('SigningKeySecretId and PublicKeysSecretId are required');
+  const table = props?.PublicKeysTable;
+  if (typeof signing !== 'string' || !signing || typeof table !== 'string' || !table) {
+    throw new Error('SigningKeySecretId and PublicKeysTable are required');
   }
-  return { SigningKeySecretId: signing, PublicKeysSecretId: pub };
+  return { SigningKeySecretId: signing, PublicKeysTable: table };
 }
 
 /** The kids a stored JWKS lists (none when it is not a JWKS: a new secret's placeholder). */
@@ -94,19 +105,19 @@ interface RingOutcome {
   readonly rotationPending?: boolean;
 }
 
-/** Reads both secrets, applies `step` to the ring, and writes what changed in rollover order. */
+/** Reads the ring and the JWKS, applies `step` to the ring, and writes what changed in rollover order. */
 async function updateRing(
   ids: KeygenProperties,
   deps: KeygenDeps,
   step: (ring: KeyRing | undefined, nowS: number) => Promise<{ ring: KeyRing } & Omit<RingOutcome, 'key'>>,
 ): Promise<Omit<RingOutcome, 'key'> & { changed: boolean; fresh: boolean }> {
-  const [signing, published] = await Promise.all([deps.getSecret(ids.SigningKeySecretId), deps.getSecret(ids.PublicKeysSecretId)]);
+  const [signing, published] = await Promise.all([deps.getSecret(ids.SigningKeySecretId), deps.getJwks(ids.PublicKeysTable)]);
   const before = parseRing(signing);
   const nowS = Math.floor((deps.now?.() ?? new Date()).getTime() / 1000);
   const { ring, ...rest } = await step(before, nowS);
   const writes = rolloverWrites(before, ring, publishedKids(published));
   for (const w of writes) {
-    if (w.target === 'jwks') await deps.putSecret(ids.PublicKeysSecretId, JSON.stringify(w.value));
+    if (w.target === 'jwks') await deps.putJwks(ids.PublicKeysTable, JSON.stringify(w.value));
     else await deps.putSecret(ids.SigningKeySecretId, serializeRing(w.value));
   }
   if (writes.length > 0) await completeJwks(ids, deps);
@@ -114,19 +125,19 @@ async function updateRing(
 }
 
 /**
- * Reads both secrets back and publishes any key of the stored ring the stored JWKS lacks: were
+ * Reads the ring and the JWKS back and publishes any key of the stored ring the stored JWKS lacks: were
  * two runs (the schedule and an operator's rotate) to interleave their writes, the last one to
  * finish leaves a JWKS that lists every key of the ring that won.
  */
 async function completeJwks(ids: KeygenProperties, deps: KeygenDeps): Promise<void> {
-  const [signing, published] = await Promise.all([deps.getSecret(ids.SigningKeySecretId), deps.getSecret(ids.PublicKeysSecretId)]);
+  const [signing, published] = await Promise.all([deps.getSecret(ids.SigningKeySecretId), deps.getJwks(ids.PublicKeysTable)]);
   const ring = parseRing(signing);
   if (!ring) return;
   const listed = publishedKids(published);
   const missing = ring.keys.filter((k) => !listed.includes(k.jwk.kid!));
   if (missing.length === 0) return;
   const kept = listed.length > 0 ? (JSON.parse(published!) as JSONWebKeySet).keys : [];
-  await deps.putSecret(ids.PublicKeysSecretId, JSON.stringify({ keys: [...kept, ...missing.map((k) => publicJwk(k.jwk))] }));
+  await deps.putJwks(ids.PublicKeysTable, JSON.stringify({ keys: [...kept, ...missing.map((k) => publicJwk(k.jwk))] }));
   deps.log('info', { message: 'signing keys: completed a JWKS written by another run', kids: missing.map((k) => k.jwk.kid) });
 }
 
@@ -162,7 +173,7 @@ interface Outcome extends RingOutcome {
 
 async function apply(event: CfnEvent, deps: KeygenDeps): Promise<Outcome> {
   if (event.RequestType === 'Delete') return { physicalId: event.PhysicalResourceId, key: 'kept' };
-  const ids = secretIds(event.ResourceProperties);
+  const ids = storesOf(event.ResourceProperties);
   return { physicalId: ids.SigningKeySecretId, ...(await ensureKeyRing(ids, deps)) };
 }
 
@@ -194,10 +205,10 @@ async function handleCfn(event: CfnEvent, d: KeygenDeps, context: Pick<Context, 
   await d.respond(event.ResponseURL, JSON.stringify(response));
 }
 
-/** The secrets named by the function's environment. */
-function secretsOfConfig(): KeygenProperties {
+/** The secret and the table named by the function's environment. */
+function storesOfConfig(): KeygenProperties {
   const cfg = loadConfig();
-  return secretIds({ SigningKeySecretId: cfg.signingKeySecret, PublicKeysSecretId: cfg.publicKeysSecret });
+  return storesOf({ SigningKeySecretId: cfg.signingKeySecret, PublicKeysTable: cfg.tableName });
 }
 
 export function createHandler(deps: () => KeygenDeps) {
@@ -206,7 +217,7 @@ export function createHandler(deps: () => KeygenDeps) {
     if (isCfnEvent(event)) return handleCfn(event, d, context);
     const action = (event as Partial<MaintenanceEvent>).action;
     if (action !== 'maintain' && action !== 'rotate') throw new Error('expected a CloudFormation request or {"action":"maintain"|"rotate"}');
-    const ids = d.secrets ?? secretsOfConfig();
+    const ids = d.stores ?? storesOfConfig();
     try {
       const outcome = await maintainKeyRing(ids, d, action === 'rotate');
       d.log('info', { message: 'signing keys maintained', action, ...outcome });
@@ -253,6 +264,8 @@ let defaults: KeygenDeps | undefined;
 function defaultDeps(): KeygenDeps {
   if (!defaults) {
     const client = new SecretsManagerClient({});
+    // The table's client: GetItem and PutItem of the one JWKS item (the IAM policy allows no other key).
+    const dynamo = createDb(loadConfig()).raw;
     const logger = createLogger({ logLevel: 'INFO' }, 'gatehouse-keygen');
     defaults = {
       generate: generateSigningJwk,
@@ -268,6 +281,8 @@ function defaultDeps(): KeygenDeps {
       putSecret: async (secretId, value) => {
         await client.send(new PutSecretValueCommand({ SecretId: secretId, SecretString: value }));
       },
+      getJwks: (tableName) => readPublishedJwks(dynamo, tableName, { consistent: true }),
+      putJwks: (tableName, value) => writePublishedJwks(dynamo, tableName, value),
       respond: putResponse,
       log: (level, { message, ...rest }) => logger[level](String(message), rest),
     };

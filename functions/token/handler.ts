@@ -9,6 +9,7 @@ import { ok, type Operation } from '#shared/http/types.ts';
 import { loginOutcome } from '#shared/auth/login-outcome.ts';
 import { warmUpPasswords } from '#shared/auth/passwords.ts';
 import { NO_STORE, checkClient, parseTokenFields, readTokenRequest } from '#shared/auth/token-request.ts';
+import { secretRingFor } from '#shared/auth/secret-ring.ts';
 import { passwordGrant, refreshGrant } from '#shared/auth/token-service.ts';
 import { notifierFor } from '#shared/notify/sns-notifier.ts';
 
@@ -32,5 +33,10 @@ export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'to
 // Cold start: make the dummy hash now, so the first unknown-user login costs what later ones do.
 warmUpPasswords();
 
-// The one function that sends codes: the only one bundling the SNS client.
-export const handler = createHandler(() => createCoreDeps({ notifier: notifierFor(config()) }));
+// The one function that sends codes and signs tokens: the only HTTP family bundling the SNS and
+// Secrets Manager clients.
+export const handler = createHandler(() => {
+  const cfg = config();
+  const signingRing = secretRingFor(cfg);
+  return createCoreDeps({ notifier: notifierFor(cfg), ...(signingRing ? { signingRing } : {}) });
+});

@@ -11,7 +11,7 @@
  * stream of bad tokens cannot fill the cache with anything), and the status hook still runs on
  * every call, so a disabled user or instance is refused as before.
  */
-import { createLocalJWKSet, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
+import { createLocalJWKSet, decodeJwt, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
 import type { Config } from '../config.ts';
 import { unauthorized } from '../errors.ts';
 import type { Authenticator, Principal, Role } from '../http/types.ts';
@@ -35,6 +35,13 @@ export interface AccessClaims extends JWTPayload {
   role: Role;
   /** The user's session generation when the token was issued (absent in tokens issued before it existed: 0). */
   gen?: number;
+}
+
+/** The key store failed: carried through jose's verification untouched. */
+class KeysUnreadable extends Error {
+  constructor(cause: unknown) {
+    super('the public keys could not be read', { cause });
+  }
 }
 
 const ROLES: readonly Role[] = ['Administrator', 'Operator', 'ReadOnly'];
@@ -80,7 +87,12 @@ export function createAuthenticator(opts: AuthenticatorOptions): Authenticator {
   // The key set follows the store's JWKS (re-read by the store after its cache lifetime).
   let keySet: { jwks: JSONWebKeySet; set: ReturnType<typeof createLocalJWKSet> } | undefined;
   const getKeySet = async (fresh = false) => {
-    const jwks = await opts.keys.publicKeys({ fresh });
+    let jwks: JSONWebKeySet;
+    try {
+      jwks = await opts.keys.publicKeys({ fresh });
+    } catch (err) {
+      throw new KeysUnreadable(err);
+    }
     if (keySet?.jwks !== jwks) keySet = { jwks, set: createLocalJWKSet(jwks) };
     return keySet.set;
   };
@@ -112,6 +124,8 @@ export function createAuthenticator(opts: AuthenticatorOptions): Authenticator {
         ({ payload } = await verifyWith(token, true));
       }
     } catch (err) {
+      // The keys could not be read: the service's failure (503 or 500), not the token's.
+      if (err instanceof KeysUnreadable) throw err.cause;
       const code = (err as { code?: string }).code;
       throw unauthorized(code === 'ERR_JWT_EXPIRED' ? 'The access token has expired.' : 'The access token is not valid.');
     }
@@ -123,21 +137,47 @@ export function createAuthenticator(opts: AuthenticatorOptions): Authenticator {
     return principal;
   }
 
-  async function verifyHeader(authorization: string | undefined): Promise<Principal> {
+  function tokenOf(authorization: string | undefined): string {
     if (!authorization) throw unauthorized('Authorization: Bearer <token> is required.');
     const m = /^Bearer\s+([A-Za-z0-9_\-.]+)\s*$/i.exec(authorization);
     if (!m) throw unauthorized('The Authorization header must be "Bearer <token>".');
-    return verify(m[1]!);
+    return m[1]!;
+  }
+
+  /** What the token claims, before any check; undefined when it does not even decode to our claims. */
+  function claimedPrincipal(token: string): Principal | undefined {
+    try {
+      return principalFromClaims(decodeJwt(token));
+    } catch {
+      return undefined;
+    }
   }
 
   return {
     async authenticate(authorization) {
-      const principal = await verifyHeader(authorization);
+      const principal = await verify(tokenOf(authorization));
       await opts.checkStatus?.(principal);
       return principal;
     },
     async authenticateDeferred(authorization) {
-      const principal = await verifyHeader(authorization);
+      const token = tokenOf(authorization);
+      // The environment's first token: the keys are not read yet, and reading them is a round trip
+      // (the table's JWKS item in AWS). A read-only caller's operation need not wait for it: the
+      // claims go ahead unverified, and the deferred verdict (signature, expiry, issuer, audience,
+      // then the status) decides the answer, which waits for it. The same contract as the status
+      // check: a refused caller learns nothing. Once the keys are known, verifying is CPU only and
+      // always comes first, so a forged token never starts a read then.
+      const claimed = keySet === undefined && !verified?.get(token) ? claimedPrincipal(token) : undefined;
+      if (claimed) {
+        const checked = verify(token).then((principal) => {
+          if (JSON.stringify(principal) !== JSON.stringify(claimed)) throw unauthorized('The access token is not valid.');
+        });
+        const status = opts.checkStatus ? opts.checkStatus(claimed) : Promise.resolve();
+        status.catch(() => {});
+        // The token's verdict first: a forged token learns nothing of the status of whom it names.
+        return { principal: claimed, status: checked.then(() => status) };
+      }
+      const principal = await verify(token);
       return { principal, status: opts.checkStatus ? opts.checkStatus(principal) : Promise.resolve() };
     },
   };

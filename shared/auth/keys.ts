@@ -1,20 +1,22 @@
 /**
  * Where the access-token signing keys live. Locally: the key ring (see key-ring.ts) in one file
- * of the data directory. In AWS: two Secrets Manager secrets per region, written by the stack's
- * key manager (functions/keygen): the private ring, which only the token function reads, and the
- * public JWKS, which every other family reads.
+ * of the data directory. In AWS: the private ring in a Secrets Manager secret, which only the
+ * token function reads (shared/auth/secret-ring.ts), and the public JWKS in one table item, which
+ * every verifying function reads with the DynamoDB client it already has
+ * (shared/db/published-keys.ts). The stack's key manager (functions/keygen) writes both.
  *
  * Each execution environment reuses what it read for `GATEHOUSE_KEY_CACHE_SECONDS` (default 300 s)
  * and then reads again, so a key published by a rollover is known everywhere within that time; a
- * failed re-read keeps the last value for one more lifetime (a short Secrets Manager outage does
- * not stop logins) and is tried again on the next call.
+ * failed re-read keeps the last value for one more lifetime (a short outage does not stop logins)
+ * and is tried again on the next call.
  */
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JSONWebKeySet, type JWK } from 'jose';
 import type { Config } from '../config.ts';
+import type { Db } from '../db/client.ts';
 import { maintainRing, newRing, parseRing, publicJwksOf, serializeRing, signingKeyAt, type KeyRing, type Maintenance, type RotationPolicy } from './key-ring.ts';
+import { readPublishedJwks } from '../db/published-keys.ts';
 
 export { publicJwk } from './key-ring.ts';
 
@@ -178,41 +180,42 @@ export function fileKeyStore(dataDir: string, opts: { readonly cacheMs?: number 
   };
 }
 
+/** A ring loader: the ring, read again after its cache lifetime or when `fresh`. */
+export type RingSource = (fresh?: boolean) => Promise<KeyRing>;
+
 /**
- * AWS key store: the private ring in one secret, the public JWKS in another (written by the
- * stack's key manager). Each is read on first use and again after `cacheMs`; the client is
- * created on first use too, so a family that never checks a token never makes one.
+ * AWS key store: the public JWKS from its table item (shared/db/published-keys.ts), read on first use and
+ * again after `cacheMs`. Only a store given the ring (the token function's, from its secret) signs.
  */
-export function secretsKeyStore(
-  cfg: Pick<Config, 'region' | 'signingKeySecret' | 'publicKeysSecret'>,
-  opts: { readonly cacheMs?: number } = {},
+export function tableKeyStore(
+  db: Pick<Db, 'raw' | 'tableName'>,
+  opts: { readonly cacheMs?: number; readonly ring?: RingSource } = {},
 ): KeyStore {
-  let client: SecretsManagerClient | undefined;
-  const read = async (id: string | undefined, what: string): Promise<string> => {
-    if (!id) throw new Error(`${what} secret is not configured`);
-    client ??= new SecretsManagerClient({ region: cfg.region });
-    const out = await client.send(new GetSecretValueCommand({ SecretId: id }));
-    if (!out.SecretString) throw new Error(`${what} secret is empty`);
-    return out.SecretString;
-  };
-  const cacheMs = opts.cacheMs ?? DEFAULT_KEY_CACHE_MS;
-  const ring = refreshing(async () => {
-    const parsed = parseRing(await read(cfg.signingKeySecret, 'signing key'));
-    if (!parsed) throw new Error('signing key secret holds no signing key ring');
-    return parsed;
-  }, cacheMs);
-  const jwks = refreshing(async () => JSON.parse(await read(cfg.publicKeysSecret, 'public keys')) as JSONWebKeySet, cacheMs);
+  const jwks = refreshing(async () => {
+    const text = await readPublishedJwks(db.raw, db.tableName);
+    if (!text) throw new Error('no public keys are published in the table (the key manager writes them when the stack deploys)');
+    return JSON.parse(text) as JSONWebKeySet;
+  }, opts.cacheMs ?? DEFAULT_KEY_CACHE_MS);
   const importKey = keyImporter();
+  const ring = opts.ring;
   return {
-    signingKey: async (at = new Date()) => importKey(signingKeyAt(await ring(), Math.floor(at.getTime() / 1000)).jwk),
+    signingKey: async (at = new Date()) => {
+      if (!ring) throw new Error('this function does not sign access tokens (only the token function reads the signing key ring)');
+      return importKey(signingKeyAt(await ring(), Math.floor(at.getTime() / 1000)).jwk);
+    },
     publicKeys: (o) => jwks(o?.fresh),
   };
 }
 
-/** The key store for a configuration: Secrets Manager when its secrets are named, else the data directory. */
-export function keyStoreFor(cfg: Config): KeyStore {
+/**
+ * The key store for a configuration: with `GATEHOUSE_PUBLIC_KEYS=table` the published JWKS (signing
+ * with `ring` when given: the token function's), else the ring in the data directory.
+ */
+export function keyStoreFor(cfg: Config, db: Pick<Db, 'raw' | 'tableName'>, ring?: RingSource): KeyStore {
   const cacheMs = cfg.keyCacheSeconds * 1000;
-  return cfg.publicKeysSecret || cfg.signingKeySecret ? secretsKeyStore(cfg, { cacheMs }) : fileKeyStore(cfg.dataDir, { cacheMs });
+  if (cfg.publicKeys === 'table') return tableKeyStore(db, { cacheMs, ...(ring ? { ring } : {}) });
+  if (ring) throw new Error('a signing key ring outside the data directory needs GATEHOUSE_PUBLIC_KEYS=table: its public keys are published there');
+  return fileKeyStore(cfg.dataDir, { cacheMs });
 }
 
 /**

@@ -19,6 +19,7 @@
  * | webhook job (local; in the queue table `<table>-webhook-queue`) | `WQ`                             | `<dueAt ms, 15 digits>#<jobId>` |                                |                               |
  * | tenant usage, a day  | `US#<instanceKey>`               | `D#<yyyy-mm-dd>`        |                                        |                               |
  * | tenant usage, total  | `US#<instanceKey>`               | `TOTAL`                 |                                        |                               |
+ * | public JWKS (AWS)    | `KEYS`                           | `JWKS`                  |                                        |                               |
  *
  * Events are objects (PK `O#<eventKey>`, SK `A`) whose GSI1 is `EV#<folder>` / `<occurredOn>#<key>`.
  *
@@ -77,6 +78,10 @@ export const webhookQueueSk = (dueAtMs: number, jobId: string): string => `${Str
 export const usagePk = (instanceKey: string): string => `US#${instanceKey}`;
 export const usageDaySk = (day: string): string => `D#${day}`;
 export const USAGE_TOTAL_SK = 'TOTAL';
+
+/** The public keys that verify access tokens (AWS; written by the key manager, shared/db/published-keys.ts). */
+export const PUBLIC_KEYS_PK = 'KEYS';
+export const PUBLIC_KEYS_SK = 'JWKS';
 
 /** Object keys are 24 lower-case hex digits (ObjectIds). */
 export const OBJECT_KEY = /^[0-9a-f]{24}$/;

@@ -31,6 +31,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import { ConditionFailed, StoreUnavailable } from '../errors.ts';
+import { sendTo } from './send.ts';
 import type { Db } from './client.ts';
 import { expandEventDoc, occurredOfItem } from './event-doc.ts';
 import { CLAIM_SK, OBJECT_SK, STATUS_SK, TOMBSTONE_SK, cardNumberPk, claimPk, collectionPk, namePk, nameSk, objectPk, partitionPk } from './keys.ts';
@@ -64,28 +65,11 @@ export const ownInstance = (o: Pick<StoredObject, 'instances'>): string => o.ins
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
-const RETRYABLE = new Set([
-  'ProvisionedThroughputExceededException',
-  'ThrottlingException',
-  'RequestLimitExceeded',
-  'InternalServerError',
-  'ServiceUnavailable',
-  'TimeoutError',
-]);
-
 /**
  * Sends a command; DynamoDB throttling and 5xx (after the SDK's own retries with backoff) become
  * {@link StoreUnavailable}, which the pipeline answers with 503 and Retry-After.
  */
-export async function send<T>(db: Db, command: object, client: Pick<Db['doc'], 'send'> = db.doc): Promise<T> {
-  try {
-    return (await client.send(command as never)) as T;
-  } catch (err) {
-    const e = err as { name?: string; $metadata?: { httpStatusCode?: number }; $retryable?: unknown };
-    if (RETRYABLE.has(e.name ?? '') || (e.$metadata?.httpStatusCode ?? 0) >= 500) throw new StoreUnavailable(err);
-    throw err;
-  }
-}
+export const send = <T>(_db: Db, command: object, client: Pick<Db['doc'], 'send'> = _db.doc): Promise<T> => sendTo<T>(client, command);
 
 export function toItem(o: StoredObject): Record<string, unknown> {
   const name = typeof o.doc.CommonName === 'string' && o.doc.CommonName !== '' ? o.doc.CommonName : undefined;

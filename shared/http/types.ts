@@ -28,7 +28,9 @@ export interface Authenticator {
    * Verifies the token now and leaves its status check (user and instance enabled, sessions not
    * revoked) running: `status` rejects with the 401 `authenticate` would have thrown. The
    * pipeline runs a read-only (GET) operation beside it and answers only once both are done, so
-   * a cold environment's first status read does not delay the request's own read.
+   * a cold environment's first status read does not delay the request's own read. On the
+   * environment's first token, before any key was read, the verification itself is deferred
+   * too: `principal` is what the token claims, and `status` rejects unless it verifies.
    */
   authenticateDeferred?(authorization: string | undefined): Promise<{ readonly principal: Principal; readonly status: Promise<void> }>;
 }

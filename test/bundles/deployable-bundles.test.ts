@@ -4,7 +4,7 @@
  * from its asset directory the way the Lambda Node.js runtime loads it (handler string and
  * environment from the template, in a fresh `node` process per function), and a whole flow driven
  * through those packages with API Gateway events against DynamoDB Local: the key generator fills
- * the signing-key secrets, a token by password grant, a person with a card, a search, a WebSocket
+ * the signing-key secret and publishes the JWKS in the table, a token by password grant, a person with a card, a search, a WebSocket
  * connect and subscribe, an event published, the table's stream records handed to the fan-out,
  * which posts the event to the subscribed connection and publishes it over MQTT.
  *
@@ -23,6 +23,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDeployment } from '#shared/auth/bootstrap.ts';
+import { readPublishedJwks } from '#shared/db/published-keys.ts';
 import { localLicenseAuthority } from '#shared/auth/licenses.ts';
 import { createStreamReader } from '#shared/db/stream-reader.ts';
 import { createCoreDeps } from '#shared/deps.ts';
@@ -267,7 +268,6 @@ describe('the synthesized packages', () => {
       'GATEHOUSE_MQTT_PUBLISHER_URL',
       'GATEHOUSE_MQTT_PUBLISH_URL',
       'GATEHOUSE_NOTIFY_TOPIC_ARN',
-      'GATEHOUSE_PUBLIC_KEYS_SECRET',
       'GATEHOUSE_SIGNING_KEY_SECRET',
       'GATEHOUSE_TABLE_NAME',
       'GATEHOUSE_WEBHOOK_QUEUE_URL',
@@ -280,7 +280,7 @@ describe('the synthesized packages', () => {
 describe('a whole flow through the deployed packages', () => {
   const state: { token?: string; kid?: string; person?: any; eventKey?: string; connectionId?: string } = {};
 
-  it('the key generator answers CloudFormation\'s Create and fills the signing-key secrets', async () => {
+  it('the key generator answers CloudFormation\'s Create, fills the signing-key secret and publishes the JWKS in the table', async () => {
     const [id, resource] = Object.entries(stack.template.Resources).find(([, r]) => r.Type === 'Custom::GatehouseSigningKey')!;
     // CloudFormation invokes the function the resource's ServiceToken names, with its properties resolved.
     const { ServiceToken, ...properties } = resource.Properties!;
@@ -308,7 +308,8 @@ describe('a whole flow through the deployed packages', () => {
     const [{ jwk, signsFrom }] = ring.keys;
     expect(jwk).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig', d: expect.any(String) });
     expect(signsFrom * 1000).toBeLessThanOrEqual(Date.now());
-    const jwks = JSON.parse(aws.secrets.get(props.PublicKeysSecretId!)!);
+    expect(props.PublicKeysTable).toBe(t.config.tableName);
+    const jwks = JSON.parse((await readPublishedJwks(t.db.raw, props.PublicKeysTable!, { consistent: true }))!);
     expect(jwks.keys.map((k: { kid: string }) => k.kid)).toEqual([jwk.kid]);
     expect(jwks.keys[0].d).toBeUndefined();
     state.kid = jwk.kid;
@@ -325,9 +326,9 @@ describe('a whole flow through the deployed packages', () => {
     const jwks = await call('GET', '/.well-known/jwks.json');
     expect(jwks.status).toBe(200);
     expect(jwks.body.keys.map((k: { kid: string }) => k.kid)).toEqual([state.kid]);
-    // Both read from Secrets Manager, through the bundled client: the private key to sign, the public JWKS to answer.
+    // Only the private ring comes from Secrets Manager, through the bundled client; the JWKS it answers is the table's.
     const secretOf = (name: string) => resolveValue(stack.template, name, family('token').fn.environment[name], standInValues()).value;
-    expect(new Set(aws.secretReads.slice(readsBefore))).toEqual(new Set([secretOf('GATEHOUSE_SIGNING_KEY_SECRET'), secretOf('GATEHOUSE_PUBLIC_KEYS_SECRET')]));
+    expect(aws.secretReads.slice(readsBefore)).toEqual([secretOf('GATEHOUSE_SIGNING_KEY_SECRET')]);
   });
 
   it('the service package answers sysinfo and serves the document shipped beside its code', async () => {

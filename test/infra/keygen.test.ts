@@ -9,10 +9,13 @@ import { generateSigningJwk } from '../../shared/auth/keys.ts';
 
 const ids: KeygenProperties = {
   SigningKeySecretId: 'arn:aws:secretsmanager:eu-west-1:111122223333:secret:SigningKey-abc',
-  PublicKeysSecretId: 'arn:aws:secretsmanager:eu-west-1:111122223333:secret:PublicKeys-def',
+  PublicKeysTable: 'Gatehouse-EU-DataTable-1A2B3C',
 };
 
-/** Secrets as CloudFormation creates them: a random placeholder value. */
+/**
+ * Secrets as CloudFormation creates them: a random placeholder value. The same map holds the JWKS
+ * item of each table (keyed by table name), absent until written.
+ */
 function freshSecrets(...secretIds: string[]): Map<string, string> {
   return new Map(secretIds.map((id) => [id, 'p1aceh0lder-R4nd0m']));
 }
@@ -33,6 +36,11 @@ function harness(secrets: Map<string, string>, overrides: Partial<KeygenDeps> = 
     putSecret: async (id, value) => {
       writes.push(id);
       secrets.set(id, value);
+    },
+    getJwks: async (table) => secrets.get(table),
+    putJwks: async (table, value) => {
+      writes.push(table);
+      secrets.set(table, value);
     },
     respond: async (url, body) => {
       responses.push({ url, body: JSON.parse(body) as Record<string, unknown> });
@@ -74,17 +82,17 @@ const context = { logStreamName: '2025/01/01/[$LATEST]abc' };
 function keyPairIn(secrets: Map<string, string>, where: KeygenProperties = ids): { jwk: JWK; jwks: JSONWebKeySet } {
   return {
     jwk: parseRing(secrets.get(where.SigningKeySecretId))!.keys.at(-1)!.jwk,
-    jwks: JSON.parse(secrets.get(where.PublicKeysSecretId)!) as JSONWebKeySet,
+    jwks: JSON.parse(secrets.get(where.PublicKeysTable)!) as JSONWebKeySet,
   };
 }
 
 describe('keygen custom resource', () => {
   it('writes the public JWKS, then the private JWK, on Create and answers SUCCESS', async () => {
-    const h = harness(freshSecrets(ids.SigningKeySecretId, ids.PublicKeysSecretId));
+    const h = harness(freshSecrets(ids.SigningKeySecretId));
 
     await createHandler(() => h.deps)(createEvent(), context);
 
-    expect(h.writes).toEqual([ids.PublicKeysSecretId, ids.SigningKeySecretId]);
+    expect(h.writes).toEqual([ids.PublicKeysTable, ids.SigningKeySecretId]);
     const { jwk, jwks } = keyPairIn(h.secrets);
     expect(jwk).toMatchObject({ kty: 'EC', crv: 'P-256', alg: 'ES256', use: 'sig', d: expect.any(String) });
     expect(jwks.keys).toHaveLength(1);
@@ -106,7 +114,7 @@ describe('keygen custom resource', () => {
   });
 
   it('writes a pair that verifies: a token signed with the private key checks against the JWKS', async () => {
-    const h = harness(freshSecrets(ids.SigningKeySecretId, ids.PublicKeysSecretId));
+    const h = harness(freshSecrets(ids.SigningKeySecretId));
     await createHandler(() => h.deps)(createEvent(), context);
     const { jwk, jwks } = keyPairIn(h.secrets);
 
@@ -118,13 +126,13 @@ describe('keygen custom resource', () => {
   });
 
   it('keeps the key pair when invoked again (a retried Create, an Update, a rollback)', async () => {
-    const h = harness(freshSecrets(ids.SigningKeySecretId, ids.PublicKeysSecretId));
+    const h = harness(freshSecrets(ids.SigningKeySecretId));
     const handler = createHandler(() => h.deps);
     await handler(createEvent(), context);
     const before = new Map(h.secrets);
 
     await handler(createEvent(), context);
-    await handler(updateEvent(ids, { ...ids, PublicKeysSecretId: 'elsewhere' }), context);
+    await handler(updateEvent(ids, { ...ids, PublicKeysTable: 'elsewhere' }), context);
 
     expect(h.writes).toHaveLength(2);
     expect(h.secrets).toEqual(before);
@@ -132,20 +140,20 @@ describe('keygen custom resource', () => {
   });
 
   it('makes a new key pair when an Update names new, empty secrets', async () => {
-    const replaced = { SigningKeySecretId: `${ids.SigningKeySecretId}-2`, PublicKeysSecretId: `${ids.PublicKeysSecretId}-2` };
-    const h = harness(freshSecrets(replaced.SigningKeySecretId, replaced.PublicKeysSecretId));
+    const replaced = { SigningKeySecretId: `${ids.SigningKeySecretId}-2`, PublicKeysTable: `${ids.PublicKeysTable}-2` };
+    const h = harness(freshSecrets(replaced.SigningKeySecretId));
 
     await createHandler(() => h.deps)(updateEvent(replaced, ids), context);
 
-    expect(h.writes).toEqual([replaced.PublicKeysSecretId, replaced.SigningKeySecretId]);
+    expect(h.writes).toEqual([replaced.PublicKeysTable, replaced.SigningKeySecretId]);
     expect(keyPairIn(h.secrets, replaced).jwk.d).toEqual(expect.any(String));
     expect(h.responses[0]!.body).toMatchObject({ Status: 'SUCCESS', PhysicalResourceId: replaced.SigningKeySecretId });
   });
 
   it('replaces a half-written pair (public key without its private key)', async () => {
-    const h = harness(freshSecrets(ids.SigningKeySecretId, ids.PublicKeysSecretId));
+    const h = harness(freshSecrets(ids.SigningKeySecretId));
     const orphan = await generateSigningJwk();
-    h.secrets.set(ids.PublicKeysSecretId, JSON.stringify({ keys: [{ ...orphan, d: undefined }] }));
+    h.secrets.set(ids.PublicKeysTable, JSON.stringify({ keys: [{ ...orphan, d: undefined }] }));
 
     await createHandler(() => h.deps)(createEvent(), context);
 
@@ -155,7 +163,7 @@ describe('keygen custom resource', () => {
   });
 
   it('keeps everything on Delete', async () => {
-    const h = harness(freshSecrets(ids.SigningKeySecretId, ids.PublicKeysSecretId));
+    const h = harness(freshSecrets(ids.SigningKeySecretId));
 
     await createHandler(() => h.deps)(
       { ...common, RequestType: 'Delete', PhysicalResourceId: ids.SigningKeySecretId, ResourceProperties: { ServiceToken: common.ServiceToken, ...ids } },
@@ -174,13 +182,13 @@ describe('keygen custom resource', () => {
     expect(h.writes).toEqual([]);
     expect(h.responses[0]!.body).toMatchObject({
       Status: 'FAILED',
-      Reason: expect.stringContaining('PublicKeysSecretId'),
+      Reason: expect.stringContaining('PublicKeysTable'),
       PhysicalResourceId: context.logStreamName,
     });
   });
 
   it('answers FAILED, without key material, when a secret cannot be written', async () => {
-    const h = harness(freshSecrets(ids.SigningKeySecretId, ids.PublicKeysSecretId), {
+    const h = harness(freshSecrets(ids.SigningKeySecretId), {
       putSecret: async (secretId) => {
         if (secretId === ids.SigningKeySecretId) throw new Error('AccessDeniedException: not allowed');
       },
@@ -243,13 +251,13 @@ describe('keygen scheduled maintenance', () => {
   const T0 = Date.parse('2026-01-01T00:00:00Z');
 
   function scheduled(secrets: Map<string, string>, at: { ms: number }) {
-    const h = harness(secrets, { now: () => new Date(at.ms), policy, secrets: ids });
+    const h = harness(secrets, { now: () => new Date(at.ms), policy, stores: ids });
     return { h, run: (action: 'maintain' | 'rotate') => createHandler(() => h.deps)({ action }, context) };
   }
 
   it('rolls over: publishes the next key first, signs with it after the lead, drops the old after the token lifetime', async () => {
     const at = { ms: T0 };
-    const { h, run } = scheduled(freshSecrets(ids.SigningKeySecretId, ids.PublicKeysSecretId), at);
+    const { h, run } = scheduled(freshSecrets(ids.SigningKeySecretId), at);
     await createHandler(() => h.deps)(createEvent(), context);
     const first = keyPairIn(h.secrets).jwk.kid!;
 
@@ -260,7 +268,7 @@ describe('keygen scheduled maintenance', () => {
     h.writes.length = 0;
     const rolled = (await run('maintain')) as { key: string; scheduled: string };
     expect(rolled.key).toBe('rotated');
-    expect(h.writes).toEqual([ids.PublicKeysSecretId, ids.SigningKeySecretId]);
+    expect(h.writes).toEqual([ids.PublicKeysTable, ids.SigningKeySecretId]);
     const ring = parseRing(h.secrets.get(ids.SigningKeySecretId))!;
     expect(ring.keys.map((k) => k.jwk.kid)).toEqual([first, rolled.scheduled]);
     expect(ring.keys[1]!.signsFrom).toBe(at.ms / 1000 + 600);
@@ -270,14 +278,14 @@ describe('keygen scheduled maintenance', () => {
     at.ms += (600 + 3600 + 300) * 1000;
     h.writes.length = 0;
     expect(await run('maintain')).toEqual({ key: 'maintained', dropped: [first] });
-    expect(h.writes).toEqual([ids.SigningKeySecretId, ids.PublicKeysSecretId]);
+    expect(h.writes).toEqual([ids.SigningKeySecretId, ids.PublicKeysTable]);
     expect(keyPairIn(h.secrets).jwks.keys.map((k) => k.kid)).toEqual([rolled.scheduled]);
     expect(JSON.stringify(keyPairIn(h.secrets).jwks)).not.toMatch(/"d":/);
   });
 
   it('rotates on demand once, and says so when a key is already waiting to sign', async () => {
     const at = { ms: T0 };
-    const { h, run } = scheduled(freshSecrets(ids.SigningKeySecretId, ids.PublicKeysSecretId), at);
+    const { h, run } = scheduled(freshSecrets(ids.SigningKeySecretId), at);
     await createHandler(() => h.deps)(createEvent(), context);
 
     expect(await run('rotate')).toMatchObject({ key: 'rotated', scheduled: expect.any(String) });
@@ -291,21 +299,21 @@ describe('keygen scheduled maintenance', () => {
     const legacy = await generateSigningJwk();
     const secrets = new Map([
       [ids.SigningKeySecretId, JSON.stringify(legacy)],
-      [ids.PublicKeysSecretId, JSON.stringify({ keys: [{ ...legacy, d: undefined }] })],
+      [ids.PublicKeysTable, JSON.stringify({ keys: [{ ...legacy, d: undefined }] })],
     ]);
     const { run } = scheduled(secrets, at);
     const out = (await run('maintain')) as { key: string; scheduled: string };
     expect(out.key).toBe('rotated');
-    expect(JSON.parse(secrets.get(ids.PublicKeysSecretId)!).keys.map((k: JWK) => k.kid)).toEqual([legacy.kid, out.scheduled]);
+    expect(JSON.parse(secrets.get(ids.PublicKeysTable)!).keys.map((k: JWK) => k.kid)).toEqual([legacy.kid, out.scheduled]);
   });
 
   it('completes a JWKS another run overwrote in between', async () => {
     const at = { ms: T0 };
     let stale: string | undefined;
-    const secrets = freshSecrets(ids.SigningKeySecretId, ids.PublicKeysSecretId);
+    const secrets = freshSecrets(ids.SigningKeySecretId);
     const { h } = scheduled(secrets, at);
     await createHandler(() => h.deps)(createEvent(), context);
-    const before = secrets.get(ids.PublicKeysSecretId)!;
+    const before = secrets.get(ids.PublicKeysTable)!;
     // Another run writes its (older) JWKS right after this run's ring.
     const put = h.deps.putSecret;
     const racing = harness(secrets, {
@@ -314,12 +322,12 @@ describe('keygen scheduled maintenance', () => {
         await put(id, value);
         if (id === ids.SigningKeySecretId && !stale) {
           stale = before;
-          secrets.set(ids.PublicKeysSecretId, before);
+          secrets.set(ids.PublicKeysTable, before);
         }
       },
     });
     const out = (await createHandler(() => racing.deps)({ action: 'rotate' }, context)) as { scheduled: string };
-    expect(JSON.parse(secrets.get(ids.PublicKeysSecretId)!).keys.map((k: JWK) => k.kid)).toContain(out.scheduled);
+    expect(JSON.parse(secrets.get(ids.PublicKeysTable)!).keys.map((k: JWK) => k.kid)).toContain(out.scheduled);
   });
 
   it('refuses an event that is neither CloudFormation nor a maintenance action', async () => {

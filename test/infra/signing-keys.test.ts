@@ -1,7 +1,9 @@
 /**
  * The signing keys' rollover schedule in every region's template: an hourly EventBridge rule that
- * sends `{"action":"maintain"}` to the key manager, which knows its secrets and rotation interval
- * from its environment and may write both secrets.
+ * sends `{"action":"maintain"}` to the key manager, which knows its secret, its table and rotation
+ * interval from its environment, and may write the secret and the table's JWKS item, nothing else.
+ * Verifiers read that item with their DynamoDB client: only the signer and the key manager bundle
+ * the Secrets Manager client (test/infra/bundled-clients.test.ts).
  */
 import type { CfnElement } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
@@ -26,7 +28,7 @@ describe('signing key rollover', () => {
     const template = built.templates.get(stack.stackName)!;
     const generatorId = logicalId(stack, stack.keys.generator.function.node.defaultChild as CfnElement);
     const signingId = logicalId(stack, stack.keys.signingKey.node.defaultChild as CfnElement);
-    const publicId = logicalId(stack, stack.keys.publicKeys.node.defaultChild as CfnElement);
+    const tableId = logicalId(stack, stack.table.table.node.defaultChild as CfnElement);
 
     it('runs the key manager hourly with the maintenance action, retried twice, never a stale event', () => {
       template.hasResourceProperties('AWS::Events::Rule', {
@@ -52,12 +54,12 @@ describe('signing key rollover', () => {
       });
     });
 
-    it('gives the key manager its secrets and the rotation interval (30 days by default)', () => {
+    it('gives the key manager its secret, its table and the rotation interval (30 days by default)', () => {
       template.hasResourceProperties('AWS::Lambda::Function', {
         Environment: {
           Variables: Match.objectLike({
             GATEHOUSE_SIGNING_KEY_SECRET: { Ref: signingId },
-            GATEHOUSE_PUBLIC_KEYS_SECRET: { Ref: publicId },
+            GATEHOUSE_TABLE_NAME: { Ref: tableId },
             GATEHOUSE_SIGNING_KEY_ROTATION_DAYS: '30',
           }),
         },
@@ -65,15 +67,25 @@ describe('signing key rollover', () => {
       const generatorRole = logicalId(stack, stack.keys.generator.role.node.defaultChild as CfnElement);
       const statements = Object.values(resourcesOf(template, 'AWS::IAM::Policy'))
         .filter((p) => JSON.stringify(p.Properties.Roles).includes(`"${generatorRole}"`))
-        .flatMap((p) => (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown }[] }).Statement);
-      for (const secret of [signingId, publicId]) {
-        for (const action of ['secretsmanager:GetSecretValue', 'secretsmanager:PutSecretValue']) {
-          expect(
-            statements.some((s) => [s.Action].flat().includes(action) && JSON.stringify(s.Resource).includes(`"${secret}"`)),
-            `${action} on ${secret}`,
-          ).toBe(true);
-        }
+        .flatMap(
+          (p) => (p.Properties.PolicyDocument as { Statement: { Action: string | string[]; Resource: unknown; Condition?: unknown }[] }).Statement,
+        );
+      for (const action of ['secretsmanager:GetSecretValue', 'secretsmanager:PutSecretValue']) {
+        expect(
+          statements.some((s) => [s.Action].flat().includes(action) && JSON.stringify(s.Resource).includes(`"${signingId}"`)),
+          `${action} on ${signingId}`,
+        ).toBe(true);
       }
+      // The table: GetItem and PutItem of the JWKS item only (its partition key), no index, no other action.
+      const onTable = statements.filter((s) => JSON.stringify(s.Resource).includes(`"${tableId}"`));
+      expect(onTable).toEqual([
+        {
+          Effect: 'Allow',
+          Action: ['dynamodb:GetItem', 'dynamodb:PutItem'],
+          Resource: { 'Fn::GetAtt': [tableId, 'Arn'] },
+          Condition: { 'ForAllValues:StringEquals': { 'dynamodb:LeadingKeys': ['KEYS'] } },
+        },
+      ]);
     });
   });
 
@@ -98,3 +110,4 @@ describe('signing key rollover', () => {
     expect(() => buildApp(newApp({ 'gatehouse:signingKeyRotationDays': -1 }))).toThrow(/gatehouse:signingKeyRotationDays/);
   });
 });
+

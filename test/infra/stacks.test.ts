@@ -157,7 +157,7 @@ describe.each(built.stacks.map((s) => [s.stackName, s] as const))('%s', (_name, 
           'GATEHOUSE_REGION',
           'GATEHOUSE_EVENT_PUBLISHER_URL',
           'GATEHOUSE_WEBSOCKET_MANAGEMENT_URL',
-          'GATEHOUSE_PUBLIC_KEYS_SECRET',
+          'GATEHOUSE_PUBLIC_KEYS',
         ]),
       );
       expect(env.GATEHOUSE_REGION).toBe(stack.region);
@@ -297,9 +297,9 @@ describe.each(built.stacks.map((s) => [s.stackName, s] as const))('%s', (_name, 
     }
   });
 
-  it('lets only token read the signing key and publish to the topic; verifiers read the public keys', () => {
+  it('lets only token read the signing key and publish to the topic; verifiers read the public keys from the table', () => {
     const signingId = logicalId(stack, stack.keys.signingKey.node.defaultChild as CfnElement);
-    const publicId = logicalId(stack, stack.keys.publicKeys.node.defaultChild as CfnElement);
+    const keysId = logicalId(stack, stack.keys.resource.node.defaultChild as CfnElement);
     const topicId = logicalId(stack, stack.notifyTopic.node.defaultChild as CfnElement);
     const reads = (family: Family, secretId: string) =>
       policyStatementsOf(stack, roleId(stack, family)).some(
@@ -313,7 +313,15 @@ describe.each(built.stacks.map((s) => [s.stackName, s] as const))('%s', (_name, 
       expect(reads(family, signingId), `${family} reads the signing key`).toBe(family === 'token');
       expect(publishes(family), `${family} publishes`).toBe(family === 'token');
       const verifies = family !== 'service' && family !== 'fanout';
-      expect(reads(family, publicId), `${family} reads the public keys`).toBe(verifies);
+      // No other secret: the JWKS is a table item, read with the table grant every verifier has.
+      const secretReads = policyStatementsOf(stack, roleId(stack, family)).filter((s) => [s.Action].flat().some((a) => a.startsWith('secretsmanager:')));
+      expect(secretReads.length, `${family} reads secrets`).toBe(family === 'token' ? 1 : 0);
+      const env = JSON.stringify(stack.resolve((stack.functions.get(family)!.function.node.defaultChild as CfnElement & { environment: unknown }).environment));
+      // The setting is in the environment every family shares (service has it and verifies nothing).
+      expect(env.includes('"GATEHOUSE_PUBLIC_KEYS":"table"'), `${family} reads the JWKS from the table`).toBe(family !== 'fanout');
+      // Its code goes live only once the key manager has published the JWKS.
+      const fnId = logicalId(stack, stack.functions.get(family)!.function.node.defaultChild as CfnElement);
+      expect(template.toJSON().Resources[fnId].DependsOn?.includes(keysId) === true, `${family} waits for the keys`).toBe(verifies);
     }
     // Besides token, only the key generator (which keeps an existing pair) reads the private key.
     const readers = Object.values(resourcesOf(template, 'AWS::IAM::Policy')).filter((p) =>
@@ -331,13 +339,13 @@ describe.each(built.stacks.map((s) => [s.stackName, s] as const))('%s', (_name, 
 
   it('generates the signing key at deploy time, without key material in the template', () => {
     const signingId = logicalId(stack, stack.keys.signingKey.node.defaultChild as CfnElement);
-    const publicId = logicalId(stack, stack.keys.publicKeys.node.defaultChild as CfnElement);
-    template.resourceCountIs('AWS::SecretsManager::Secret', 2);
+    const tableId = logicalId(stack, stack.table.table.node.defaultChild as CfnElement);
+    template.resourceCountIs('AWS::SecretsManager::Secret', 1);
     template.hasResourceProperties('Custom::GatehouseSigningKey', {
       ServiceToken: { 'Fn::GetAtt': [logicalId(stack, stack.keys.generator.function.node.defaultChild as CfnElement), 'Arn'] },
       ServiceTimeout: '300',
       SigningKeySecretId: { Ref: signingId },
-      PublicKeysSecretId: { Ref: publicId },
+      PublicKeysTable: { Ref: tableId },
     });
     for (const secret of Object.values(resourcesOf(template, 'AWS::SecretsManager::Secret'))) {
       expect(secret.Properties.SecretString).toBeUndefined();

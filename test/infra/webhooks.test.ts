@@ -1,18 +1,12 @@
 /**
  * Webhook delivery in every regional stack: the job queue with its dead-letter queue and alarm,
  * the webhooks function consuming it (ReportBatchItemFailures), the fan-out's right to queue
- * jobs, the queue URL in both functions, loopback targets refused, and the SQS client bundled
- * only where it is used.
+ * jobs, the queue URL in both functions and loopback targets refused (test/infra/bundled-clients.test.ts:
+ * the SQS client is bundled only where it is used).
  */
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import type { CfnElement } from 'aws-cdk-lib';
-import { build } from 'esbuild';
 import { describe, expect, it } from 'vitest';
-import { esbuildOptionsFrom, functionNames } from '../../bench/bundle.ts';
 import type { GatehouseStack } from '../../infra/app.ts';
-import { bundlingOptions, functionEntry, packageVersion } from '../../infra/bundling.ts';
 import { MAX_RECEIVES } from '../../infra/webhooks.ts';
 import { buildTemplates, cdkJsonContext, resourcesOf } from './app-fixture.ts';
 
@@ -92,25 +86,6 @@ describe.each(built.stacks.map((s) => [s.region, s] as const))('webhooks in %s',
       if (family === 'webhooks' || family === 'fanout') continue;
       const id = idOf(stack, fn.function.node.defaultChild as CfnElement);
       expect(env(id).GATEHOUSE_WEBHOOK_QUEUE_URL, family).toBeUndefined();
-    }
-  });
-});
-
-describe('the SQS client', () => {
-  it('is in the bundles of the fan-out and the webhooks function only', async () => {
-    const entries: Record<string, string> = {};
-    for (const name of await functionNames()) entries[name] = functionEntry(name);
-    const outdir = await mkdtemp(join(tmpdir(), 'gatehouse-bundles-'));
-    try {
-      const result = await build({ ...esbuildOptionsFrom(bundlingOptions(packageVersion()), entries, outdir), write: false });
-      const withSqs = Object.entries(result.metafile!.outputs)
-        .filter(([path]) => path.endsWith('index.mjs'))
-        .filter(([, out]) => Object.keys(out.inputs).some((i) => i.includes('@aws-sdk/client-sqs/')) || out.imports.some((i) => i.path.startsWith('@aws-sdk/client-sqs')))
-        .map(([path]) => path.split('/').at(-2))
-        .sort();
-      expect(withSqs).toEqual(['fanout', 'webhooks']);
-    } finally {
-      await rm(outdir, { recursive: true, force: true });
     }
   });
 });

@@ -110,6 +110,87 @@ describe('access tokens', () => {
   });
 });
 
+describe('the first token of an environment (keys not read yet)', () => {
+  /** The store's public keys, answered only when `release` is called: the read a cold environment waits for. */
+  function slowKeys() {
+    let release!: () => void;
+    const gate = new Promise<void>((r) => (release = r));
+    let reads = 0;
+    const store = {
+      signingKey: keys.signingKey,
+      publicKeys: async () => {
+        reads++;
+        await gate;
+        return keys.publicKeys();
+      },
+    };
+    return { store, release, reads: () => reads };
+  }
+
+  it('lets a read-only caller go ahead on the claims while the keys are read, and decides with the verdict', async () => {
+    const k = slowKeys();
+    const auth = createAuthenticator({ config, keys: k.store });
+    const t = await issueAccessToken(keys, config, subject, new Date());
+    const { principal, status } = await auth.authenticateDeferred!(`Bearer ${t.token}`);
+    // Answered before the keys arrived: the claims, not yet verified.
+    expect(principal).toMatchObject({ userKey: subject.userKey, instanceKey: subject.instanceKey, role: 'Operator' });
+    expect(k.reads()).toBe(1);
+    let settled = false;
+    void status.then(() => (settled = true));
+    await new Promise((r) => setTimeout(r, 20));
+    expect(settled).toBe(false);
+    k.release();
+    await expect(status).resolves.toBeUndefined();
+  });
+
+  it('refuses a forged token through its deferred verdict, before its status is reported', async () => {
+    const k = slowKeys();
+    const statusSeen: string[] = [];
+    const auth = createAuthenticator({
+      config,
+      keys: k.store,
+      checkStatus: async (p) => {
+        statusSeen.push(p.userKey);
+        throw new OAuthError('unauthorized', 'The user is disabled.', 401);
+      },
+    });
+    const other = fileKeyStore(mkdtempSync(join(tmpdir(), 'gh-keys-')));
+    const forged = await issueAccessToken(other, config, subject, new Date());
+    const { status } = await auth.authenticateDeferred!(`Bearer ${forged.token}`);
+    k.release();
+    // The token's refusal, not the status of the user it names.
+    expect(await rejection(status)).toMatchObject({ status: 401, description: 'The access token is not valid.' });
+  });
+
+  it('verifies first once the keys are known: a forged token is refused before anything runs', async () => {
+    const k = slowKeys();
+    k.release();
+    const auth = createAuthenticator({ config, keys: k.store });
+    const t = await issueAccessToken(keys, config, subject, new Date());
+    await (await auth.authenticateDeferred!(`Bearer ${t.token}`)).status;
+    const other = fileKeyStore(mkdtempSync(join(tmpdir(), 'gh-keys-')));
+    const forged = await issueAccessToken(other, config, subject, new Date());
+    expect(await rejection(auth.authenticateDeferred!(`Bearer ${forged.token}`))).toMatchObject({ status: 401 });
+  });
+
+  it('does not defer a token that does not even carry our claims', async () => {
+    const k = slowKeys();
+    const auth = createAuthenticator({ config, keys: k.store });
+    const bare = await new SignJWT({}).setProtectedHeader({ alg: 'ES256' }).sign((await keys.signingKey()).key);
+    const pending = auth.authenticateDeferred!(`Bearer ${bare}`);
+    k.release();
+    expect(await rejection(pending)).toMatchObject({ status: 401 });
+  });
+
+  it('answers a key store failure as the service\'s, not as a bad token', async () => {
+    const failing = { signingKey: keys.signingKey, publicKeys: async () => Promise.reject(new Error('table unreachable')) };
+    const auth = createAuthenticator({ config, keys: failing });
+    const t = await issueAccessToken(keys, config, subject, new Date());
+    await expect(auth.authenticate(`Bearer ${t.token}`)).rejects.toThrow('table unreachable');
+    await expect((await auth.authenticateDeferred!(`Bearer ${t.token}`)).status).rejects.toThrow('table unreachable');
+  });
+});
+
 describe('claim parsing', () => {
   it('maps the claims to a principal', () => {
     expect(principalFromClaims({ sub: 'u', ins: 'i', inm: 'I', unm: 'U', role: 'ReadOnly', jti: 'j' })).toEqual({

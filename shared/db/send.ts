@@ -1,0 +1,27 @@
+/**
+ * One DynamoDB call, its failures sorted: throttling and 5xx (after the SDK's own retries with
+ * backoff) become {@link StoreUnavailable}, which the pipeline answers with 503 and Retry-After;
+ * anything else is thrown as it came. A module of its own so that small functions (the key
+ * manager) and the key store can use it without the object repository.
+ */
+import { StoreUnavailable } from '../errors.ts';
+
+const RETRYABLE = new Set([
+  'ProvisionedThroughputExceededException',
+  'ThrottlingException',
+  'RequestLimitExceeded',
+  'InternalServerError',
+  'ServiceUnavailable',
+  'TimeoutError',
+]);
+
+/** Sends `command` through `client` (the document client or the plain one). */
+export async function sendTo<T>(client: { send(command: never): Promise<unknown> }, command: object): Promise<T> {
+  try {
+    return (await client.send(command as never)) as T;
+  } catch (err) {
+    const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+    if (RETRYABLE.has(e.name ?? '') || (e.$metadata?.httpStatusCode ?? 0) >= 500) throw new StoreUnavailable(err);
+    throw err;
+  }
+}

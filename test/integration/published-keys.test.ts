@@ -1,0 +1,156 @@
+/**
+ * The public JWKS in the table, as deployed in AWS, on DynamoDB Local. The key manager
+ * (functions/keygen, its real handler) publishes the JWKS in the table's `KEYS`/`JWKS` item. The
+ * token family signs with the ring (from its secret in AWS; a map here). Every other family
+ * verifies against the item, read with the DynamoDB client it already has. Covered here:
+ * - a verifier refuses to guess while nothing is published;
+ * - a new environment's first read-only request, whose claims go ahead of the key read, is
+ *   answered only when the token verifies: a forged token learns nothing;
+ * - a rollover reaches a verifier that had cached the old keys.
+ */
+import { decodeProtectedHeader } from 'jose';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { createHandler as createKeygen, type KeygenDeps, type KeygenProperties } from '../../functions/keygen/handler.ts';
+import { createInstance } from '#shared/auth/directory.ts';
+import { parseRing } from '#shared/auth/key-ring.ts';
+import { fileKeyStore, generateSigningJwk, keyStoreFor, tableKeyStore, type KeyStore, type RingSource } from '#shared/auth/keys.ts';
+import { localLicenseAuthority } from '#shared/auth/licenses.ts';
+import { hashPassword } from '#shared/auth/passwords.ts';
+import { readPublishedJwks, writePublishedJwks } from '#shared/db/published-keys.ts';
+import type { Config } from '#shared/config.ts';
+import type { StoredObject } from '#shared/db/objects-repo.ts';
+import { createCoreDeps } from '#shared/deps.ts';
+import { newKey } from '#shared/model/placement.ts';
+import { createApi } from '../support/api.ts';
+import { createTestDb, type TestDb } from '../support/db.ts';
+import { mintToken, seedUser, uniqueName } from '../support/tokens.ts';
+
+const PASSWORD = 'Publ1shed-Keys!';
+const policy = { keyCacheSeconds: 300, accessTokenTtl: 3600, rotationDays: 30 };
+
+let t: TestDb;
+let config: Config;
+let acme: StoredObject;
+let user: StoredObject;
+let stores: KeygenProperties;
+/** The signing ring's secret (Secrets Manager in AWS). */
+const secrets = new Map<string, string>();
+const ring: RingSource = async () => parseRing(secrets.get(stores.SigningKeySecretId))!;
+
+function keygen(now: () => Date = () => new Date()) {
+  const deps: KeygenDeps = {
+    generate: generateSigningJwk,
+    getSecret: async (id) => secrets.get(id),
+    putSecret: async (id, value) => {
+      secrets.set(id, value);
+    },
+    getJwks: (table) => readPublishedJwks(t.db.raw, table, { consistent: true }),
+    putJwks: (table, value) => writePublishedJwks(t.db.raw, table, value),
+    respond: async () => {},
+    log: () => {},
+    now,
+    policy,
+    stores,
+  };
+  return createKeygen(() => deps);
+}
+
+const createEvent = () => ({
+  RequestType: 'Create' as const,
+  ServiceToken: 'keygen',
+  ResponseURL: 'https://cloudformation.example/response',
+  StackId: 'stack',
+  RequestId: 'request',
+  LogicalResourceId: 'SigningKeysGenerate',
+  ResourceType: 'Custom::GatehouseSigningKey',
+  ResourceProperties: { ServiceToken: 'keygen', ...stores },
+});
+const context = { logStreamName: 'log-stream' };
+
+/** A new execution environment of a verifying family: nothing read yet, no ring. */
+const verifierApi = () => createApi(createCoreDeps({ config, db: t.db }));
+/** The token family's environment: it signs with the ring. */
+const tokenApi = () => createApi(createCoreDeps({ config, db: t.db, signingRing: ring }));
+
+async function login(): Promise<string> {
+  const body = new URLSearchParams({ grant_type: 'password', username: `${acme.doc.CommonName}\\${user.doc.CommonName}`, password: PASSWORD });
+  const res = await tokenApi().post('/token', { body: body.toString(), contentType: 'application/x-www-form-urlencoded' });
+  expect(res.status, JSON.stringify(res.body)).toBe(200);
+  return res.body.access_token as string;
+}
+
+beforeAll(async () => {
+  t = await createTestDb();
+  config = { ...t.config, publicKeys: 'table' };
+  stores = { SigningKeySecretId: 'arn:aws:secretsmanager:eu-west-1:111122223333:secret:SigningKey', PublicKeysTable: t.config.tableName };
+  const key = newKey();
+  acme = await createInstance(t.db, { key, name: uniqueName('Acme'), license: await localLicenseAuthority(t.config.dataDir).issue({ instanceKey: key }) });
+  user = await seedUser(t, acme, 'Operator', uniqueName('kim'), { passwordHash: await hashPassword(PASSWORD) });
+});
+
+describe('the public keys in the table', () => {
+  it('are not guessed before the key manager publishes them: a 500, not a verdict on the token', async () => {
+    expect(await readPublishedJwks(t.db.raw, t.config.tableName)).toBeUndefined();
+    const token = await mintToken(config, fileKeyStore(t.config.dataDir), user, acme);
+    for (const res of [await verifierApi().get('/api', { token }), await verifierApi().get(`/api/f/${acme.key}/users`, { token })]) {
+      expect(res.status).toBe(500);
+      expect(res.text).not.toMatch(/published|table/);
+    }
+  });
+
+  it('are published by the key manager, served by the token family and verify its tokens in a new environment', async () => {
+    await keygen()(createEvent(), context);
+    const published = JSON.parse((await readPublishedJwks(t.db.raw, t.config.tableName, { consistent: true }))!) as { keys: Array<{ kid: string; d?: string }> };
+    const signing = (await ring()).keys[0]!.jwk;
+    expect(published.keys.map((k) => k.kid)).toEqual([signing.kid]);
+    expect(published.keys[0]!.d).toBeUndefined();
+
+    const jwks = await verifierApi().get('/.well-known/jwks.json');
+    expect(jwks.status).toBe(200);
+    expect(jwks.body).toEqual(published);
+
+    const token = await login();
+    expect(decodeProtectedHeader(token).kid).toBe(signing.kid);
+    const fresh = verifierApi();
+    const first = await fresh.get(`/api/f/${acme.key}/users/${user.key}`, { token });
+    expect(first.status, first.text).toBe(200);
+    expect(first.body.CommonName).toBe(user.doc.CommonName);
+    expect((await fresh.get('/api', { token })).status).toBe(200);
+  });
+
+  it('answer a forged token on a new environment\'s first request with 401 and nothing the operation read', async () => {
+    const forged = await mintToken(config, fileKeyStore(`${t.config.dataDir}-elsewhere`), user, acme, { role: 'Administrator' });
+    for (const path of [`/api/f/${acme.key}/users/${user.key}`, `/api/f/${acme.key}/users`]) {
+      const res = await verifierApi().get(path, { token: forged });
+      expect(res.status).toBe(401);
+      expect(res.body.error_description).toMatch(/not valid/);
+      expect(res.text).not.toContain(String(user.doc.CommonName));
+    }
+    // A write never goes ahead of the verdict, first request or not.
+    const write = await verifierApi().post(`/api/f/${acme.key}/people`, { token: forged, body: { $type: 'PersonInfo', GivenName: 'Mallory', Surname: 'X' } });
+    expect(write.status).toBe(401);
+  });
+
+  it('reach a verifier that cached them before a rollover: a token of the new key makes it read them again', async () => {
+    const longCache = tableKeyStore(t.db, { cacheMs: 3_600_000 });
+    const verifier = createApi(createCoreDeps({ config, db: t.db, keys: longCache }));
+    expect((await verifier.get('/api', { token: await login() })).status).toBe(200);
+
+    const outcome = (await keygen()({ action: 'rotate' }, context)) as { key: string; scheduled: string };
+    expect(outcome.key).toBe('rotated');
+    const kids = (JSON.parse((await readPublishedJwks(t.db.raw, t.config.tableName))!) as { keys: Array<{ kid: string }> }).keys.map((k) => k.kid);
+    expect(kids).toEqual([(await ring()).keys[0]!.jwk.kid, outcome.scheduled]);
+
+    // The new key signs once its lead has passed (shared/auth/key-ring.ts); sign as the token family will then.
+    const signer = tableKeyStore(t.db, { ring });
+    const later: KeyStore = { signingKey: () => signer.signingKey(new Date(Date.now() + 2 * policy.keyCacheSeconds * 1000 + 1000)), publicKeys: signer.publicKeys };
+    const token = await mintToken(config, later, user, acme);
+    expect(decodeProtectedHeader(token).kid).toBe(outcome.scheduled);
+    expect((await verifier.get('/api', { token })).status).toBe(200);
+  });
+
+  it('are all a verifying family holds: it cannot sign, and a ring needs the table to publish to', async () => {
+    await expect(tableKeyStore(t.db).signingKey()).rejects.toThrow(/does not sign/);
+    expect(() => keyStoreFor(t.config, t.db, ring)).toThrow(/GATEHOUSE_PUBLIC_KEYS=table/);
+  });
+});
