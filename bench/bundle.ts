@@ -1,46 +1,12 @@
 /**
- * Bundles each function as CDK ships it: the `bundlingOptions` of infra/bundling.ts (their
- * defaults, as `cdk synth` without context uses them), translated to esbuild's API the way
- * `NodejsFunction` translates them to its command line (`--bundle --platform=node --format=esm
- * --outfile=index.mjs --minify --sourcemap --external:@aws-sdk/* ...`), with esbuild's metafile
- * to say which packages make up the bytes.
+ * Bundles each function as CDK ships it: `esbuildOptions` of infra/bundling.ts, the same options
+ * the stack's local bundler builds every code asset with, one build per function (`index.mjs` and
+ * the chunks it loads), with esbuild's metafile to say which packages make up the bytes.
  */
 import { mkdir, readdir, stat, symlink } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
-import { build, type BuildOptions, type Metafile } from 'esbuild';
-import { PROJECT_ROOT, bundlingOptions, functionEntry, packageVersion } from '../infra/bundling.ts';
-
-/**
- * The esbuild options `NodejsFunction` derives from `b` (see aws-lambda-nodejs `buildEsbuildArgs`),
- * for the entries `{ name: entry }`, each written to `<outdir>/<name>/index.mjs`. One build of
- * several entries without code splitting writes the same files as one build per entry (each
- * entry is bundled on its own); esbuild just parses the shared modules once.
- */
-export function esbuildOptionsFrom(b: BundlingOptions, entries: Readonly<Record<string, string>>, outdir: string): BuildOptions {
-  return {
-    entryPoints: { ...entries },
-    bundle: true,
-    splitting: false,
-    platform: 'node',
-    outdir,
-    entryNames: '[name]/index',
-    outExtension: { '.js': b.format === 'esm' ? '.mjs' : '.js' },
-    absWorkingDir: PROJECT_ROOT,
-    ...(b.target ? { target: b.target } : {}),
-    ...(b.format ? { format: b.format as 'esm' | 'cjs' } : {}),
-    ...(b.mainFields ? { mainFields: [...b.mainFields] } : {}),
-    minify: b.minify ?? false,
-    sourcemap: b.sourceMap ?? false,
-    sourcesContent: b.sourcesContent ?? true,
-    external: [...(b.externalModules ?? [])],
-    ...(b.define ? { define: { ...b.define } } : {}),
-    ...(b.banner ? { banner: { js: b.banner } } : {}),
-    ...(b.keepNames ? { keepNames: true } : {}),
-    metafile: true,
-    logLevel: 'silent',
-  };
-}
+import { build, type Metafile } from 'esbuild';
+import { HANDLER_FILE, PROJECT_ROOT, esbuildOptions, functionBundling, functionEntry, packageVersion } from '../infra/bundling.ts';
 
 /** The function folders CDK bundles: every `functions/<name>/handler.ts`. */
 export async function functionNames(): Promise<string[]> {
@@ -60,15 +26,20 @@ export interface BundleResult {
   readonly name: string;
   /** The bundle file (`<outDir>/<name>/index.mjs`). */
   readonly file: string;
-  /** Bytes of index.mjs: what the runtime loads. */
+  /**
+   * Bytes a cold start loads: `index.mjs` and every chunk it imports statically, transitively.
+   * The chunks reached only through `import()` are read when first called, not at start.
+   */
   readonly bundleBytes: number;
-  /** Bytes of the source map shipped beside it (read only when a stack is logged: shared/stack.ts). */
+  /** Bytes of all the code the function ships: every `.mjs` of its asset, lazily loaded chunks included. */
+  readonly assetBytes: number;
+  /** Bytes of the source maps shipped beside the code (read only when a stack is logged: shared/stack.ts). */
   readonly sourceMapBytes: number;
-  /** The packages (or `(project)`) contributing most bytes to the bundle, largest first. */
+  /** The packages (or `(project)`) contributing most bytes of what a cold start loads, largest first. */
   readonly topPackages: ReadonlyArray<{ readonly name: string; readonly bytes: number }>;
-  /** Bytes per package, or per module of ours (`shared/config.ts`): every contributor, largest first. */
+  /** Bytes a cold start loads per package, or per module of ours (`shared/config.ts`): every contributor, largest first. */
   readonly contributors: ReadonlyArray<{ readonly name: string; readonly bytes: number }>;
-  /** Wall time of the one build of every bundle. */
+  /** Wall time of building every bundle. */
   readonly buildMs: number;
 }
 
@@ -86,12 +57,17 @@ export function contributorOf(input: string): string {
   return pkg === '(project)' ? input : pkg;
 }
 
-/** Bytes in one output file per package (or per `by` of each input), from esbuild's metafile. */
-export function bytesByPackage(output: Metafile['outputs'][string] | undefined, by: (input: string) => string = packageOf): Array<{ name: string; bytes: number }> {
+type Output = Metafile['outputs'][string];
+
+/** Bytes in output files per package (or per `by` of each input), from esbuild's metafile. */
+export function bytesByPackage(outputs: Output | readonly Output[] | undefined, by: (input: string) => string = packageOf): Array<{ name: string; bytes: number }> {
   const sums = new Map<string, number>();
-  for (const [input, { bytesInOutput }] of Object.entries(output?.inputs ?? {})) {
-    const pkg = by(input);
-    sums.set(pkg, (sums.get(pkg) ?? 0) + bytesInOutput);
+  const list: readonly Output[] = outputs === undefined ? [] : 'inputs' in outputs ? [outputs as Output] : (outputs as readonly Output[]);
+  for (const output of list) {
+    for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
+      const pkg = by(input);
+      sums.set(pkg, (sums.get(pkg) ?? 0) + bytesInOutput);
+    }
   }
   return [...sums.entries()].map(([name, bytes]) => ({ name, bytes })).sort((a, b) => b.bytes - a.bytes);
 }
@@ -127,31 +103,69 @@ export async function linkNodeModules(outDir: string): Promise<void> {
   }
 }
 
+/** The code files of one build, split into what a cold start loads and what it leaves for later. */
+export interface LoadedFiles {
+  /** Output paths (as the metafile names them) of `index.mjs` and its static imports, transitively. */
+  readonly atStart: readonly string[];
+  /** Every other code file: chunks reached only through `import()`. */
+  readonly lazy: readonly string[];
+}
+
 /**
- * Bundles every function, and the `extra` entries, into `<outDir>/<name>/index.mjs` with the
- * options CDK uses; the external packages resolve from the repository's node_modules.
+ * Which code files of a one-function build a cold start loads: the handler file, and every chunk
+ * it imports with an `import` statement, transitively (the ESM loader reads them before the
+ * handler runs); the chunks only `import()` reaches are read when first called.
+ */
+export function loadedFiles(metafile: Metafile): LoadedFiles {
+  const outputs = metafile.outputs;
+  const code = Object.keys(outputs).filter((p) => p.endsWith('.mjs') || p.endsWith('.js'));
+  const entry = code.find((p) => p === HANDLER_FILE || p.endsWith(`/${HANDLER_FILE}`));
+  if (!entry) throw new Error(`no ${HANDLER_FILE} among the outputs: ${code.join(', ')}`);
+  const atStart = new Set<string>();
+  const todo = [entry];
+  while (todo.length) {
+    const file = todo.pop()!;
+    if (atStart.has(file)) continue;
+    atStart.add(file);
+    for (const i of outputs[file]!.imports) if (i.kind === 'import-statement' && !i.external && outputs[i.path]) todo.push(i.path);
+  }
+  return { atStart: [...atStart], lazy: code.filter((p) => !atStart.has(p)) };
+}
+
+/**
+ * Bundles every function, and the `extra` entries, into `<outDir>/<name>/` with the options CDK
+ * uses (one build per function, run side by side); the external packages resolve from the
+ * repository's node_modules.
  */
 export async function bundleAll(outDir: string, extra: Readonly<Record<string, string>> = {}): Promise<Map<string, BundleResult>> {
   const entries: Record<string, string> = {};
   for (const name of await functionNames()) entries[name] = functionEntry(name);
   Object.assign(entries, extra);
+  const version = packageVersion();
   const t0 = performance.now();
-  const result = await build(esbuildOptionsFrom(bundlingOptions(packageVersion()), entries, outDir));
+  const builds = await Promise.all(
+    Object.entries(entries).map(async ([name, entry]) => {
+      const dir = join(outDir, name);
+      const result = await build(esbuildOptions(functionBundling(entry, version), dir));
+      return { name, dir, metafile: result.metafile! };
+    }),
+  );
   const buildMs = performance.now() - t0;
   await linkNodeModules(outDir);
-  const outputs = result.metafile!.outputs;
   const results = new Map<string, BundleResult>();
-  for (const name of Object.keys(entries)) {
-    const file = join(outDir, name, 'index.mjs');
-    const [js, map] = await Promise.all([stat(file), stat(`${file}.map`).catch(() => undefined)]);
-    const output = Object.entries(outputs).find(([path]) => path.endsWith(`${name}/index.mjs`))?.[1];
+  for (const { name, dir, metafile } of builds) {
+    const files = loadedFiles(metafile);
+    const bytesOf = (paths: readonly string[]) => paths.reduce((sum, p) => sum + metafile.outputs[p]!.bytes, 0);
+    const maps = Object.entries(metafile.outputs).filter(([p]) => p.endsWith('.map'));
+    const atStart = files.atStart.map((p) => metafile.outputs[p]!);
     results.set(name, {
       name,
-      file,
-      bundleBytes: js.size,
-      sourceMapBytes: map?.size ?? 0,
-      topPackages: bytesByPackage(output).slice(0, 6),
-      contributors: bytesByPackage(output, contributorOf),
+      file: join(dir, HANDLER_FILE),
+      bundleBytes: bytesOf(files.atStart),
+      assetBytes: bytesOf([...files.atStart, ...files.lazy]),
+      sourceMapBytes: maps.reduce((sum, [, o]) => sum + o.bytes, 0),
+      topPackages: bytesByPackage(atStart).slice(0, 6),
+      contributors: bytesByPackage(atStart, contributorOf),
       buildMs,
     });
   }

@@ -1,6 +1,7 @@
 /**
- * coldStart: per function, the minified bundle CDK ships (bytes, from esbuild with the options of
- * infra/bundling.ts) and the time a FRESH Node process takes to import it and serve a first cheap
+ * coldStart: per function, the bytes of minified code a cold start loads (from esbuild with the
+ * options of infra/bundling.ts: `index.mjs` and the chunks it imports statically; the chunks
+ * loaded on first use are counted apart) and the time a FRESH Node process takes to import it and serve a first cheap
  * request, against a baseline bundle that only imports the DynamoDB document client and serves
  * one GetItem. Beside it, the protected floor (bench/cold-start-floor.ts): the smallest function
  * that verifies an access token, logs through Powertools and serves GET person, with each
@@ -320,6 +321,7 @@ export async function measureColdStart(input: ColdStartInput): Promise<ColdStart
     if (!bytesOk) notes.push(`bundle ${b.bundleBytes} bytes > ${bytesGoal.max}; largest parts beyond the baseline: ${beyond.slice(0, 3).map((p) => `${p.name} ${p.bytes}`).join(', ')}`);
     out[name] = {
       bundleBytes: b.bundleBytes,
+      assetBytes: b.assetBytes,
       sourceMapBytes: b.sourceMapBytes,
       importMs: orNull(f.importMs),
       firstRequestMs: orNull(f.firstRequestMs),

@@ -42,7 +42,10 @@ export interface HandlerOverhead extends Verdict {
 }
 
 export interface ColdStartFamily extends Verdict {
+  /** Bytes of code a cold start loads: `index.mjs` and the chunks it imports statically. */
   readonly bundleBytes: number;
+  /** Bytes of all the code the function ships, the chunks loaded on first use included. */
+  readonly assetBytes: number;
   readonly sourceMapBytes: number;
   /** Median over the runs: import of the bundle in a fresh process. */
   readonly importMs: number | null;

@@ -2,20 +2,18 @@
  * Where function code lives and how every function is bundled. The stack refers to function
  * code only by entry path: nothing under `functions/` is imported at synth time.
  */
-import { readFileSync } from 'node:fs';
+import { copyFileSync, readFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Architecture, Runtime } from 'aws-cdk-lib/aws-lambda';
-import { OutputFormat, type BundlingOptions, type ICommandHooks } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { AssetHashType, DockerImage, type ILocalBundling } from 'aws-cdk-lib';
+import { Architecture, Code, Runtime } from 'aws-cdk-lib/aws-lambda';
+import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
 import { DOCUMENT_ASSET, repositoryDocument } from '#shared/docs/openapi.ts';
 import { REFERENCE_ASSET, packagedReferenceBundle } from '#shared/docs/page.ts';
 import type { Family } from '#shared/model/collections.ts';
 
 /** The repository root (holds package.json, package-lock.json, functions/ and shared/). */
 export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
-
-/** The lock file NodejsFunction hashes; named explicitly so synth does not depend on the cwd. */
-export const LOCK_FILE = join(PROJECT_ROOT, 'package-lock.json');
 
 /** The entry file of a function folder: `functions/<name>/handler.ts`, exporting `handler`. */
 export function functionEntry(name: string): string {
@@ -74,18 +72,6 @@ export function familyFiles(family: Family): BundledFile[] {
     : [];
 }
 
-const quote = (s: string): string => `'${s.replace(/'/g, `'\\''`)}'`;
-
-/** Copies the files into the bundle's output folder once esbuild is done. */
-export function copyFilesHooks(files: readonly BundledFile[]): ICommandHooks {
-  return {
-    beforeBundling: () => [],
-    beforeInstall: () => [],
-    afterBundling: (inputDir: string, outputDir: string) =>
-      files.map((f) => `cp ${quote(join(inputDir, relative(PROJECT_ROOT, f.from)))} ${quote(join(outputDir, f.to))}`),
-  };
-}
-
 /**
  * The packages left to the runtime when an operator opts out of bundling the SDK. Lambda's
  * Node.js runtimes (18 and later) ship AWS SDK v3 and resolve ES module imports of it (CDK's own
@@ -94,9 +80,21 @@ export function copyFilesHooks(files: readonly BundledFile[]): ICommandHooks {
  */
 export const AWS_SDK_EXTERNALS: readonly string[] = Object.freeze(['@aws-sdk/*']);
 
+/** What one function's code asset is built from. */
+export interface FunctionBundling {
+  /** The entry module (`functions/<name>/handler.ts`), exporting `handler`. */
+  readonly entry: string;
+  /** The package version baked in as `__GATEHOUSE_VERSION__`. */
+  readonly version: string;
+  /** Packages imported from the runtime instead of bundled (`@aws-sdk/*` when the SDK is left out). */
+  readonly externalModules: readonly string[];
+  /** Files copied beside the code. */
+  readonly files: readonly BundledFile[];
+}
+
 /**
- * esbuild options for every function: one minified ESM file with a source map, built by the
- * locally installed esbuild (never Docker: no `nodeModules`, nothing to install).
+ * How every function is bundled: minified ESM for Node.js 22 with source maps, by the locally
+ * installed esbuild (never Docker, nothing to install).
  *
  * Everything is bundled, `@aws-sdk/*` included: a function runs the exact SDK versions the
  * lockfile pins and the tests ran, not whatever the runtime ships that week, and it starts faster.
@@ -107,19 +105,90 @@ export const AWS_SDK_EXTERNALS: readonly string[] = Object.freeze(['@aws-sdk/*']
  * SDK (smaller packages, SDK fixes without a redeploy) set the CDK context `gatehouse:bundleAwsSdk`
  * to false (infra/context.ts).
  */
-export function bundlingOptions(version: string, choices: BundlingChoices = {}): BundlingOptions {
+export function functionBundling(entry: string, version: string, choices: BundlingChoices = {}): FunctionBundling {
   return {
-    format: OutputFormat.ESM,
+    entry,
+    version,
+    externalModules: choices.bundleAwsSdk === false ? [...AWS_SDK_EXTERNALS] : [],
+    files: [...(choices.files ?? [])],
+  };
+}
+
+/** The file the runtime loads (`index.handler` names its `handler` export). */
+export const HANDLER_FILE = 'index.mjs';
+
+/**
+ * The esbuild options of one function, written to `outdir`: `index.mjs`, and beside it the chunks
+ * it imports. Code splitting puts every module reached only through `import()` in a chunk of its
+ * own, which a cold start never reads: the SDK's credential providers other than the
+ * environment's (SSO, INI files, processes, web identity: 115 KB of the bare DynamoDB client's
+ * 342), and our own lazily loaded parts (the query engine, RE2, the BSON codec, body validation).
+ * One file with those modules inlined made V8 scan all of them at every cold start.
+ */
+export function esbuildOptions(b: FunctionBundling, outdir: string): BuildOptions {
+  return {
+    entryPoints: { index: b.entry },
+    bundle: true,
+    splitting: true,
+    format: 'esm',
+    platform: 'node',
     target: 'node22',
     mainFields: ['module', 'main'],
+    outdir,
+    outExtension: { '.js': '.mjs' },
+    chunkNames: 'chunk-[hash]',
+    absWorkingDir: PROJECT_ROOT,
     minify: true,
-    sourceMap: true,
+    sourcemap: true,
     // Maps without the sources: stack traces still name file and line, at a quarter of the size.
     sourcesContent: false,
-    externalModules: choices.bundleAwsSdk === false ? [...AWS_SDK_EXTERNALS] : [],
-    // Some CommonJS dependencies call `require` (of node: builtins); ESM output has none.
-    banner: "import { createRequire as __gatehouseCreateRequire } from 'node:module'; const require = __gatehouseCreateRequire(import.meta.url);",
-    define: { __GATEHOUSE_VERSION__: JSON.stringify(version) },
-    ...(choices.files?.length ? { commandHooks: copyFilesHooks(choices.files) } : {}),
+    external: [...b.externalModules],
+    // Some CommonJS dependencies call `require` (of node: builtins); ESM output has none. Every
+    // output file is a module of its own, so each chunk gets the banner.
+    banner: { js: "import { createRequire as __gatehouseCreateRequire } from 'node:module'; const require = __gatehouseCreateRequire(import.meta.url);" },
+    define: { __GATEHOUSE_VERSION__: JSON.stringify(b.version) },
+    metafile: true,
+    logLevel: 'silent',
   };
+}
+
+/** Bundles one function into `outdir` and copies its files beside the code; the build's metafile. */
+export function bundleFunctionSync(b: FunctionBundling, outdir: string): Metafile {
+  const result = buildSync(esbuildOptions(b, outdir));
+  for (const f of b.files) copyFileSync(f.from, join(outdir, f.to));
+  return result.metafile!;
+}
+
+/**
+ * CDK's local bundler for one function. Its fields are what CDK's asset cache keys the output on
+ * (the bundling options, serialized as JSON): a bundler of functions alone, without them, would
+ * key every function alike and ship the first function's code as all of them.
+ */
+class LocalEsbuild implements ILocalBundling {
+  constructor(readonly bundling: FunctionBundling) {}
+
+  tryBundle(outputDir: string): boolean {
+    bundleFunctionSync(this.bundling, outputDir);
+    return true;
+  }
+}
+
+/**
+ * The code asset of a function: bundled on the synthesizing machine when the stack is
+ * synthesized (as NodejsFunction does, which ships one file and so cannot split code), hashed
+ * by its output.
+ */
+export function functionCode(b: FunctionBundling): Code {
+  for (const f of b.files) {
+    if (relative(PROJECT_ROOT, f.from).startsWith('..')) throw new Error(`${f.from} is outside the project: a function ships files of the repository only`);
+  }
+  return Code.fromAsset(PROJECT_ROOT, {
+    assetHashType: AssetHashType.OUTPUT,
+    bundling: {
+      // Never pulled: the local bundler always answers (or throws with esbuild's errors), and
+      // CDK only turns to an image when it answers false.
+      image: DockerImage.fromRegistry('scratch'),
+      local: new LocalEsbuild(b),
+    },
+  });
 }

@@ -1,15 +1,14 @@
 /**
- * One Gatehouse Lambda function: bundled from `functions/<name>/handler.ts` by local esbuild,
- * with its own log group (with retention) and its own role, which may write only to that log
- * group and to X-Ray. Everything else a function may do is granted by the stack with `grant*`.
+ * One Gatehouse Lambda function: bundled from `functions/<name>/handler.ts` by local esbuild
+ * (`index.mjs` and the chunks it loads: infra/bundling.ts), with its own log group (with
+ * retention) and its own role, which may write only to that log group and to X-Ray. Everything else a function may do is granted by the stack with `grant*`.
  */
 import { Duration, RemovalPolicy } from 'aws-cdk-lib';
 import { Role, ServicePrincipal } from 'aws-cdk-lib/aws-iam';
-import { Alias, Tracing, type IFunction } from 'aws-cdk-lib/aws-lambda';
-import { NodejsFunction, type BundlingOptions } from 'aws-cdk-lib/aws-lambda-nodejs';
+import { Alias, Function as LambdaFunction, Tracing, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { LogGroup, RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { ARCHITECTURE, LOCK_FILE, PROJECT_ROOT, RUNTIME, bundlingOptions, functionEntry, type BundledFile } from './bundling.ts';
+import { ARCHITECTURE, RUNTIME, functionBundling, functionCode, functionEntry, type BundledFile, type FunctionBundling } from './bundling.ts';
 import { LIVE_ALIAS } from './deployments.ts';
 import { acknowledge } from './nag.ts';
 import { DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_SECONDS } from './sizing.ts';
@@ -66,11 +65,11 @@ export interface GatehouseFunctionProps {
 }
 
 export class GatehouseFunction extends Construct {
-  readonly function: NodejsFunction;
+  readonly function: LambdaFunction;
   readonly role: Role;
   readonly logGroup: LogGroup;
-  /** The esbuild options the function's code is bundled with. */
-  readonly bundling: BundlingOptions;
+  /** What the function's code asset is bundled from (see infra/bundling.ts). */
+  readonly bundling: FunctionBundling;
   /** The `live` alias, when `liveAlias` is set. */
   readonly alias?: Alias;
 
@@ -88,13 +87,12 @@ export class GatehouseFunction extends Construct {
       description: `Gatehouse ${props.name} function`,
     });
     this.logGroup.grantWrite(this.role);
-    this.bundling = bundlingOptions(props.version, { bundleAwsSdk: props.bundleAwsSdk, files: props.files });
+    this.bundling = functionBundling(functionEntry(props.name), props.version, { bundleAwsSdk: props.bundleAwsSdk, files: props.files });
 
-    this.function = new NodejsFunction(this, 'Function', {
-      entry: functionEntry(props.name),
-      handler: 'handler',
-      projectRoot: PROJECT_ROOT,
-      depsLockFilePath: LOCK_FILE,
+    this.function = new LambdaFunction(this, 'Function', {
+      code: functionCode(this.bundling),
+      // `handler` of index.mjs (HANDLER_FILE of infra/bundling.ts).
+      handler: 'index.handler',
       runtime: RUNTIME,
       architecture: ARCHITECTURE,
       memorySize: props.memorySize ?? DEFAULT_MEMORY_MB,
@@ -103,7 +101,6 @@ export class GatehouseFunction extends Construct {
       role: this.role,
       logGroup: this.logGroup,
       tracing: Tracing.ACTIVE,
-      bundling: this.bundling,
       // No NODE_OPTIONS=--enable-source-maps: it decodes the bundle's whole source map at every cold
       // start (8-15 ms here). The map still ships beside the bundle, and the stacks that reach the
       // logs are mapped to the TypeScript when they are written (shared/stack.ts).

@@ -18,6 +18,7 @@ import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { deserialize, serialize } from 'bson';
 import { decodeProtectedHeader } from 'jose';
 import type { APIGatewayProxyResultV2, DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
+import { readdirSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -225,6 +226,19 @@ describe('the synthesized packages', () => {
     for (const other of deployable.stacks) expect(shape(other)).toEqual(shape(stack));
     // The assembly lies outside the repository: a package cannot borrow the repository's node_modules.
     for (const fn of stack.functions.values()) expect(nodeModulesAbove(fn.assetDir)).toBeUndefined();
+  });
+
+  it('gives each function a package of its own: index.mjs, the chunks it loads, and a map beside each', () => {
+    const ours = [...stack.functions.values()].filter((f) => f.assetName.startsWith('Functions/') || f.assetName.startsWith('SigningKeys/'));
+    expect(new Set(ours.map((f) => f.assetHash)).size).toBe(ours.length);
+    for (const f of ours) {
+      const files = readdirSync(f.assetDir);
+      const code = files.filter((n) => n.endsWith('.mjs'));
+      expect(code, f.assetName).toContain('index.mjs');
+      for (const n of code) expect(files, `${f.assetName}: ${n}`).toContain(`${n}.map`);
+    }
+    // Code splitting: the events package keeps its query engine in chunks loaded on first use.
+    expect(readdirSync(family('events').fn.assetDir).filter((n) => /^chunk-\w+\.mjs$/.test(n)).length).toBeGreaterThan(1);
   });
 
   it('every function of the template loads as the Lambda runtime loads it and exports its handler', async () => {

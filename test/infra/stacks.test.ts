@@ -1,7 +1,9 @@
+import { join } from 'node:path';
 import { Match } from 'aws-cdk-lib/assertions';
 import type { CfnElement } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { buildApp, type GatehouseStack } from '../../infra/app.ts';
+import { PROJECT_ROOT } from '../../infra/bundling.ts';
 import { TABLE } from '../../shared/db/table.ts';
 import type { Family } from '../../shared/model/collections.ts';
 import { ROUTES, WEBSOCKET_ROUTES, httpFamilies, routeKey } from '../../shared/routes.ts';
@@ -126,6 +128,13 @@ describe.each(built.stacks.map((s) => [s.stackName, s] as const))('%s', (_name, 
     expect(people).toMatchObject({ MemorySize: 512, Timeout: 10 });
   });
 
+  it('gives every function a code asset of its own', () => {
+    // CDK keys its asset cache on the bundling options: functions bundled alike would share one.
+    const keys = Object.values(resourcesOf(template, 'AWS::Lambda::Function')).map((fn) => (fn.Properties.Code as { S3Key?: unknown }).S3Key);
+    expect(keys.length).toBeGreaterThan(3);
+    expect(new Set(keys).size).toBe(keys.length);
+  });
+
   it('bundles the AWS SDK into every function, keygen included', () => {
     const fns = [...stack.functions.values(), stack.keys.generator];
     for (const fn of fns) expect(fn.bundling.externalModules).toEqual([]);
@@ -133,12 +142,11 @@ describe.each(built.stacks.map((s) => [s.stackName, s] as const))('%s', (_name, 
 
   it('ships the OpenAPI document and the reference page script beside the service function\'s code, and nothing beside the others', () => {
     const service = stack.functions.get('service')!;
-    const copy = service.bundling.commandHooks!.afterBundling('/asset-input', '/asset-output');
-    expect(copy).toEqual([
-      "cp '/asset-input/docs/openapi.json' '/asset-output/openapi.json'",
-      "cp '/asset-input/node_modules/@scalar/api-reference/dist/browser/standalone.js' '/asset-output/api-reference.js'",
+    expect(service.bundling.files).toEqual([
+      { from: join(PROJECT_ROOT, 'docs/openapi.json'), to: 'openapi.json' },
+      { from: join(PROJECT_ROOT, 'node_modules/@scalar/api-reference/dist/browser/standalone.js'), to: 'api-reference.js' },
     ]);
-    for (const [family, fn] of stack.functions) if (family !== 'service') expect(fn.bundling.commandHooks, family).toBeUndefined();
+    for (const [family, fn] of stack.functions) if (family !== 'service') expect(fn.bundling.files, family).toEqual([]);
   });
 
   it('keeps every log group for a limited time', () => {

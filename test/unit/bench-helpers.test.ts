@@ -1,13 +1,13 @@
 /**
  * The benchmark's other pure helpers: its command line, the memory the stack deploys each family
- * with, the esbuild options derived from the CDK bundling options, the bytes-per-package breakdown, the
+ * with, the esbuild options every function is built with, the files a cold start loads, the bytes-per-package breakdown, the
  * spread of search matches through the seeded people, and the printed table.
  */
 import { describe, expect, it } from 'vitest';
-import { bundlingOptions } from '../../infra/bundling.ts';
+import { esbuildOptions, functionBundling } from '../../infra/bundling.ts';
 import { DEFAULT_MEMORY_MB, memoryOf } from '../../infra/sizing.ts';
 import { parseArgs } from '../../bench/args.ts';
-import { beyondBaseline, bytesByPackage, contributorOf, esbuildOptionsFrom, packageOf } from '../../bench/bundle.ts';
+import { beyondBaseline, bytesByPackage, contributorOf, loadedFiles, packageOf } from '../../bench/bundle.ts';
 import { RESULT_KEYS, type Results } from '../../bench/results.ts';
 import { matchPositions } from '../../bench/seed.ts';
 import { bundleAnalysis, renderTable, rowsOf } from '../../bench/table.ts';
@@ -40,11 +40,12 @@ describe('sizing', () => {
 });
 
 describe('bundling', () => {
-  it('derives the esbuild options NodejsFunction uses from the CDK bundling options', () => {
-    const o = esbuildOptionsFrom(bundlingOptions('9.9.9'), { people: '/x/functions/people/handler.ts' }, '/out');
+  it('builds every function as split, minified ESM for Node.js 22 with maps and the SDK bundled', () => {
+    const o = esbuildOptions(functionBundling('/x/functions/people/handler.ts', '9.9.9'), '/out/people');
     expect(o).toMatchObject({
+      entryPoints: { index: '/x/functions/people/handler.ts' },
       bundle: true,
-      splitting: false,
+      splitting: true,
       platform: 'node',
       format: 'esm',
       target: 'node22',
@@ -53,7 +54,7 @@ describe('bundling', () => {
       sourcesContent: false,
       external: [],
       mainFields: ['module', 'main'],
-      entryNames: '[name]/index',
+      outdir: '/out/people',
       outExtension: { '.js': '.mjs' },
       metafile: true,
       define: { __GATEHOUSE_VERSION__: '"9.9.9"' },
@@ -62,8 +63,30 @@ describe('bundling', () => {
   });
 
   it("leaves the AWS SDK out when the operator opts for the runtime's copy", () => {
-    const o = esbuildOptionsFrom(bundlingOptions('9.9.9', { bundleAwsSdk: false }), { people: '/x/functions/people/handler.ts' }, '/out');
+    const o = esbuildOptions(functionBundling('/x/functions/people/handler.ts', '9.9.9', { bundleAwsSdk: false }), '/out/people');
     expect(o.external).toEqual(['@aws-sdk/*']);
+  });
+
+  it('counts as loaded at start the handler file and the chunks it imports statically, transitively', () => {
+    const out = (imports: Array<{ path: string; kind: 'import-statement' | 'dynamic-import'; external?: boolean }>, bytes = 1) => ({ bytes, inputs: {}, exports: [], imports });
+    const files = loadedFiles({
+      inputs: {},
+      outputs: {
+        'o/index.mjs': out([
+          { path: 'o/chunk-A.mjs', kind: 'import-statement' },
+          { path: 'o/chunk-L.mjs', kind: 'dynamic-import' },
+          { path: 'node:fs', kind: 'import-statement', external: true },
+        ]),
+        'o/index.mjs.map': out([]),
+        'o/chunk-A.mjs': out([{ path: 'o/chunk-B.mjs', kind: 'import-statement' }]),
+        'o/chunk-B.mjs': out([{ path: 'o/chunk-A.mjs', kind: 'import-statement' }]),
+        'o/chunk-L.mjs': out([{ path: 'o/chunk-B.mjs', kind: 'import-statement' }, { path: 'o/chunk-M.mjs', kind: 'import-statement' }]),
+        'o/chunk-M.mjs': out([]),
+      },
+    });
+    expect([...files.atStart].sort()).toEqual(['o/chunk-A.mjs', 'o/chunk-B.mjs', 'o/index.mjs']);
+    expect([...files.lazy].sort()).toEqual(['o/chunk-L.mjs', 'o/chunk-M.mjs']);
+    expect(() => loadedFiles({ inputs: {}, outputs: { 'o/other.mjs': out([]) } })).toThrow(/index\.mjs/);
   });
 
   it('attributes bundle bytes to packages', () => {

@@ -10,12 +10,20 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bundlingOptions, packageVersion, PROJECT_ROOT } from '../../infra/bundling.ts';
-import { esbuildOptionsFrom } from '../../bench/bundle.ts';
+import { esbuildOptions, functionBundling, packageVersion, PROJECT_ROOT } from '../../infra/bundling.ts';
 import { sourceMappedStack } from '#shared/stack.ts';
 
 const run = promisify(execFile);
 const IN_BUNDLE = /fixture\/index\.mjs:\d+:\d+/;
+const IN_CHUNK = /fixture\/chunk-\w+\.mjs:\d+:\d+/;
+
+// Loaded through import(): bundled into a chunk of its own. The throw is on line 3, column 9.
+const LAZY = `export function failLater(): never {
+  if (Date.now() > 0)
+    throw new Error('later');
+  return undefined as never;
+}
+`;
 
 // The throw is on line 6 of the fixture, column 9.
 const FIXTURE = `import { mappingErrorStacks, sourceMappedStack } from ${JSON.stringify(join(PROJECT_ROOT, 'shared/stack.ts'))};
@@ -32,7 +40,8 @@ try {
 } catch (err) {
   const stack = (err as Error).stack;
   const thrown = await handler().catch((e: Error) => e.stack);
-  process.stdout.write(JSON.stringify({ raw: stack, mapped: sourceMappedStack(stack), thrown }));
+  const lazy = await import('./stack-lazy.ts').then((m) => m.failLater()).catch((e: Error) => e.stack);
+  process.stdout.write(JSON.stringify({ raw: stack, mapped: sourceMappedStack(stack), thrown, lazyRaw: lazy, lazy: sourceMappedStack(lazy) }));
 }
 `;
 
@@ -43,7 +52,8 @@ beforeAll(async () => {
   dir = await mkdtemp(join(tmpdir(), 'gatehouse-stack-'));
   const entry = join(dir, 'stack-fixture.ts');
   await writeFile(entry, FIXTURE);
-  await build(esbuildOptionsFrom(bundlingOptions(packageVersion()), { fixture: entry }, join(dir, 'out')));
+  await writeFile(join(dir, 'stack-lazy.ts'), LAZY);
+  await build(esbuildOptions(functionBundling(entry, packageVersion()), join(dir, 'out', 'fixture')));
   bundle = join(dir, 'out', 'fixture', 'index.mjs');
 });
 
@@ -51,9 +61,17 @@ afterAll(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-async function runBundle(): Promise<{ raw: string; mapped: string; thrown: string }> {
+interface Stacks {
+  raw: string;
+  mapped: string;
+  thrown: string;
+  lazyRaw: string;
+  lazy: string;
+}
+
+async function runBundle(): Promise<Stacks> {
   const { stdout } = await run(process.execPath, [bundle], { env: { ...process.env, NODE_OPTIONS: '' } });
-  return JSON.parse(stdout) as { raw: string; mapped: string; thrown: string };
+  return JSON.parse(stdout) as Stacks;
 }
 
 describe('sourceMappedStack', () => {
@@ -66,6 +84,15 @@ describe('sourceMappedStack', () => {
     expect(out.mapped).not.toMatch(IN_BUNDLE);
     // A handler's thrown error reaches the runtime mapped too.
     expect(out.thrown).toMatch(/stack-fixture\.ts:6:11\b/);
+  });
+
+  it('maps the frames of a lazily loaded chunk with the map beside that chunk', async () => {
+    const out = await runBundle();
+    expect(out.lazyRaw).toMatch(IN_CHUNK);
+    expect(out.lazy).toMatch(/stack-lazy\.ts:3:11\b/);
+    expect(out.lazy).not.toMatch(IN_CHUNK);
+    // The frame of the entry that awaited it is mapped with the entry's own map.
+    expect(out.lazy).not.toMatch(IN_BUNDLE);
   });
 
   it('leaves the stack as it is when no map ships beside the bundle', async () => {
