@@ -6,7 +6,7 @@
  * SysInfo, summaries) are stated here, from the pieces the model already has.
  */
 import * as z from 'zod';
-import { eventTypeInfoSchema } from '#shared/events/event-type-body.ts';
+import { eventTypeInfoSchema } from '#shared/events/event-type-schema.ts';
 import { MAX_RELATED_OBJECTS } from '#shared/events/posting.ts';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '#shared/http/params.ts';
 import { LIMITS, commonSchemas, schemaFor, type TypeSchema } from '#shared/model/schemas/index.ts';

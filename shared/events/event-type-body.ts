@@ -2,46 +2,16 @@
  * The EventTypeInfo body of an add or an update: `$type` EventTypeInfo (whatever its namespace),
  * BaseInfo plus the spec's fields, each Moniker with a Nickname. As for every object, the stored
  * document is the client's JSON normalised (bare `$type`s, read-only fields and Notes dropped).
+ * The schema (event-type-schema.ts), and zod with it, load on the first body validated.
  */
-import * as z from 'zod/mini';
 import type { Claim } from '../db/objects-repo.ts';
 import { monikerClaim } from '../model/claims.ts';
 import { READ_ONLY_FIELDS, WRITE_ONLY_FIELDS } from '../model/render.ts';
-import { LIMITS, builtOnce, commonSchemas, optionalBoolean, optionalString } from '../model/schemas/index.ts';
 import { typeNameOf } from '../model/types.ts';
 import { invalidField, wrongType } from '../objects/errors.ts';
-import { checkLimits, isPlainObject, normalizeTypes, type Doc } from '../objects/validate.ts';
+import { checkLimits, formatPath, isPlainObject, normalizeTypes, type Doc } from '../objects/validate.ts';
 
 export const EVENT_TYPE_NAME = 'EventTypeInfo';
-
-// zod/mini, built on first use, as the model's schemas (see model/schemas/common.ts): one classic
-// call, one `.check`.
-export const eventTypeInfoSchema = builtOnce(() => {
-  const int32 = z
-    .number()
-    .check(z.int())
-    .check(z.gte(-(2 ** 31)))
-    .check(z.lte(2 ** 31 - 1));
-  return z.looseObject({
-    ...commonSchemas().baseInfoShape,
-    MessageTemplateLong: optionalString(),
-    MessageTemplateShort: optionalString(),
-    NonLogging: optionalBoolean(),
-    Priority: z.nullish(int32),
-    RequiresAcknowledgement: optionalBoolean(),
-    Monikers: z.nullish(
-      z
-        .array(
-          z.looseObject({
-            $type: z.optional(z.string().check(z.maxLength(LIMITS.code))),
-            Namespace: optionalString(LIMITS.code),
-            Nickname: z.string().check(z.minLength(1)).check(z.maxLength(LIMITS.code)),
-          }),
-        )
-        .check(z.maxLength(100)),
-    ),
-  });
-});
 
 export interface EventTypeInput {
   readonly doc: Doc;
@@ -52,14 +22,11 @@ export interface EventTypeInput {
 /** Element types of the arrays an event type carries. */
 const ELEMENTS: Readonly<Record<string, string>> = { Monikers: 'MonikerItem', Metadata: 'MetadataItem', ObjectLinks: 'ObjectLinkItem' };
 
-function formatPath(path: ReadonlyArray<PropertyKey>): string {
-  let out = '';
-  for (const p of path) out += typeof p === 'number' ? `[${p}]` : out ? `.${String(p)}` : String(p);
-  return out;
-}
+type Schema = typeof import('./event-type-schema.ts');
+let schema: Promise<Schema> | undefined;
 
-/** Validates an EventTypeInfo body. */
-export function parseEventTypeBody(body: unknown): EventTypeInput {
+/** Validates an EventTypeInfo body (its zod schema is loaded by the first one). */
+export async function parseEventTypeBody(body: unknown): Promise<EventTypeInput> {
   if (!isPlainObject(body)) throw invalidField('', 'expected an EventTypeInfo object');
   // Without `$type` the body is the type the endpoint declares, as the original service reads it.
   if (body.$type !== undefined && body.$type !== null && typeNameOf(body.$type) !== EVENT_TYPE_NAME) {
@@ -71,6 +38,7 @@ export function parseEventTypeBody(body: unknown): EventTypeInput {
     const list = normalized[field];
     if (Array.isArray(list)) normalized[field] = list.map((x) => (isPlainObject(x) && x.$type === undefined ? { $type: typeName, ...x } : x));
   }
+  const { eventTypeInfoSchema } = await (schema ??= import('./event-type-schema.ts'));
   const r = eventTypeInfoSchema().safeParse(normalized);
   if (!r.success) {
     const issue = r.error.issues[0]!;

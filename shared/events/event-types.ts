@@ -98,7 +98,7 @@ export function locateEventType(ctx: Ctx, folderKey: string, appKey: string, key
 /** Adds an event type to an app. */
 export async function addEventType(ctx: Ctx, folderKey: string, appKey: string, body: unknown): Promise<StoredObject> {
   requireRole(ctx, 'Operator', 'change event types');
-  const input = parseEventTypeBody(body);
+  const input = await parseEventTypeBody(body);
   checkDocSize(input.doc);
   const app = await locateApp(ctx, folderKey, appKey);
   const key = newKey();
@@ -152,7 +152,7 @@ export async function findEventType(ctx: Ctx, folderKey: string, appKey: string,
 /** Full replace of an event type (the spec's GET-with-body, and PUT). */
 export async function updateEventType(ctx: Ctx, folderKey: string, appKey: string, key: string, body: unknown): Promise<void> {
   requireRole(ctx, 'Operator', 'change event types');
-  const input = parseEventTypeBody(body);
+  const input = await parseEventTypeBody(body);
   checkDocSize(input.doc);
   for (let attempt = 1; ; attempt++) {
     const cur = await locateEventType(ctx, folderKey, appKey, key);

@@ -10,7 +10,7 @@
 import type { StoredObject } from '../db/objects-repo.ts';
 import { docWithCardKeys } from './cards.ts';
 import { COLLECTIONS } from './collections.ts';
-import { ELEMENT_TYPES } from './schemas/common.ts';
+import { ELEMENT_TYPES } from './limits.ts';
 import { typeNameOf, typeTag } from './types.ts';
 import { STANDARD_LINKS, type LinkDef } from './standard-links.ts';
 

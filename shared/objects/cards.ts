@@ -19,7 +19,7 @@ import { badRequest, conflict, notFound, type ApiError } from '../errors.ts';
 import { cardIdentity, cardsWithKeys, isActiveCard, presentCardValue } from '../model/cards.ts';
 import { newKey } from '../model/placement.ts';
 import { renderElement, renderElements } from '../model/render.ts';
-import { LIMITS } from '../model/schemas/index.ts';
+import { LIMITS } from '../model/limits.ts';
 import { createTarget, type Locator } from './access.ts';
 import { editAt } from './collection.ts';
 import type { Ctx } from './context.ts';
@@ -36,8 +36,8 @@ const ambiguousCard = (): ApiError =>
 const render = (ctx: Ctx, card: Doc): unknown => renderElement(CARD_TYPE, card, ctx.ns);
 
 /** A CardAssignmentInfo body (no `$type`: read as one); the `Key` is the server's, so a sent one is dropped. */
-function parseCard(body: unknown): Doc {
-  const { Key: _key, ...fields } = parseElementBody(body, CARD_TYPE);
+async function parseCard(body: unknown): Promise<Doc> {
+  const { Key: _key, ...fields } = await parseElementBody(body, CARD_TYPE);
   return fields;
 }
 
@@ -62,7 +62,7 @@ export function listCards(ctx: Ctx, person: StoredObject): unknown[] {
 
 /** POST `<person>/cards`: adds a card with a new key; answers the stored card. */
 export async function addCard(ctx: Ctx, loc: Locator, body: unknown): Promise<unknown> {
-  const fields = parseCard(body);
+  const fields = await parseCard(body);
   const { result } = await editAt(ctx, loc, (cur) => {
     const cards = cardsWithKeys(cur.key, cur.doc);
     if (cards.length >= LIMITS.cards) throw invalidField('CardAssignments', `a person holds at most ${LIMITS.cards} cards`);
@@ -75,7 +75,7 @@ export async function addCard(ctx: Ctx, loc: Locator, body: unknown): Promise<un
 
 /** PUT `<person>/cards/<card key>`: replaces the card, keeping its key. */
 export async function replaceCard(ctx: Ctx, loc: Locator, cardKey: string, body: unknown): Promise<{ card: unknown; changed: boolean }> {
-  const fields = parseCard(body);
+  const fields = await parseCard(body);
   const { changed, result } = await editAt(ctx, loc, (cur) => {
     const cards = cardsWithKeys(cur.key, cur.doc);
     const at = cards.findIndex((c) => c.Key === cardKey);

@@ -92,7 +92,7 @@ export async function listObjects(ctx: Ctx, def: CollectionDef, folderKey: strin
 export async function createIn(ctx: Ctx, def: CollectionDef, folderKey: string, body: unknown): Promise<StoredObject> {
   const b = behaviourOf(def.name);
   requireWrite(ctx, b);
-  const input = parseObjectBody(body, def);
+  const input = await parseObjectBody(body, def);
   const { folder: target, read } = await createTarget(ctx, folderKey, input.inFolderKey);
   if (b.container === 'instance' && target.collection !== 'instances') {
     throw invalidFolder(`${def.name} live in an instance; ${target.key} is a folder.`);
@@ -151,21 +151,21 @@ export interface ReplaceResult {
 export async function replaceAt(ctx: Ctx, loc: Locator, body: unknown): Promise<ReplaceResult> {
   let b: Behaviour | undefined;
   let input: ObjectInput | undefined;
-  const typed = (collection: string): [Behaviour, ObjectInput] => {
+  const typed = async (collection: string): Promise<[Behaviour, ObjectInput]> => {
     if (!b || !input) {
       b = behaviourOf(collection);
       requireWrite(ctx, b);
-      input = parseObjectBody(body, b.def);
+      input = await parseObjectBody(body, b.def);
     }
     return [b, input];
   };
   requireAnyWrite(ctx);
-  if (loc.kind === 'member') typed(loc.collection);
+  if (loc.kind === 'member') await typed(loc.collection);
   let extraFor: ((key: string) => ExtraWrite[]) | undefined;
 
   for (let attempt = 1; ; attempt++) {
     const cur = await locate(ctx, loc);
-    const [beh, inp] = typed(cur.collection);
+    const [beh, inp] = await typed(cur.collection);
     if (inp.version !== undefined && inp.version !== cur.version) throw concurrencyConflict(cur.version);
     if (inp.inFolderKey !== undefined && inp.inFolderKey !== cur.folder) {
       throw invalidFolder('InFolderKey names another folder: objects do not move between folders.');

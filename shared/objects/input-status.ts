@@ -21,7 +21,7 @@ export const inputBehaviour: Override = (base) => ({
 /** Stores an input's latest status: one GetItem (the input, for scope) and one PutItem. */
 export async function putInputStatus(ctx: Ctx, loc: Locator, body: unknown): Promise<void> {
   requireRole(ctx, 'Operator', 'report input status');
-  const status = parseElementBody(body, STATUS_TYPE);
+  const status = await parseElementBody(body, STATUS_TYPE);
   const input = await locate(ctx, loc);
   await putObjectStatus(ctx.db, input.key, status, ctx.now.toISOString());
 }

@@ -8,7 +8,8 @@
 import { ownInstance, updateDoc } from '../db/objects-repo.ts';
 import { ConditionFailed } from '../errors.ts';
 import { notFound } from '../errors.ts';
-import { LIMITS, type StoredNote } from '../model/schemas/index.ts';
+import { LIMITS } from '../model/limits.ts';
+import type { StoredNote } from '../model/schemas/index.ts';
 import { locate, type Locator } from './access.ts';
 import { backoff, makeNote, requireAnyWrite, requireWrite } from './collection.ts';
 import type { Ctx } from './context.ts';
@@ -23,7 +24,7 @@ const notesOf = (doc: Readonly<Record<string, unknown>>): unknown[] => (Array.is
 /** Adds a note (POST <Href>/notes with a NoteInfo); the server sets Key, CreatedOn and CreatedBy. */
 export async function addNote(ctx: Ctx, loc: Locator, body: unknown): Promise<StoredNote> {
   requireAnyWrite(ctx);
-  const fields = parseElementBody(body, 'NoteInfo');
+  const fields = await parseElementBody(body, 'NoteInfo');
   for (let attempt = 1; ; attempt++) {
     const cur = await locate(ctx, loc);
     requireWrite(ctx, behaviourOf(cur.collection));

@@ -10,6 +10,8 @@
  * 3. every `$type` is normalised to its bare type name, typed array elements get theirs, and a
  *    polymorphic element without one (an address) gets the one type its fields fit;
  * 4. the type's zod schema validates the fields (`ValidationFailed` naming the first bad field).
+ *    The schemas, and zod with them, load on the first body validated (`import()`): in a bundle
+ *    they sit in a chunk that a cold start serving a read never loads.
  *
  * The stored document is the client's own JSON after normalisation, not the schema's output: key
  * order and every vendor field round-trip untouched. Read-only fields are dropped (the server
@@ -18,7 +20,7 @@
 import type * as z from 'zod/mini';
 import { COLLECTIONS, type CollectionDef } from '../model/collections.ts';
 import { READ_ONLY_FIELDS, WRITE_ONLY_FIELDS } from '../model/render.ts';
-import { ELEMENT_TYPES, LIMITS, POLYMORPHIC_ELEMENTS, schemaFor } from '../model/schemas/index.ts';
+import { ELEMENT_TYPES, LIMITS, POLYMORPHIC_ELEMENTS } from '../model/limits.ts';
 import { typeNameOf } from '../model/types.ts';
 import { stringifyJson } from '../json.ts';
 import { invalidField, missingType, wrongType } from './errors.ts';
@@ -43,7 +45,7 @@ export interface ObjectInput {
   readonly noteTexts: readonly string[];
 }
 
-function formatPath(path: ReadonlyArray<PropertyKey>): string {
+export function formatPath(path: ReadonlyArray<PropertyKey>): string {
   let out = '';
   for (const p of path) out += typeof p === 'number' ? `[${p}]` : out ? `.${String(p)}` : String(p);
   return out;
@@ -106,8 +108,14 @@ function inferType(types: Readonly<Record<string, readonly string[]>>, x: Doc, w
   return fits[0]![0];
 }
 
+type Schemas = typeof import('../model/schemas/index.ts');
+let schemas: Promise<Schemas> | undefined;
+
+/** The model's zod schemas, loaded on first use (kept: the module is part of the same bundle). */
+const loadSchemas = (): Promise<Schemas> => (schemas ??= import('../model/schemas/index.ts'));
+
 /** Throws `ValidationFailed` for the first issue of a failed zod parse. */
-function validate(schema: z.ZodMiniType, value: unknown): void {
+export function validate(schema: z.ZodMiniType, value: unknown): void {
   const r = schema.safeParse(value);
   if (r.success) return;
   const issue = r.error.issues[0]!;
@@ -145,12 +153,12 @@ const expectedTypes = (def: CollectionDef): string[] =>
   def.acceptsTypes === '*' ? [def.typeName, `another ${def.name} type`] : [def.typeName, ...(def.acceptsTypes ?? [])];
 
 /** Validates an object body for a collection. */
-export function parseObjectBody(body: unknown, def: CollectionDef): ObjectInput {
+export async function parseObjectBody(body: unknown, def: CollectionDef): Promise<ObjectInput> {
   const { body: raw, typeName } = bodyType(body, def.typeName);
   if (!accepts(def, typeName)) throw wrongType(String(raw.$type), expectedTypes(def));
   checkLimits(raw);
   const normalized = typeElements(normalizeTypes(raw) as Doc);
-  validate(schemaFor(typeName), normalized);
+  validate((await loadSchemas()).schemaFor(typeName), normalized);
 
   const doc: Doc = { $type: typeName };
   const writeOnly: Doc = {};
@@ -171,12 +179,12 @@ export function parseObjectBody(body: unknown, def: CollectionDef): ObjectInput 
 }
 
 /** Validates the body of a sub-resource (NoteInfo, InputStatusItem) and returns it normalised. */
-export function parseElementBody(body: unknown, typeName: string): Doc {
+export async function parseElementBody(body: unknown, typeName: string): Promise<Doc> {
   const { body: raw, typeName: got } = bodyType(body, typeName);
   if (got !== typeName) throw wrongType(String(raw.$type), [typeName]);
   checkLimits(raw);
   const normalized = normalizeTypes(raw) as Doc;
-  validate(schemaFor(typeName), normalized);
+  validate((await loadSchemas()).schemaFor(typeName), normalized);
   return normalized;
 }
 

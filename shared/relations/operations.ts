@@ -15,7 +15,7 @@ import { objectNotFound } from '../objects/errors.ts';
 import { connect, connectedObjects, disconnect, replaceScheduledAccessLevels, ruleFor, invalidRelation, type ScheduledLevel } from './service.ts';
 import { relationRule, SCHEDULED_ACCESS_LEVEL } from './rules.ts';
 import { windowFromBody, windowFromMetaData, type Window } from './window.ts';
-import { LIMITS } from '../model/schemas/common.ts';
+import { LIMITS } from '../model/limits.ts';
 
 const memberOf = (req: ApiRequest): Locator => ({
   kind: 'member',

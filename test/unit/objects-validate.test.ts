@@ -6,9 +6,9 @@ import { accepts, canonicalJson, parseElementBody, parseObjectBody } from '#shar
 const people = collectionByName('people')!;
 const controllers = collectionByName('controllers')!;
 
-function errorOf(fn: () => unknown): ApiError {
+async function errorOf(fn: () => Promise<unknown>): Promise<ApiError> {
   try {
-    fn();
+    await fn();
   } catch (err) {
     if (err instanceof ApiError) return err;
     throw err;
@@ -17,8 +17,8 @@ function errorOf(fn: () => unknown): ApiError {
 }
 
 describe('parseObjectBody', () => {
-  it('matches the type name whatever the namespace and stores bare names', () => {
-    const r = parseObjectBody({ $type: 'Vendor.X.PersonInfo, Vendor.X', GivenName: 'A', Monikers: [{ Nickname: 'n' }], Key: 'k', Href: 'h', ConcurrencyVersion: 4, InFolderKey: 'f', Notes: [{ NoteText: 'hi' }] }, people);
+  it('matches the type name whatever the namespace and stores bare names', async () => {
+    const r = await parseObjectBody({ $type: 'Vendor.X.PersonInfo, Vendor.X', GivenName: 'A', Monikers: [{ Nickname: 'n' }], Key: 'k', Href: 'h', ConcurrencyVersion: 4, InFolderKey: 'f', Notes: [{ NoteText: 'hi' }] }, people);
     expect(r.typeName).toBe('PersonInfo');
     expect(r.doc).toEqual({ $type: 'PersonInfo', GivenName: 'A', Monikers: [{ $type: 'MonikerItem', Nickname: 'n' }] });
     expect(r.version).toBe(4);
@@ -26,36 +26,36 @@ describe('parseObjectBody', () => {
     expect(r.noteTexts).toEqual(['hi']);
   });
 
-  it('reads a body without $type as the collection\'s type', () => {
-    const r = parseObjectBody({ GivenName: 'A', CardAssignments: [{ EncodedCardNumber: 5 }] }, people);
+  it('reads a body without $type as the collection\'s type', async () => {
+    const r = await parseObjectBody({ GivenName: 'A', CardAssignments: [{ EncodedCardNumber: 5 }] }, people);
     expect(r.typeName).toBe('PersonInfo');
     expect(r.doc).toEqual({ $type: 'PersonInfo', GivenName: 'A', CardAssignments: [{ $type: 'CardAssignmentInfo', EncodedCardNumber: 5 }] });
-    expect(parseObjectBody({ CommonName: 'b' }, collectionByName('badgetypes')!).typeName).toBe('BadgeTypeInfo');
-    expect(parseObjectBody({ CommonName: 'i' }, collectionByName('inputs')!).typeName).toBe('InputInfo');
+    expect((await parseObjectBody({ CommonName: 'b' }, collectionByName('badgetypes')!)).typeName).toBe('BadgeTypeInfo');
+    expect((await parseObjectBody({ CommonName: 'i' }, collectionByName('inputs')!)).typeName).toBe('InputInfo');
   });
 
-  it('gives an address without $type the one type its fields fit, else MissingType naming it', () => {
-    const r = parseObjectBody(
+  it('gives an address without $type the one type its fields fit, else MissingType naming it', async () => {
+    const r = await parseObjectBody(
       { Addresses: [{ MailTo: 'a@example.com' }, { Number: '555', Type: 'Work' }, { Street: '1 Main', City: 'X' }, { $type: 'PhoneInfo', Number: '1' }] },
       people,
     );
     expect((r.doc.Addresses as Array<{ $type: string }>).map((a) => a.$type)).toEqual(['EmailAddressInfo', 'PhoneInfo', 'MailingAddressInfo', 'PhoneInfo']);
-    const none = errorOf(() => parseObjectBody({ Addresses: [{ MailTo: 'a@example.com' }, { Type: 'Home' }] }, people));
+    const none = await errorOf(() => parseObjectBody({ Addresses: [{ MailTo: 'a@example.com' }, { Type: 'Home' }] }, people));
     expect([none.code, none.message]).toEqual(['MissingType', 'Addresses[1] must carry a "$type" property.']);
-    expect(errorOf(() => parseObjectBody({ Addresses: [{ MailTo: 'a@example.com', Number: '5' }] }, people)).code).toBe('MissingType');
+    expect((await errorOf(() => parseObjectBody({ Addresses: [{ MailTo: 'a@example.com', Number: '5' }] }, people))).code).toBe('MissingType');
   });
 
-  it('answers WrongType and ValidationFailed naming the field', () => {
-    expect(errorOf(() => parseObjectBody({ $type: 'DoorInfo' }, people)).code).toBe('WrongType');
-    expect(errorOf(() => parseObjectBody({ $type: '???' }, people)).code).toBe('WrongType');
-    const e = errorOf(() => parseObjectBody({ $type: 'PersonInfo', CardAssignments: [{ EncodedCardNumber: {} }] }, people));
+  it('answers WrongType and ValidationFailed naming the field', async () => {
+    expect((await errorOf(() => parseObjectBody({ $type: 'DoorInfo' }, people))).code).toBe('WrongType');
+    expect((await errorOf(() => parseObjectBody({ $type: '???' }, people))).code).toBe('WrongType');
+    const e = await errorOf(() => parseObjectBody({ $type: 'PersonInfo', CardAssignments: [{ EncodedCardNumber: {} }] }, people));
     expect(e.code).toBe('ValidationFailed');
     expect(e.message).toContain('CardAssignments[0].EncodedCardNumber');
-    expect(errorOf(() => parseObjectBody([], people)).code).toBe('ValidationFailed');
+    expect((await errorOf(() => parseObjectBody([], people))).code).toBe('ValidationFailed');
   });
 
-  it('keeps write-only fields out of the document', () => {
-    const r = parseObjectBody({ $type: 'UserInfo', CommonName: 'u', Password: 'p' }, collectionByName('users')!);
+  it('keeps write-only fields out of the document', async () => {
+    const r = await parseObjectBody({ $type: 'UserInfo', CommonName: 'u', Password: 'p' }, collectionByName('users')!);
     expect(r.doc).not.toHaveProperty('Password');
     expect(r.writeOnly).toEqual({ Password: 'p' });
   });
@@ -67,18 +67,18 @@ describe('parseObjectBody', () => {
     expect(accepts(collectionByName('inputs')!, 'AscInputInfo')).toBe(true);
   });
 
-  it('enforces limits on depth, strings and arrays', () => {
+  it('enforces limits on depth, strings and arrays', async () => {
     let deep: unknown = 0;
     for (let i = 0; i < 40; i++) deep = [deep];
-    expect(errorOf(() => parseObjectBody({ $type: 'PersonInfo', D: deep }, people)).message).toMatch(/nesting/);
-    expect(errorOf(() => parseObjectBody({ $type: 'PersonInfo', S: 'x'.repeat(70_000) }, people)).message).toContain('S:');
+    expect((await errorOf(() => parseObjectBody({ $type: 'PersonInfo', D: deep }, people))).message).toMatch(/nesting/);
+    expect((await errorOf(() => parseObjectBody({ $type: 'PersonInfo', S: 'x'.repeat(70_000) }, people))).message).toContain('S:');
   });
 });
 
 describe('parseElementBody', () => {
-  it('validates a NoteInfo', () => {
-    expect(parseElementBody({ $type: 'A.NoteInfo, A', NoteText: 'x' }, 'NoteInfo')).toEqual({ $type: 'NoteInfo', NoteText: 'x' });
-    expect(errorOf(() => parseElementBody({ $type: 'NoteInfo' }, 'NoteInfo')).message).toContain('NoteText');
+  it('validates a NoteInfo', async () => {
+    expect(await parseElementBody({ $type: 'A.NoteInfo, A', NoteText: 'x' }, 'NoteInfo')).toEqual({ $type: 'NoteInfo', NoteText: 'x' });
+    expect((await errorOf(() => parseElementBody({ $type: 'NoteInfo' }, 'NoteInfo'))).message).toContain('NoteText');
   });
 });
 

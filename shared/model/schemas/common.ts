@@ -1,6 +1,7 @@
 /**
  * Shared pieces of the type schemas: BaseInfo (common to every object), the nested elements the
- * spec types (MonikerItem, ObjectLinkItem, MetadataItem, NoteInfo, Link, Anchor) and the limits.
+ * spec types (MonikerItem, ObjectLinkItem, MetadataItem, NoteInfo, Link, Anchor); the limits live in
+ * model/limits.ts.
  *
  * Every schema is a loose object: fields the spec does not show (vendor fields such as
  * `FacilityCode`, `CardFormat`, `Description`) pass through unchanged. The schemas validate; the
@@ -9,6 +10,9 @@
  */
 import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
+import { LIMITS } from '../limits.ts';
+
+export { ELEMENT_TYPES, LIMITS, POLYMORPHIC_ELEMENTS } from '../limits.ts';
 
 // zod/mini, not the classic API: every family that validates a body would otherwise load and
 // evaluate the classic API (~75 KB minified) at its cold start beside the mini one the config
@@ -18,30 +22,6 @@ import en from 'zod/v4/locales/en.js';
 // its first schema; mini carries no locale, so the same messages are registered here (unless a
 // locale is already set).
 if (!z.config().localeError) z.config(en());
-
-/** Limits that keep a document well inside one DynamoDB item (400 KB) and a claim key (2 KB). */
-export const LIMITS = Object.freeze({
-  /** CommonName and other names that become unique claims. */
-  name: 512,
-  /** The same in UTF-8 bytes: a name is part of index sort keys (≤ 1024 bytes with the object key). */
-  nameBytes: 900,
-  /** Short identifiers and codes (card numbers, facility codes, moniker parts, tags). */
-  code: 256,
-  /** Any string anywhere in a body (Metadata values are JSON text, notes are prose). */
-  text: 65_536,
-  /** Any array anywhere in a body. */
-  array: 10_000,
-  /** Keys of one JSON object. */
-  keys: 1_000,
-  /** Nesting depth of a body. */
-  depth: 32,
-  /** The stored document, serialised (notes included). */
-  docBytes: 350_000,
-  /** Card assignments of one person: all of them are claimed in one transaction (≤ 100 items). */
-  cards: 48,
-  /** Notes kept on one object. */
-  notes: 1_000,
-});
 
 const str = (max: number = LIMITS.text) => z.string().check(z.maxLength(max));
 export const optionalString = (max: number = LIMITS.text) => z.nullish(str(max));
@@ -134,29 +114,3 @@ export type ObjectLinkItem = z.infer<Common['objectLinkItemSchema']>;
 export type MetadataItem = z.infer<Common['metadataItemSchema']>;
 export type Link = z.infer<Common['linkSchema']>;
 export type BaseInfo = z.infer<Common['baseInfoSchema']>;
-
-/**
- * Array fields whose elements the spec types without the client having to say so: the element
- * `$type` is filled in when absent (stored bare, rendered with the namespace).
- */
-export const ELEMENT_TYPES: Readonly<Record<string, string>> = Object.freeze({
-  Metadata: 'MetadataItem',
-  Monikers: 'MonikerItem',
-  ObjectLinks: 'ObjectLinkItem',
-  Notes: 'NoteInfo',
-  CardAssignments: 'CardAssignmentInfo',
-  InputScannerReportingPriorities: 'InputScannerReportingPriority',
-  Links: 'Link',
-});
-
-/**
- * Array fields whose elements are one of several types: the fields that only each type has, so an
- * element sent without `$type` can be given the one type it fits (`Addresses`).
- */
-export const POLYMORPHIC_ELEMENTS: Readonly<Record<string, Readonly<Record<string, readonly string[]>>>> = Object.freeze({
-  Addresses: {
-    EmailAddressInfo: ['MailTo'],
-    PhoneInfo: ['Number'],
-    MailingAddressInfo: ['Street', 'City', 'Province', 'PostalCode', 'Country'],
-  },
-});
