@@ -18,7 +18,8 @@
  * - logs the request once through Powertools Logger (our logger: the same secret redaction);
  * - answers JSON.
  * It has no router, no body validation, no metrics, no usage metering and no status check of the
- * caller (a family may run that beside its own read): those are ours to make cheap, not the floor.
+ * caller: those are ours to make cheap, not the floor. bench/cold-start-floor-status.ts is the same
+ * function with the smallest status check beside it (the `statusFloor`).
  *
  * How it obtains the deployment's public keys: as a deployed family does. In AWS the key manager
  * (functions/keygen) publishes the public JWKS in one item of the table (PK `KEYS`, SK `JWKS`,
@@ -40,16 +41,16 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from '
 import { createLocalJWKSet, jwtVerify, type JSONWebKeySet } from 'jose';
 import { parseRing, publicJwksOf } from '#shared/auth/key-ring.ts';
 import { OBJECT_SK, PUBLIC_KEYS_PK, PUBLIC_KEYS_SK, objectPk } from '#shared/db/keys.ts';
-import { notFound, unauthorized, type ApiError } from '#shared/errors.ts';
+import { ApiError, notFound, unauthorized } from '#shared/errors.ts';
 import { createLogger } from '#shared/logger.ts';
 
 const env = process.env;
 const region = env.GATEHOUSE_REGION ?? 'us-east-1';
 const endpoint = env.GATEHOUSE_DYNAMODB_ENDPOINT;
-const client = DynamoDBDocumentClient.from(
+export const client = DynamoDBDocumentClient.from(
   new DynamoDBClient({ region, ...(endpoint ? { endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}) }),
 );
-const tableName = env.GATEHOUSE_TABLE_NAME ?? 'gatehouse';
+export const tableName = env.GATEHOUSE_TABLE_NAME ?? 'gatehouse';
 const issuer = env.GATEHOUSE_ISSUER ?? 'gatehouse';
 const audience = env.GATEHOUSE_AUDIENCE ?? 'gatehouse-api';
 const keyCacheMs = Number(env.GATEHOUSE_KEY_CACHE_SECONDS ?? 300) * 1000;
@@ -76,39 +77,81 @@ async function keySet(fresh: boolean): Promise<ReturnType<typeof createLocalJWKS
 const verify = async (token: string, fresh: boolean) =>
   jwtVerify(token, await keySet(fresh), { algorithms: ['ES256'], issuer, audience, requiredClaims: ['exp', 'iat', 'sub', 'jti'] });
 
-/** The token's instance, or an ApiError to answer. */
-async function instanceOf(authorization: string | undefined): Promise<string | ApiError> {
-  const m = /^Bearer\s+([A-Za-z0-9_\-.]+)\s*$/i.exec(authorization ?? '');
-  if (!m) return unauthorized('Authorization: Bearer <token> is required.');
+/** What a verified access token says of its caller. */
+export interface Caller {
+  readonly instance: string;
+  readonly user: string;
+  /** The session generation the token was issued in (absent: 0). */
+  readonly generation: number;
+}
+
+/** The token's caller, or an ApiError to answer. */
+async function callerOf(token: string | undefined): Promise<Caller | ApiError> {
+  if (!token) return unauthorized('Authorization: Bearer <token> is required.');
   try {
     let payload;
     try {
-      ({ payload } = await verify(m[1]!, false));
+      ({ payload } = await verify(token, false));
     } catch (err) {
       if ((err as { code?: string }).code !== 'ERR_JWKS_NO_MATCHING_KEY') throw err;
-      ({ payload } = await verify(m[1]!, true));
+      ({ payload } = await verify(token, true));
     }
-    return typeof payload.ins === 'string' ? payload.ins : unauthorized('The access token is missing required claims.');
+    if (typeof payload.ins !== 'string' || typeof payload.sub !== 'string') return unauthorized('The access token is missing required claims.');
+    return { instance: payload.ins, user: payload.sub, generation: typeof payload.gen === 'number' ? payload.gen : 0 };
   } catch {
     return unauthorized('The access token is not valid.');
   }
 }
 
-export const handler = async (event: APIGatewayProxyEventV2): Promise<APIGatewayProxyStructuredResultV2> => {
-  const started = performance.now();
-  const answer = (statusCode: number, body: unknown): APIGatewayProxyStructuredResultV2 => {
-    logger.info('request', { family: 'floor', status: statusCode, ms: Math.round(performance.now() - started) });
-    return { statusCode, headers: { 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(body) };
+/** The bearer token of an Authorization header. */
+const bearer = (authorization: string | undefined): string | undefined => /^Bearer\s+([A-Za-z0-9_\-.]+)\s*$/i.exec(authorization ?? '')?.[1];
+
+/**
+ * Whether the caller the token claims may still call (user and instance enabled, sessions not
+ * revoked): read beside the token's verification, so it is given the claims before they are
+ * verified; its answer counts only once they are.
+ */
+export type StatusRead = (claimed: Caller) => Promise<boolean>;
+
+/** The claims of a token, decoded without verifying them (undefined when they do not decode). */
+function claimedCaller(token: string): Caller | undefined {
+  try {
+    const p = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
+    if (typeof p.ins !== 'string' || typeof p.sub !== 'string') return undefined;
+    return { instance: p.ins, user: p.sub, generation: typeof p.gen === 'number' ? p.gen : 0 };
+  } catch {
+    return undefined;
+  }
+}
+
+/** The floor's handler; with `status`, the caller's status is read beside the token and the object. */
+export function floorHandler(status?: StatusRead): (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2> {
+  return async (event) => {
+    const started = performance.now();
+    const answer = (statusCode: number, body: unknown): APIGatewayProxyStructuredResultV2 => {
+      logger.info('request', { family: 'floor', status: statusCode, ms: Math.round(performance.now() - started) });
+      return { statusCode, headers: { 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(body) };
+    };
+    // The token's verdict and the object's read run side by side (a read only: nothing is answered
+    // before the verdict), as a family's first GET does while it reads the keys.
+    const key = event.rawPath.slice(event.rawPath.lastIndexOf('/') + 1);
+    const token = bearer(event.headers?.authorization);
+    const claimed = status && token ? claimedCaller(token) : undefined;
+    const [caller, out, allowed] = await Promise.all([
+      callerOf(token),
+      client.send(new GetCommand({ TableName: tableName, Key: { PK: objectPk(key), SK: OBJECT_SK } })),
+      claimed ? status!(claimed) : Promise.resolve(true),
+    ]);
+    if (caller instanceof ApiError) return answer(caller.status, caller.toBody());
+    // The status answers for the claims it was given: the verified ones.
+    if (status && (!claimed || claimed.user !== caller.user || claimed.instance !== caller.instance || claimed.generation !== caller.generation || !allowed)) {
+      const refused = unauthorized('The user or instance of this token is disabled, or its sessions were revoked.');
+      return answer(refused.status, refused.toBody());
+    }
+    const instances = out.Item?.Instances as readonly string[] | undefined;
+    if (!out.Item || !instances?.includes(caller.instance)) return answer(404, notFound().toBody());
+    return answer(200, out.Item);
   };
-  // The token's verdict and the object's read run side by side (a read only: nothing is answered
-  // before the verdict), as a family's first GET does while it reads the keys.
-  const key = event.rawPath.slice(event.rawPath.lastIndexOf('/') + 1);
-  const [instance, out] = await Promise.all([
-    instanceOf(event.headers?.authorization),
-    client.send(new GetCommand({ TableName: tableName, Key: { PK: objectPk(key), SK: OBJECT_SK } })),
-  ]);
-  if (typeof instance !== 'string') return answer(instance.status, instance.toBody());
-  const instances = out.Item?.Instances as readonly string[] | undefined;
-  if (!out.Item || !instances?.includes(instance)) return answer(404, notFound().toBody());
-  return answer(200, out.Item);
-};
+}
+
+export const handler = floorHandler();

@@ -38,8 +38,15 @@ export const BASELINE = 'baseline';
 export const BASELINE_ENTRY = fileURLToPath(new URL('./cold-start-baseline.ts', import.meta.url));
 export const PROTECTED_FLOOR = 'protectedFloor';
 export const PROTECTED_FLOOR_ENTRY = fileURLToPath(new URL('./cold-start-floor.ts', import.meta.url));
-/** The reference bundles measured beside the functions (not functions themselves). */
-export const REFERENCES = [BASELINE, PROTECTED_FLOOR] as const;
+export const STATUS_FLOOR = 'statusFloor';
+export const STATUS_FLOOR_ENTRY = fileURLToPath(new URL('./cold-start-floor-status.ts', import.meta.url));
+/** The reference bundles measured beside the functions (not functions themselves), with their entries. */
+export const REFERENCES = [BASELINE, PROTECTED_FLOOR, STATUS_FLOOR] as const;
+export const REFERENCE_ENTRIES: Readonly<Record<(typeof REFERENCES)[number], string>> = {
+  [BASELINE]: BASELINE_ENTRY,
+  [PROTECTED_FLOOR]: PROTECTED_FLOOR_ENTRY,
+  [STATUS_FLOOR]: STATUS_FLOOR_ENTRY,
+};
 const isReference = (name: string): boolean => (REFERENCES as readonly string[]).includes(name);
 const DRIVER = fileURLToPath(new URL('./cold-start-driver.mjs', import.meta.url));
 const SPAWN_TIMEOUT_MS = 30_000;
@@ -70,6 +77,7 @@ export function firstRequests(c: ColdStartContext, families: readonly string[], 
   const known: Record<string, FirstRequest> = {
     [BASELINE]: { what: 'GetItem of the person', event: { key: { PK: objectPk(c.personKey), SK: OBJECT_SK } } },
     [PROTECTED_FLOOR]: { what: 'GET person (the same request and token as people)', event: httpEvent('GET', c.personHref, auth) },
+    [STATUS_FLOOR]: { what: 'GET person (the same request and token as people)', event: httpEvent('GET', c.personHref, auth) },
     service: { what: 'GET /api/sysinfo', event: httpEvent('GET', '/api/sysinfo') },
     token: { what: 'GET /.well-known/jwks.json', event: httpEvent('GET', '/.well-known/jwks.json') },
     folders: { what: 'GET /api', event: httpEvent('GET', '/api', auth) },
@@ -127,7 +135,7 @@ export function firstRequests(c: ColdStartContext, families: readonly string[], 
       },
     },
   };
-  const out: Record<string, FirstRequest> = { [BASELINE]: known[BASELINE]!, [PROTECTED_FLOOR]: known[PROTECTED_FLOOR]! };
+  const out: Record<string, FirstRequest> = { [BASELINE]: known[BASELINE]!, [PROTECTED_FLOOR]: known[PROTECTED_FLOOR]!, [STATUS_FLOOR]: known[STATUS_FLOOR]! };
   for (const f of families) out[f] = known[f] ?? { what: 'GET /api/sysinfo (no first request defined for this function)', event: httpEvent('GET', '/api/sysinfo') };
   return out;
 }
@@ -307,6 +315,8 @@ export async function measureColdStart(input: ColdStartInput): Promise<ColdStart
   const baseBundle = bundles.get(BASELINE)!;
   const floorBundle = bundles.get(PROTECTED_FLOOR);
   const floor = figures(PROTECTED_FLOOR);
+  const statusBundle = bundles.get(STATUS_FLOOR);
+  const statusFloor = figures(STATUS_FLOOR);
   const bytesGoal = { max: baseBundle.bundleBytes + BUNDLE_BYTES_OVER_BASELINE };
   const goal = `bundleBytes <= ${bytesGoal.max} (the baseline's + ${BUNDLE_BYTES_OVER_BASELINE}) and ratio <= ${COLD_START_RATIO_GOAL.max}`;
   const out: Record<string, ColdStartFamily> = {};
@@ -384,6 +394,30 @@ export async function measureColdStart(input: ColdStartInput): Promise<ColdStart
             "deployment's public keys (the JWKS item of the table, read with the same client, as the families read it), " +
             'Powertools Logger, one GetItem in the token\'s instance, a JSON answer (bench/cold-start-floor.ts)',
           ...(errors.has(PROTECTED_FLOOR) ? { note: `could not be measured: ${errors.get(PROTECTED_FLOOR)}` } : {}),
+        }
+      : null,
+    statusFloor: statusBundle
+      ? {
+          bundleBytes: statusBundle.bundleBytes,
+          topContributors: statusBundle.contributors.slice(0, TOP_CONTRIBUTORS),
+          beyondBaseline: {
+            bytes: statusBundle.bundleBytes - baseBundle.bundleBytes,
+            top: beyondBaseline(statusBundle.contributors, baseBundle.contributors).slice(0, TOP_CONTRIBUTORS),
+          },
+          importMs: orNull(statusFloor.importMs),
+          firstRequestMs: orNull(statusFloor.firstRequestMs),
+          totalMs: orNull(statusFloor.totalMs),
+          cpuMs: orNull(statusFloor.cpuMs),
+          ratio: orNull(ratioOf(statusFloor.totalMs, base.totalMs)),
+          cpuRatio: orNull(ratioOf(statusFloor.cpuMs, base.cpuMs)),
+          runs: statusFloor.runs,
+          firstRequest: requests[STATUS_FLOOR]?.what ?? '',
+          firstStatus: statusFloor.status,
+          what:
+            'the protected floor plus the smallest check that refuses a disabled user or instance or revoked sessions, which every ' +
+            'protected family makes: one BatchGetItem of the user and the instance beside the verification and the read ' +
+            '(bench/cold-start-floor-status.ts)',
+          ...(errors.has(STATUS_FLOOR) ? { note: `could not be measured: ${errors.get(STATUS_FLOOR)}` } : {}),
         }
       : null,
     floor: orNull(base.totalMs),

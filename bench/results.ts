@@ -119,6 +119,11 @@ export interface ColdStart extends Verdict {
   };
   /** The protected floor, measured beside the baseline; null when it could not be bundled. */
   readonly protectedFloor: ColdStartProtectedFloor | null;
+  /**
+   * The protected floor with the caller's status check beside it (bench/cold-start-floor-status.ts):
+   * what any protected function that refuses disabled callers costs; null when not measured.
+   */
+  readonly statusFloor?: ColdStartProtectedFloor | null;
   /** The family the top-level ratio is of (the worst). */
   readonly worst: string | null;
   readonly maxBundleBytes: number;

@@ -23,7 +23,7 @@ import { bundleAll, type BundleResult } from './bundle.ts';
 import { costMarkdown, type OperationFigures } from './cost.ts';
 import { startBenchDynamo } from './dynamo.ts';
 import { createHarness, expectStatus, type Harness } from './harness.ts';
-import { BASELINE, BASELINE_ENTRY, PROTECTED_FLOOR, PROTECTED_FLOOR_ENTRY, killDrivers, measureColdStart } from './measure-cold-start.ts';
+import { REFERENCE_ENTRIES, killDrivers, measureColdStart } from './measure-cold-start.ts';
 import { measureAggregate } from './measure-aggregate.ts';
 import { measureCapacity, measurePaging, setupEvents } from './measure-capacity.ts';
 import { measureHandlerOverhead } from './measure-handler.ts';
@@ -190,7 +190,7 @@ async function main(): Promise<number> {
     // Bundling runs while the table is seeded (nothing is timed meanwhile); not while Java starts,
     // which it slows down more than it saves on a busy machine.
     const bundling: Promise<Map<string, BundleResult>> =
-      !only || only.has('coldStart') ? bundleAll(join(workDir, 'bundles'), { [BASELINE]: BASELINE_ENTRY, [PROTECTED_FLOOR]: PROTECTED_FLOOR_ENTRY }) : Promise.resolve(new Map());
+      !only || only.has('coldStart') ? bundleAll(join(workDir, 'bundles'), REFERENCE_ENTRIES) : Promise.resolve(new Map());
     bundling.then((b) => b.size && log(`bundled ${b.size} functions`), () => {});
     const h: Harness = await createHarness(dynamo.endpoint, workDir);
     const harness = h;

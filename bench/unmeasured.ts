@@ -33,6 +33,7 @@ export const unmeasured: { readonly [K in keyof Results]: (reason: string, measu
     families: {},
     baseline: { bundleBytes: 0, topContributors: [], importMs: null, firstRequestMs: null, totalMs: null, cpuMs: null, what: '' },
     protectedFloor: null,
+    statusFloor: null,
     worst: null,
     maxBundleBytes: 0,
     buildMs: 0,
