@@ -1,37 +1,21 @@
 /**
  * One-time codes in AWS: published to the SNS topic the stack creates (`GATEHOUSE_NOTIFY_TOPIC_ARN`).
  * Only the token function imports this module (functions/token/handler.ts): a bundle carries the
- * SNS client (about 22 KB minified, its XML protocol included) only where a code is sent.
+ * SNS client only where a code is sent, and loads it with the first code (sns-publish.ts).
  */
-import { PublishCommand, SNSClient } from '@aws-sdk/client-sns';
 import type { Config } from '../config.ts';
-import { outboxNotifier, type Notifier } from './notifier.ts';
+import { outboxNotifier, type Notifier, type OutgoingMessage } from './notifier.ts';
 
 /**
- * AWS delivery: one SNS publish per message. The client is created on first use. Its classes are
- * imported by name, not loaded with `import()`: esbuild cannot tree-shake a package reached by a
- * dynamic import, so that form put the whole SNS client (every command, 47 KB) in the token
- * bundle, against 22 KB for these two (`npm run bench -- --only coldStart`).
+ * AWS delivery: one SNS publish per message (sns-publish.ts, loaded with the SNS client on the first
+ * message; the load is kept, as the module is part of the same bundle).
  */
 export function snsNotifier(topicArn: string, region: string): Notifier {
-  let client: SNSClient | undefined;
+  let publish: Promise<(m: OutgoingMessage) => Promise<void>> | undefined;
   return {
     async send(m) {
-      client ??= new SNSClient({ region });
-      const attr = (v: string) => ({ DataType: 'String', StringValue: v });
-      await client.send(
-        new PublishCommand({
-          TopicArn: topicArn,
-          Subject: 'Your Gatehouse one-time code',
-          Message: `Your one-time code for ${m.instance}\\${m.user} is ${m.code}. It is valid for 10 minutes.`,
-          MessageAttributes: {
-            kind: attr(m.kind),
-            instance: attr(m.instance),
-            user: attr(m.user),
-            ...(m.email ? { email: attr(m.email) } : {}),
-          },
-        }),
-      );
+      publish ??= import('./sns-publish.ts').then((mod) => mod.snsPublisher(topicArn, region));
+      await (await publish)(m);
     },
   };
 }

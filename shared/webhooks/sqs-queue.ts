@@ -3,11 +3,9 @@
  * SQS's longest message delay (15 min) is sent with that delay; when it arrives early the sender
  * hides it again for the rest of the wait (up to SQS's 12 h visibility limit) and the queue
  * delivers it once more. Only the fan-out and the webhooks function (the sender) import this
- * module, and the SDK client is created on first use. Its classes are imported by name, not
- * loaded with `import()`: esbuild cannot tree-shake a package reached by a dynamic import, so that
- * form bundled the whole SQS client (every command) into both functions.
+ * module, and the SDK client is loaded and created on first use (sqs-client.ts).
  */
-import { ChangeMessageVisibilityCommand, SendMessageBatchCommand, SQSClient } from '@aws-sdk/client-sqs';
+import type { SqsCalls } from './sqs-client.ts';
 import type { WebhookQueue } from './queue.ts';
 
 /** SQS's largest message, and largest batch (the sum of its messages). */
@@ -25,14 +23,16 @@ export interface SqsWebhookQueue extends WebhookQueue {
 /** A queue for one SQS queue URL. Create once per execution environment. */
 export function createSqsQueue(opts: { queueUrl: string; region: string; now?: () => number; endpoint?: string }): SqsWebhookQueue {
   const now = opts.now ?? Date.now;
-  let client: SQSClient | undefined;
+  let calls: Promise<SqsCalls> | undefined;
   // An explicit endpoint is a stand-in on this machine (tests): it checks no signature.
   const local = opts.endpoint ? { endpoint: opts.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {};
-  const sqs = (): SQSClient => (client ??= new SQSClient({ region: opts.region, ...local }));
+  // Kept once loaded (the module is part of the same bundle).
+  const sqs = (): Promise<SqsCalls> => (calls ??= import('./sqs-client.ts').then((m) => m.sqsCalls({ region: opts.region, ...local })));
   return {
     maxJobBytes: MAX_BATCH_BYTES,
     async send(jobs) {
-      const c = sqs();
+      if (jobs.length === 0) return;
+      const c = await sqs();
       // Batches of at most 10 messages and 256 KB in all.
       const batches: Array<Array<{ Id: string; MessageBody: string; DelaySeconds: number }>> = [];
       let batch: Array<{ Id: string; MessageBody: string; DelaySeconds: number }> = [];
@@ -53,8 +53,7 @@ export function createSqsQueue(opts: { queueUrl: string; region: string; now?: (
       for (const first of batches) {
         let entries = first;
         for (let attempt = 1; entries.length > 0; attempt++) {
-          const out = await c.send(new SendMessageBatchCommand({ QueueUrl: opts.queueUrl, Entries: entries }));
-          const failed = new Set((out.Failed ?? []).map((f) => f.Id));
+          const failed = new Set(await c.sendBatch(opts.queueUrl, entries));
           entries = entries.filter((e) => failed.has(e.Id));
           if (entries.length > 0 && attempt >= 4) throw new Error(`SQS refused ${entries.length} webhook jobs`);
           if (entries.length > 0) await new Promise((r) => setTimeout(r, 50 * 2 ** attempt));
@@ -62,13 +61,7 @@ export function createSqsQueue(opts: { queueUrl: string; region: string; now?: (
       }
     },
     async defer(receiptHandle, seconds) {
-      await sqs().send(
-        new ChangeMessageVisibilityCommand({
-          QueueUrl: opts.queueUrl,
-          ReceiptHandle: receiptHandle,
-          VisibilityTimeout: Math.min(MAX_VISIBILITY_SECONDS, Math.max(0, Math.ceil(seconds))),
-        }),
-      );
+      await (await sqs()).changeVisibility(opts.queueUrl, receiptHandle, Math.min(MAX_VISIBILITY_SECONDS, Math.max(0, Math.ceil(seconds))));
     },
   };
 }
