@@ -26,7 +26,7 @@ import { createDb } from '#shared/db/client.ts';
 import { OBJECT_SK, objectPk } from '#shared/db/keys.ts';
 import { httpEvent } from '../test/support/api.ts';
 import { beyondBaseline, type BundleResult } from './bundle.ts';
-import type { ColdStart, ColdStartFamily, Measured } from './results.ts';
+import type { ColdStart, ColdStartFamily, ColdStartProtectedFloor, Measured } from './results.ts';
 import { orNull, percentile, ratioOf, within, worstRatio } from './stats.ts';
 
 /** A function's bundle may carry this many bytes beyond the baseline's (issue #17: 120 KB). */
@@ -315,8 +315,31 @@ export async function measureColdStart(input: ColdStartInput): Promise<ColdStart
   const baseBundle = bundles.get(BASELINE)!;
   const floorBundle = bundles.get(PROTECTED_FLOOR);
   const floor = figures(PROTECTED_FLOOR);
-  const statusBundle = bundles.get(STATUS_FLOOR);
-  const statusFloor = figures(STATUS_FLOOR);
+  /** A reference function's figures beside the baseline's; null when it was not bundled. */
+  const reference = (name: string, what: string): ColdStartProtectedFloor | null => {
+    const b = bundles.get(name);
+    if (!b) return null;
+    const f = figures(name);
+    return {
+      bundleBytes: b.bundleBytes,
+      topContributors: b.contributors.slice(0, TOP_CONTRIBUTORS),
+      beyondBaseline: {
+        bytes: b.bundleBytes - baseBundle.bundleBytes,
+        top: beyondBaseline(b.contributors, baseBundle.contributors).slice(0, TOP_CONTRIBUTORS),
+      },
+      importMs: orNull(f.importMs),
+      firstRequestMs: orNull(f.firstRequestMs),
+      totalMs: orNull(f.totalMs),
+      cpuMs: orNull(f.cpuMs),
+      ratio: orNull(ratioOf(f.totalMs, base.totalMs)),
+      cpuRatio: orNull(ratioOf(f.cpuMs, base.cpuMs)),
+      runs: f.runs,
+      firstRequest: requests[name]?.what ?? '',
+      firstStatus: f.status,
+      what,
+      ...(errors.has(name) ? { note: `could not be measured: ${errors.get(name)}` } : {}),
+    };
+  };
   const bytesGoal = { max: baseBundle.bundleBytes + BUNDLE_BYTES_OVER_BASELINE };
   const goal = `bundleBytes <= ${bytesGoal.max} (the baseline's + ${BUNDLE_BYTES_OVER_BASELINE}) and ratio <= ${COLD_START_RATIO_GOAL.max}`;
   const out: Record<string, ColdStartFamily> = {};
@@ -372,54 +395,18 @@ export async function measureColdStart(input: ColdStartInput): Promise<ColdStart
       cpuMs: orNull(base.cpuMs),
       what: 'a handler importing only @aws-sdk/client-dynamodb + lib-dynamodb (from node_modules, as the runtime provides them), serving one GetItem (bench/cold-start-baseline.ts)',
     },
-    protectedFloor: floorBundle
-      ? {
-          bundleBytes: floorBundle.bundleBytes,
-          topContributors: floorBundle.contributors.slice(0, TOP_CONTRIBUTORS),
-          beyondBaseline: {
-            bytes: floorBundle.bundleBytes - baseBundle.bundleBytes,
-            top: beyondBaseline(floorBundle.contributors, baseBundle.contributors).slice(0, TOP_CONTRIBUTORS),
-          },
-          importMs: orNull(floor.importMs),
-          firstRequestMs: orNull(floor.firstRequestMs),
-          totalMs: orNull(floor.totalMs),
-          cpuMs: orNull(floor.cpuMs),
-          ratio: orNull(ratioOf(floor.totalMs, base.totalMs)),
-          cpuRatio: orNull(ratioOf(floor.cpuMs, base.cpuMs)),
-          runs: floor.runs,
-          firstRequest: requests[PROTECTED_FLOOR]?.what ?? '',
-          firstStatus: floor.status,
-          what:
-            'the smallest function every protected family must be: API Gateway event, ES256 access token verified with jose against the ' +
-            "deployment's public keys (the JWKS item of the table, read with the same client, as the families read it), " +
-            'Powertools Logger, one GetItem in the token\'s instance, a JSON answer (bench/cold-start-floor.ts)',
-          ...(errors.has(PROTECTED_FLOOR) ? { note: `could not be measured: ${errors.get(PROTECTED_FLOOR)}` } : {}),
-        }
-      : null,
-    statusFloor: statusBundle
-      ? {
-          bundleBytes: statusBundle.bundleBytes,
-          topContributors: statusBundle.contributors.slice(0, TOP_CONTRIBUTORS),
-          beyondBaseline: {
-            bytes: statusBundle.bundleBytes - baseBundle.bundleBytes,
-            top: beyondBaseline(statusBundle.contributors, baseBundle.contributors).slice(0, TOP_CONTRIBUTORS),
-          },
-          importMs: orNull(statusFloor.importMs),
-          firstRequestMs: orNull(statusFloor.firstRequestMs),
-          totalMs: orNull(statusFloor.totalMs),
-          cpuMs: orNull(statusFloor.cpuMs),
-          ratio: orNull(ratioOf(statusFloor.totalMs, base.totalMs)),
-          cpuRatio: orNull(ratioOf(statusFloor.cpuMs, base.cpuMs)),
-          runs: statusFloor.runs,
-          firstRequest: requests[STATUS_FLOOR]?.what ?? '',
-          firstStatus: statusFloor.status,
-          what:
-            'the protected floor plus the smallest check that refuses a disabled user or instance or revoked sessions, which every ' +
-            'protected family makes: one BatchGetItem of the user and the instance beside the verification and the read ' +
-            '(bench/cold-start-floor-status.ts)',
-          ...(errors.has(STATUS_FLOOR) ? { note: `could not be measured: ${errors.get(STATUS_FLOOR)}` } : {}),
-        }
-      : null,
+    protectedFloor: reference(
+      PROTECTED_FLOOR,
+      'the smallest function every protected family must be: API Gateway event, ES256 access token verified with jose against the ' +
+        "deployment's public keys (the JWKS item of the table, read with the same client, as the families read it), " +
+        "Powertools Logger, one GetItem in the token's instance, a JSON answer (bench/cold-start-floor.ts)",
+    ),
+    statusFloor: reference(
+      STATUS_FLOOR,
+      'the protected floor plus the smallest check that refuses a disabled user or instance or revoked sessions, which every ' +
+        'protected family makes: one BatchGetItem of the user and the instance beside the verification and the read ' +
+        '(bench/cold-start-floor-status.ts)',
+    ),
     floor: orNull(base.totalMs),
     ratio: worst?.ratio ?? null,
     worst: worst?.name ?? null,
