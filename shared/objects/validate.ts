@@ -115,7 +115,7 @@ let schemas: Promise<Schemas> | undefined;
 const loadSchemas = (): Promise<Schemas> => (schemas ??= import('../model/schemas/index.ts'));
 
 /** Throws `ValidationFailed` for the first issue of a failed zod parse. */
-export function validate(schema: z.ZodMiniType, value: unknown): void {
+function validate(schema: z.ZodMiniType, value: unknown): void {
   const r = schema.safeParse(value);
   if (r.success) return;
   const issue = r.error.issues[0]!;
