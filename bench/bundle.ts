@@ -60,10 +60,9 @@ export function contributorOf(input: string): string {
 type Output = Metafile['outputs'][string];
 
 /** Bytes in output files per package (or per `by` of each input), from esbuild's metafile. */
-export function bytesByPackage(outputs: Output | readonly Output[] | undefined, by: (input: string) => string = packageOf): Array<{ name: string; bytes: number }> {
+export function bytesByPackage(outputs: readonly Output[], by: (input: string) => string = packageOf): Array<{ name: string; bytes: number }> {
   const sums = new Map<string, number>();
-  const list: readonly Output[] = outputs === undefined ? [] : 'inputs' in outputs ? [outputs as Output] : (outputs as readonly Output[]);
-  for (const output of list) {
+  for (const output of outputs) {
     for (const [input, { bytesInOutput }] of Object.entries(output.inputs)) {
       const pkg = by(input);
       sums.set(pkg, (sums.get(pkg) ?? 0) + bytesInOutput);

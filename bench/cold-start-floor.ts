@@ -85,6 +85,12 @@ export interface Caller {
   readonly generation: number;
 }
 
+/** The caller a token's claims name; undefined without the instance and user claims. */
+function callerIn(p: Record<string, unknown>): Caller | undefined {
+  if (typeof p.ins !== 'string' || typeof p.sub !== 'string') return undefined;
+  return { instance: p.ins, user: p.sub, generation: typeof p.gen === 'number' ? p.gen : 0 };
+}
+
 /** The token's caller, or an ApiError to answer. */
 async function callerOf(token: string | undefined): Promise<Caller | ApiError> {
   if (!token) return unauthorized('Authorization: Bearer <token> is required.');
@@ -96,8 +102,7 @@ async function callerOf(token: string | undefined): Promise<Caller | ApiError> {
       if ((err as { code?: string }).code !== 'ERR_JWKS_NO_MATCHING_KEY') throw err;
       ({ payload } = await verify(token, true));
     }
-    if (typeof payload.ins !== 'string' || typeof payload.sub !== 'string') return unauthorized('The access token is missing required claims.');
-    return { instance: payload.ins, user: payload.sub, generation: typeof payload.gen === 'number' ? payload.gen : 0 };
+    return callerIn(payload) ?? unauthorized('The access token is missing required claims.');
   } catch {
     return unauthorized('The access token is not valid.');
   }
@@ -116,9 +121,7 @@ export type StatusRead = (claimed: Caller) => Promise<boolean>;
 /** The claims of a token, decoded without verifying them (undefined when they do not decode). */
 function claimedCaller(token: string): Caller | undefined {
   try {
-    const p = JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, unknown>;
-    if (typeof p.ins !== 'string' || typeof p.sub !== 'string') return undefined;
-    return { instance: p.ins, user: p.sub, generation: typeof p.gen === 'number' ? p.gen : 0 };
+    return callerIn(JSON.parse(Buffer.from(token.split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, unknown>);
   } catch {
     return undefined;
   }

@@ -135,7 +135,8 @@ export function firstRequests(c: ColdStartContext, families: readonly string[], 
       },
     },
   };
-  const out: Record<string, FirstRequest> = { [BASELINE]: known[BASELINE]!, [PROTECTED_FLOOR]: known[PROTECTED_FLOOR]!, [STATUS_FLOOR]: known[STATUS_FLOOR]! };
+  const out: Record<string, FirstRequest> = {};
+  for (const r of REFERENCES) out[r] = known[r]!;
   for (const f of families) out[f] = known[f] ?? { what: 'GET /api/sysinfo (no first request defined for this function)', event: httpEvent('GET', '/api/sysinfo') };
   return out;
 }

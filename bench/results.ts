@@ -121,9 +121,9 @@ export interface ColdStart extends Verdict {
   readonly protectedFloor: ColdStartProtectedFloor | null;
   /**
    * The protected floor with the caller's status check beside it (bench/cold-start-floor-status.ts):
-   * what any protected function that refuses disabled callers costs; null when not measured.
+   * what any protected function that refuses disabled callers costs; null when it could not be bundled.
    */
-  readonly statusFloor?: ColdStartProtectedFloor | null;
+  readonly statusFloor: ColdStartProtectedFloor | null;
   /** The family the top-level ratio is of (the worst). */
   readonly worst: string | null;
   readonly maxBundleBytes: number;

@@ -2,19 +2,22 @@
  * Each AWS client is bundled only into the functions that call its service: every function built
  * with the deployed options (infra/bundling.ts), each build's metafile read for the clients' inputs
  * in any of its files, lazily loaded chunks included. A client in a function that never calls it
- * is bytes every cold start parses (issue #17).
+ * is bytes every cold start parses (issue #17). And what only some requests need (body validation,
+ * the SNS and SQS clients, the query engine, RE2, BSON) sits in chunks a cold start does not load.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { build, type Metafile } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { functionNames } from '../../bench/bundle.ts';
+import { functionNames, loadedFiles } from '../../bench/bundle.ts';
 import { esbuildOptions, functionBundling, functionEntry, packageVersion } from '../../infra/bundling.ts';
 
 let outdir: string;
 /** Function name → the code files of its asset. */
 let outputs: Array<[string, Array<Metafile['outputs'][string]>]>;
+/** Function name → the inputs of the files a cold start loads, and of those it leaves for later. */
+const inputs = new Map<string, { atStart: string[]; lazy: string[] }>();
 
 beforeAll(async () => {
   outdir = await mkdtemp(join(tmpdir(), 'gatehouse-bundles-'));
@@ -22,7 +25,11 @@ beforeAll(async () => {
   outputs = await Promise.all(
     (await functionNames()).map(async (name) => {
       const result = await build({ ...esbuildOptions(functionBundling(functionEntry(name), version), join(outdir, name)), write: false });
-      const code = Object.entries(result.metafile!.outputs).filter(([path]) => path.endsWith('.mjs'));
+      const meta = result.metafile!;
+      const files = loadedFiles(meta);
+      const inputsOf = (paths: readonly string[]) => paths.flatMap((p) => Object.keys(meta.outputs[p]!.inputs));
+      inputs.set(name, { atStart: inputsOf(files.atStart), lazy: inputsOf(files.lazy) });
+      const code = Object.entries(meta.outputs).filter(([path]) => path.endsWith('.mjs'));
       return [name, code.map(([, out]) => out)] as [string, Array<Metafile['outputs'][string]>];
     }),
   );
@@ -55,5 +62,34 @@ describe('the AWS clients', () => {
 
   it('SNS: the token function (sends one-time codes) only', () => {
     expect(using('@aws-sdk/client-sns')).toEqual(['token']);
+  });
+});
+
+describe('what a cold start loads', () => {
+  const atStart = (name: string, pkg: string) => inputs.get(name)!.atStart.some((i) => i.includes(`node_modules/${pkg}/`));
+  const later = (name: string, pkg: string) => inputs.get(name)!.lazy.some((i) => i.includes(`node_modules/${pkg}/`));
+
+  it('no function loads body validation (zod) or the SNS and SQS clients at start', () => {
+    for (const name of inputs.keys()) for (const pkg of ['zod', '@aws-sdk/client-sns', '@aws-sdk/client-sqs']) expect(atStart(name, pkg), `${name}: ${pkg}`).toBe(false);
+  });
+
+  it('loads them with the first request that needs them: the chunks ship in the functions that use them', () => {
+    expect(later('people', 'zod')).toBe(true);
+    expect(later('apps', 'zod')).toBe(true);
+    expect(later('token', '@aws-sdk/client-sns')).toBe(true);
+    expect(later('webhooks', '@aws-sdk/client-sqs')).toBe(true);
+    expect(later('fanout', '@aws-sdk/client-sqs')).toBe(true);
+  });
+
+  it('leaves the query engine and RE2 of events and search, and the SDK credential providers, to first use', () => {
+    for (const name of ['events', 'search']) {
+      for (const pkg of ['mingo', 're2js']) {
+        expect(atStart(name, pkg), `${name}: ${pkg}`).toBe(false);
+        expect(later(name, pkg), `${name}: ${pkg}`).toBe(true);
+      }
+    }
+    expect(atStart('events', 'bson')).toBe(false);
+    expect(later('people', '@aws-sdk/credential-provider-sso')).toBe(true);
+    expect(atStart('people', '@aws-sdk/credential-provider-sso')).toBe(false);
   });
 });

@@ -104,7 +104,7 @@ describe('bundling', () => {
         'shared/x.ts': { bytesInOutput: 7 },
       },
     };
-    expect(bytesByPackage(output)).toEqual([
+    expect(bytesByPackage([output])).toEqual([
       { name: 'zod', bytes: 15 },
       { name: '(project)', bytes: 7 },
     ]);
@@ -125,7 +125,7 @@ describe('the bundle analysis', () => {
         'shared/x.ts': { bytesInOutput: 3 },
       },
     };
-    expect(bytesByPackage(output, contributorOf)).toEqual([
+    expect(bytesByPackage([output], contributorOf)).toEqual([
       { name: 'zod', bytes: 10 },
       { name: 'shared/config.ts', bytes: 7 },
       { name: 'shared/x.ts', bytes: 3 },
