@@ -12,92 +12,27 @@
  * A card write is a write of the person (see `editAt`): the person's version is bumped, its card
  * claims are added and released in the same transaction, a card another person holds is 409
  * CardIsAlreadyAssigned with nothing written, and a concurrent writer makes it read again.
+ *
+ * The reads are here; the writes are in `card-writes.ts`, loaded with the first of them.
  */
 import { getObject, getObjects, ownInstance, type StoredObject } from '../db/objects-repo.ts';
 import { cardHolders } from '../db/search-repo.ts';
 import { badRequest, conflict, notFound, type ApiError } from '../errors.ts';
-import { cardIdentity, cardsWithKeys, isActiveCard, presentCardValue } from '../model/cards.ts';
-import { newKey } from '../model/placement.ts';
-import { renderElement, renderElements } from '../model/render.ts';
+import { cardsWithKeys, isActiveCard, presentCardValue } from '../model/cards.ts';
+import { renderElements } from '../model/render.ts';
 import { LIMITS } from '../model/limits.ts';
-import { createTarget, type Locator } from './access.ts';
-import { editAt } from './collection.ts';
+import { createTarget } from './access.ts';
 import type { Ctx } from './context.ts';
-import { invalidField } from './errors.ts';
-import { canonicalJson, parseElementBody, type Doc } from './validate.ts';
-
-const CARD_TYPE = 'CardAssignmentInfo';
+import type { Doc } from './validate.ts';
 
 export const cardNotFound = (): ApiError => notFound('The person has no card with that key.', 'CardNotFound');
 export const personNotFound = (): ApiError => notFound('No person in this folder holds an active card with that number.', 'PersonNotFound');
 const ambiguousCard = (): ApiError =>
   conflict('AmbiguousCard', 'Several people hold an active card with that number under different facility codes; send facilityCode.');
 
-const render = (ctx: Ctx, card: Doc): unknown => renderElement(CARD_TYPE, card, ctx.ns);
-
-/** A CardAssignmentInfo body (no `$type`: read as one); the `Key` is the server's, so a sent one is dropped. */
-async function parseCard(body: unknown): Promise<Doc> {
-  const { Key: _key, ...fields } = await parseElementBody(body, CARD_TYPE);
-  return fields;
-}
-
-/** `5:1234` → `1234 (facility code 5)`. */
-function describe(identity: string): string {
-  const at = identity.indexOf(':');
-  return at > 0 ? `${identity.slice(at + 1)} (facility code ${identity.slice(0, at)})` : identity.slice(at + 1);
-}
-
-/** 409 when `card` is already among the person's `others` (the claim would not catch it: the person owns it). */
-function refuseDuplicate(card: Doc, others: readonly Doc[]): void {
-  const id = cardIdentity(card);
-  if (id !== undefined && others.some((c) => cardIdentity(c) === id)) {
-    throw conflict('CardIsAlreadyAssigned', `Card ${describe(id)} is already assigned to this person.`);
-  }
-}
-
 /** GET `<person>/cards` of the person as read (scope-checked by the caller), each card with its key. */
 export function listCards(ctx: Ctx, person: StoredObject): unknown[] {
   return renderElements('CardAssignments', cardsWithKeys(person.key, person.doc), ctx.ns);
-}
-
-/** POST `<person>/cards`: adds a card with a new key; answers the stored card. */
-export async function addCard(ctx: Ctx, loc: Locator, body: unknown): Promise<unknown> {
-  const fields = await parseCard(body);
-  const { result } = await editAt(ctx, loc, (cur) => {
-    const cards = cardsWithKeys(cur.key, cur.doc);
-    if (cards.length >= LIMITS.cards) throw invalidField('CardAssignments', `a person holds at most ${LIMITS.cards} cards`);
-    const card: Doc = { $type: CARD_TYPE, ...fields, Key: newKey() };
-    refuseDuplicate(card, cards);
-    return { doc: { ...cur.doc, CardAssignments: [...cards, card] }, result: card };
-  });
-  return render(ctx, result);
-}
-
-/** PUT `<person>/cards/<card key>`: replaces the card, keeping its key. */
-export async function replaceCard(ctx: Ctx, loc: Locator, cardKey: string, body: unknown): Promise<{ card: unknown; changed: boolean }> {
-  const fields = await parseCard(body);
-  const { changed, result } = await editAt(ctx, loc, (cur) => {
-    const cards = cardsWithKeys(cur.key, cur.doc);
-    const at = cards.findIndex((c) => c.Key === cardKey);
-    if (at < 0) throw cardNotFound();
-    const card: Doc = { $type: CARD_TYPE, ...fields, Key: cardKey };
-    if (canonicalJson(card) === canonicalJson(cards[at])) return { doc: undefined, result: card };
-    refuseDuplicate(
-      card,
-      cards.filter((_, i) => i !== at),
-    );
-    return { doc: { ...cur.doc, CardAssignments: cards.map((c, i) => (i === at ? card : c)) }, result: card };
-  });
-  return { card: render(ctx, result), changed };
-}
-
-/** DELETE `<person>/cards/<card key>`: removes the card and releases its number. */
-export async function removeCard(ctx: Ctx, loc: Locator, cardKey: string): Promise<void> {
-  await editAt(ctx, loc, (cur) => {
-    const cards = cardsWithKeys(cur.key, cur.doc);
-    if (!cards.some((c) => c.Key === cardKey)) throw cardNotFound();
-    return { doc: { ...cur.doc, CardAssignments: cards.filter((c) => c.Key !== cardKey) }, result: undefined };
-  });
 }
 
 /** Whether `card` is the card number (and facility code, when given) looked up. */

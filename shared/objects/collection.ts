@@ -4,8 +4,8 @@
  *
  * | call    | requests (success)                                                          |
  * | ------- | --------------------------------------------------------------------------- |
- * | list    | one Query (see `paging.ts`); an empty page outside the caller's instance reads the folder once (cached) |
- * | get     | one GetItem                                                                 |
+ * | list    | see `listObjects` in `paging.ts`                                            |
+ * | get     | one GetItem (`locate` in `access.ts`)                                        |
  * | create  | one TransactWriteItems (object + claims); the folder is read first (GetItem, + GetItem of `InFolderKey`'s folder) unless this execution environment read it in the last minute |
  * | replace | GetItem, one TransactWriteItems (object + added/released claims); none when unchanged |
  * | delete  | GetItem, one TransactWriteItems (object + released claims + extras)         |
@@ -30,15 +30,13 @@ import {
   type ExtraWrite,
   type StoredObject,
 } from '../db/objects-repo.ts';
-import { isObjectKey } from '../db/keys.ts';
 import type { CollectionDef } from '../model/collections.ts';
 import { newKey } from '../model/placement.ts';
 import type { StoredNote } from '../model/schemas/index.ts';
-import { authorName, checkListedScope, createTarget, forgetPlacement, locate, requireFolderInScope, requireRole, type Locator } from './access.ts';
+import { authorName, createTarget, forgetPlacement, locate, requireRole, type Locator } from './access.ts';
 import type { Behaviour } from './behaviour.ts';
 import type { Ctx } from './context.ts';
 import { concurrencyConflict, invalidFolder } from './errors.ts';
-import { pageOf, type Paging } from './paging.ts';
 import { behaviourOf } from './registry.ts';
 import { canonicalJson, checkDocSize, parseObjectBody, type Doc, type ObjectInput } from './validate.ts';
 
@@ -75,17 +73,6 @@ export function makeNote(ctx: Ctx, fields: Doc, ownerInstance: string): StoredNo
     CreatedOn: ctx.now.toISOString(),
     CreatedBy: authorName(ctx, ownerInstance),
   };
-}
-
-/** One page of a folder's collection. */
-export async function listObjects(ctx: Ctx, def: CollectionDef, folderKey: string, paging: Paging): Promise<StoredObject[]> {
-  // A key that cannot be a folder is refused before any read.
-  if (!isObjectKey(folderKey)) await requireFolderInScope(ctx, folderKey);
-  const items = await pageOf(ctx.db, folderKey, def.name, paging);
-  // The scope check costs nothing when the page has items (each carries its path).
-  if (items.length > 0) checkListedScope(ctx, items);
-  else await requireFolderInScope(ctx, folderKey);
-  return items;
 }
 
 /** Creates an object in a folder of the path (or in the folder below it that `InFolderKey` names). */
@@ -133,11 +120,6 @@ export async function createIn(ctx: Ctx, def: CollectionDef, folderKey: string, 
   }
   await ctx.hooks.afterWrite?.(ctx, o, undefined);
   return o;
-}
-
-/** The object a path names (one GetItem). */
-export function getAt(ctx: Ctx, loc: Locator): Promise<StoredObject> {
-  return locate(ctx, loc);
 }
 
 export interface ReplaceResult {

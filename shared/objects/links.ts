@@ -20,20 +20,16 @@
  * an idempotent action by anyone who may change the object (ReadOnly: 403) and answers 204; it
  * changes nothing (not even the version) and writes nothing.
  *
- * Every call is one GetItem (the object, with its scope) plus the work of the link.
+ * Every call is one GetItem (the object, with its scope) plus the work of the link. The GETs are
+ * here; the calls that change something are in `link-writes.ts`, loaded with the first of them.
  */
-import { documentLink, renderElements } from '../model/render.ts';
+import { documentLink } from '../model/render.ts';
 import { notFound } from '../errors.ts';
 import { locate, type Locator } from './access.ts';
-import { requireAnyWrite, requireWrite } from './collection.ts';
 import type { Ctx } from './context.ts';
-import { onlyMethods, notImplemented } from './errors.ts';
-import { putInputStatus, statusOf } from './input-status.ts';
-import { addCard, listCards, removeCard, replaceCard } from './cards.ts';
-import { addNote, removeNote } from './notes.ts';
-import { behaviourOf } from './registry.ts';
-import type { StoredNote } from '../model/schemas/index.ts';
-import { collectionByName } from '../model/collections.ts';
+import { onlyMethods } from './errors.ts';
+import { statusOf } from './input-status.ts';
+import { listCards } from './cards.ts';
 import type { StoredObject } from '../db/objects-repo.ts';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
@@ -58,7 +54,7 @@ const EXTRA: Readonly<Record<string, Readonly<Record<string, readonly Method[]>>
 };
 
 /** The collection a locator names before any read (folders and peripherals: known after it). */
-const collectionOf = (loc: Locator): string | undefined => (loc.kind === 'member' ? loc.collection : undefined);
+export const collectionOf = (loc: Locator): string | undefined => (loc.kind === 'member' ? loc.collection : undefined);
 
 function methodsOf(collection: string | undefined, link: string): readonly Method[] | undefined {
   // `link` comes from the path: only own entries count (`constructor` is no link).
@@ -68,7 +64,7 @@ function methodsOf(collection: string | undefined, link: string): readonly Metho
 }
 
 /** Finds the object and checks that its link answers `method` (404 unknown link, 405 other method). */
-async function resolve(ctx: Ctx, loc: Locator, link: string, method: Method): Promise<StoredObject> {
+export async function resolve(ctx: Ctx, loc: Locator, link: string, method: Method): Promise<StoredObject> {
   const o = await locate(ctx, loc);
   const methods = methodsOf(o.collection, link);
   if (!methods) throw notFound(`${o.collection} have no "${link}".`);
@@ -97,52 +93,4 @@ export async function readLink(ctx: Ctx, loc: Locator, link: string): Promise<un
     default:
       throw notFound();
   }
-}
-
-export type PostResult = { readonly created: unknown } | { readonly noContent: true };
-
-/** POST `<Href>/<link>`: add a note, add a card, take ownership. */
-export async function postLink(ctx: Ctx, loc: Locator, link: string, body: unknown): Promise<PostResult> {
-  const known = collectionOf(loc);
-  if (known === 'people' && link === 'cards') return { created: await addCard(ctx, loc, body) };
-  if (link === 'notes') {
-    const note: StoredNote = await addNote(ctx, loc, body);
-    return { created: renderElements('Notes', [note], ctx.ns)[0] };
-  }
-  if (link === 'takeownership') {
-    requireAnyWrite(ctx);
-    if (known) requireWrite(ctx, behaviourOf(known));
-    const o = await resolve(ctx, loc, link, 'POST');
-    requireWrite(ctx, behaviourOf(o.collection));
-    return { noContent: true };
-  }
-  await resolve(ctx, loc, link, 'POST');
-  throw notFound();
-}
-
-/** DELETE `<Href>/<link>/<linkKey>`: remove a note, remove a card. */
-export async function deleteLinkItem(ctx: Ctx, loc: Locator, link: string, linkKey: string): Promise<void> {
-  if (link === 'notes') return removeNote(ctx, loc, linkKey);
-  if (collectionOf(loc) === 'people' && link === 'cards') return removeCard(ctx, loc, linkKey);
-  await resolve(ctx, loc, link, 'DELETE');
-  throw notFound();
-}
-
-/** PUT `<Href>/<link>`: an input's status. Other PUT links of the route table are not implemented here. */
-export async function putLink(ctx: Ctx, loc: Locator, link: string, body: unknown): Promise<void> {
-  const known = collectionOf(loc);
-  if (known === 'inputs' && link === 'status') return putInputStatus(ctx, loc, body);
-  if (known && collectionByName(known)?.putLinks?.includes(link)) throw notImplemented(`PUT ${known}/<key>/${link}`);
-  await resolve(ctx, loc, link, 'PUT');
-  throw notFound();
-}
-
-/** PUT `<Href>/<link>/<linkKey>` (collections listing the link in `putLinkItems`): replace a card. */
-export async function putLinkItem(ctx: Ctx, loc: Locator, link: string, linkKey: string, body: unknown): Promise<{ item: unknown; changed: boolean }> {
-  if (collectionOf(loc) === 'people' && link === 'cards') {
-    const r = await replaceCard(ctx, loc, linkKey, body);
-    return { item: r.card, changed: r.changed };
-  }
-  await resolve(ctx, loc, link, 'PUT');
-  throw notFound();
 }

@@ -4,23 +4,29 @@
  * operations map (the route row carries the collection); the folders family adds the `folder`
  * ones, the devices family the `peripheral` ones, the people family the `people` one (bycard).
  * `objectOperations(hooks)` gives a family the same operations with its hooks (see `hooks.ts`).
+ *
+ * The reads are here. The operations that change something are in `write-operations.ts`, loaded
+ * with the first of them (`import()`): the validators, the behaviours, the transactions and the
+ * relationship service they bring are code a cold start that serves a read never reads.
  */
 import { notFound } from '../errors.ts';
-import { created, noContent, ok, queryValue, type ApiRequest, type BaseDeps, type Operation } from '../http/types.ts';
+import { ok, queryValue, type ApiRequest, type BaseDeps, type Operation } from '../http/types.ts';
 import { collectionByName, type CollectionDef } from '../model/collections.ts';
-import type { StoredObject } from '../db/objects-repo.ts';
-import { hideOuterFolder, renderObject } from '../model/render.ts';
-import type { Locator } from './access.ts';
+import { locate, type Locator } from './access.ts';
 import { personByCard } from './cards.ts';
-import { createIn, getAt, listObjects, removeAt, replaceAt } from './collection.ts';
 import { contextOf, type Ctx } from './context.ts';
 import { NO_HOOKS, type ObjectHooks } from './hooks.ts';
-import { deleteLinkItem, postLink, putLink, putLinkItem, readLink } from './links.ts';
-import { parsePaging } from './paging.ts';
-import { revokeSessionsAt } from './sessions.ts';
+import { readLink } from './links.ts';
+import { listObjects, parsePaging } from './paging.ts';
+import { view } from './view.ts';
 
 type Operations = Readonly<Record<string, Operation<BaseDeps>>>;
 type ContextOf = (req: ApiRequest, deps: BaseDeps) => Ctx;
+type Writes = typeof import('./write-operations.ts');
+
+let writeOperations: Promise<Writes> | undefined;
+/** The write operations' module, loaded by the first write of this execution environment. */
+const writes = (): Promise<Writes> => (writeOperations ??= import('./write-operations.ts'));
 
 const param = (req: ApiRequest, name: string): string => req.params[name] ?? '';
 
@@ -40,47 +46,22 @@ const memberAt = (req: ApiRequest): Locator => ({
 const folderAt = (req: ApiRequest): Locator => ({ kind: 'folder', key: param(req, 'folderKey') });
 const peripheralAt = (req: ApiRequest): Locator => ({ kind: 'peripheral', folderKey: param(req, 'folderKey'), key: param(req, 'key') });
 
-/**
- * An object as the caller may see it: the caller's own instance is held by a parent the caller
- * cannot see, so its `InFolderKey` and `InFolderHref` are not shown (a Key of another tenant).
- */
-function view(ctx: Ctx, o: StoredObject): Record<string, unknown> {
-  return hideOuterFolder(renderObject(o, ctx.ns), o, ctx.principal.instanceKey);
-}
-
 /** GET, PUT and DELETE of an object, and its sub-resources, wherever the locator points. */
 function operationsAt(at: (req: ApiRequest) => Locator, ctxOf: ContextOf) {
   const get: Operation = async (req, deps) => {
     const ctx = ctxOf(req, deps);
-    return ok(view(ctx, await getAt(ctx, at(req))));
+    return ok(view(ctx, await locate(ctx, at(req))));
   };
-  const replace: Operation = async (req, deps) => {
-    const ctx = ctxOf(req, deps);
-    const r = await replaceAt(ctx, at(req), req.body);
-    return r.changed && !r.behaviour.def.putAnswersNoContent ? ok(view(ctx, r.object)) : noContent();
-  };
-  const remove: Operation = async (req, deps) => {
-    await removeAt(ctxOf(req, deps), at(req));
-    return noContent();
-  };
+  const replace: Operation = async (req, deps) => (await writes()).replace(ctxOf(req, deps), at(req), req.body);
+  const remove: Operation = async (req, deps) => (await writes()).remove(ctxOf(req, deps), at(req));
   const getLink: Operation = async (req, deps) => ok(await readLink(ctxOf(req, deps), at(req), param(req, 'link')));
-  const postLinkOp: Operation = async (req, deps) => {
-    const r = await postLink(ctxOf(req, deps), at(req), param(req, 'link'), req.body);
-    return 'created' in r ? created(r.created) : noContent();
-  };
-  const deleteLinkItemOp: Operation = async (req, deps) => {
-    await deleteLinkItem(ctxOf(req, deps), at(req), param(req, 'link'), param(req, 'linkKey'));
-    return noContent();
-  };
-  const putLinkOp: Operation = async (req, deps) => {
-    await putLink(ctxOf(req, deps), at(req), param(req, 'link'), req.body);
-    return noContent();
-  };
-  const putLinkItemOp: Operation = async (req, deps) => {
-    const r = await putLinkItem(ctxOf(req, deps), at(req), param(req, 'link'), param(req, 'linkKey'), req.body);
-    return r.changed ? ok(r.item) : noContent();
-  };
-  return { get, replace, remove, getLink, postLink: postLinkOp, deleteLinkItem: deleteLinkItemOp, putLink: putLinkOp, putLinkItem: putLinkItemOp };
+  const postLink: Operation = async (req, deps) => (await writes()).postLink(ctxOf(req, deps), at(req), param(req, 'link'), req.body);
+  const deleteLinkItem: Operation = async (req, deps) =>
+    (await writes()).deleteLinkItem(ctxOf(req, deps), at(req), param(req, 'link'), param(req, 'linkKey'));
+  const putLink: Operation = async (req, deps) => (await writes()).putLink(ctxOf(req, deps), at(req), param(req, 'link'), req.body);
+  const putLinkItem: Operation = async (req, deps) =>
+    (await writes()).putLinkItem(ctxOf(req, deps), at(req), param(req, 'link'), param(req, 'linkKey'), req.body);
+  return { get, replace, remove, getLink, postLink, deleteLinkItem, putLink, putLinkItem };
 }
 
 export interface ObjectOperations {
@@ -110,16 +91,13 @@ export function objectOperations(hooks: ObjectHooks = NO_HOOKS): ObjectOperation
         const items = await listObjects(ctx, collectionOf(req), param(req, 'folderKey'), paging);
         return ok(items.map((o) => view(ctx, o)));
       },
-      create: async (req, deps) => {
-        const ctx = ctxOf(req, deps);
-        return created(view(ctx, await createIn(ctx, collectionOf(req), param(req, 'folderKey'), req.body)));
-      },
+      create: async (req, deps) => (await writes()).create(ctxOf(req, deps), collectionOf(req), param(req, 'folderKey'), req.body),
       ...member,
     }),
     folder: Object.freeze({
       currentInstance: async (req, deps) => {
         const ctx = ctxOf(req, deps);
-        return ok(view(ctx, await getAt(ctx, { kind: 'folder', key: ctx.principal.instanceKey })));
+        return ok(view(ctx, await locate(ctx, { kind: 'folder', key: ctx.principal.instanceKey })));
       },
       getFolder: folder.get,
       replaceFolder: folder.replace,
@@ -141,10 +119,7 @@ export function objectOperations(hooks: ObjectHooks = NO_HOOKS): ObjectOperation
       getPeripheralLink: peripheral.getLink,
     }),
     users: Object.freeze({
-      revokeSessions: async (req, deps) => {
-        await revokeSessionsAt(ctxOf(req, deps), memberAt(req));
-        return noContent();
-      },
+      revokeSessions: async (req, deps) => (await writes()).revokeSessions(ctxOf(req, deps), memberAt(req)),
     }),
   };
 }

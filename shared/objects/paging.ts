@@ -13,6 +13,10 @@
  */
 import { listCollection, listCollectionKeys, type StoredObject } from '../db/objects-repo.ts';
 import type { Db } from '../db/client.ts';
+import { isObjectKey } from '../db/keys.ts';
+import type { CollectionDef } from '../model/collections.ts';
+import { checkListedScope, requireFolderInScope } from './access.ts';
+import type { Ctx } from './context.ts';
 import { cursorCache } from './cursor-cache.ts';
 
 import type { Paging } from '../http/params.ts';
@@ -47,5 +51,19 @@ export async function pageOf(db: Db, folder: string, collection: string, { page,
     start = out.nextStart;
   } while (items.length < pageSize && start !== undefined);
   if (items.length === pageSize) cursorCache.set(cursorKey(db, folder, collection, pageSize, page + 1), items[items.length - 1]!.key);
+  return items;
+}
+
+/**
+ * One page of a folder's collection, scope-checked: one Query; an empty page outside the caller's
+ * instance reads the folder once (cached).
+ */
+export async function listObjects(ctx: Ctx, def: CollectionDef, folderKey: string, paging: Paging): Promise<StoredObject[]> {
+  // A key that cannot be a folder is refused before any read.
+  if (!isObjectKey(folderKey)) await requireFolderInScope(ctx, folderKey);
+  const items = await pageOf(ctx.db, folderKey, def.name, paging);
+  // The scope check costs nothing when the page has items (each carries its path).
+  if (items.length > 0) checkListedScope(ctx, items);
+  else await requireFolderInScope(ctx, folderKey);
   return items;
 }

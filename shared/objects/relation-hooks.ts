@@ -4,16 +4,22 @@
  * transaction, checked before anything is written), a rename is carried
  * to the links that point at the object, a delete forgets its connections both ways, and
  * `<Href>/connections` and `<Href>/references` list the connected objects.
+ *
+ * The service loads with the first hook called (`import()`): a plain GET of an object calls none.
  */
-import { connectedObjects, forgetObject, planObjectLinks, referencingObjects, refreshLinksTo } from '../relations/service.ts';
 import type { ObjectHooks } from './hooks.ts';
 
+type Service = typeof import('../relations/service.ts');
+
+let service: Promise<Service> | undefined;
+const relations = (): Promise<Service> => (service ??= import('../relations/service.ts'));
+
 export const relationHooks: ObjectHooks = Object.freeze<ObjectHooks>({
-  beforeWrite: (ctx, draft, previous) => planObjectLinks(ctx, draft, previous),
+  beforeWrite: async (ctx, draft, previous) => (await relations()).planObjectLinks(ctx, draft, previous),
   afterWrite: async (ctx, o, previous) => {
-    if (previous && previous.doc.CommonName !== o.doc.CommonName) await refreshLinksTo(ctx, o);
+    if (previous && previous.doc.CommonName !== o.doc.CommonName) await (await relations()).refreshLinksTo(ctx, o);
   },
-  afterDelete: (ctx, o) => forgetObject(ctx, o),
-  connections: (ctx, o) => connectedObjects(ctx, o),
-  references: (ctx, o) => referencingObjects(ctx, o),
+  afterDelete: async (ctx, o) => (await relations()).forgetObject(ctx, o),
+  connections: async (ctx, o) => (await relations()).connectedObjects(ctx, o),
+  references: async (ctx, o) => (await relations()).referencingObjects(ctx, o),
 });

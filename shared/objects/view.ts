@@ -1,0 +1,12 @@
+/** An object as its caller may see it, shared by the read and the write operations. */
+import type { StoredObject } from '../db/objects-repo.ts';
+import { hideOuterFolder, renderObject } from '../model/render.ts';
+import type { Ctx } from './context.ts';
+
+/**
+ * The caller's own instance is held by a parent the caller cannot see, so its `InFolderKey` and
+ * `InFolderHref` are not shown (a Key of another tenant).
+ */
+export function view(ctx: Ctx, o: StoredObject): Record<string, unknown> {
+  return hideOuterFolder(renderObject(o, ctx.ns), o, ctx.principal.instanceKey);
+}
