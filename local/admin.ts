@@ -37,15 +37,8 @@ import { parseArgs } from 'node:util';
 import { loadConfig, resetConfigForTests } from '#shared/config.ts';
 import { ApiError } from '#shared/errors.ts';
 import { createDb, ensureTable, type Db } from '#shared/db/client.ts';
-import {
-  SECURITY_LEVELS,
-  ROLES,
-  createInstance,
-  createUser,
-  findInstanceByName,
-  setInstanceLicense,
-  type SecurityLevel,
-} from '#shared/auth/directory.ts';
+import { SECURITY_LEVELS, ROLES, findInstanceByName, type SecurityLevel } from '#shared/auth/directory.ts';
+import { createInstance, createUser, setInstanceLicense } from '#shared/auth/provisioning.ts';
 import { signingKeyAt } from '#shared/auth/key-ring.ts';
 import { maintainFileRing, rotationPolicyOf } from '#shared/auth/keys.ts';
 import { localLicenseAuthority } from '#shared/auth/licenses.ts';

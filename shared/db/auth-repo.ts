@@ -26,18 +26,8 @@ import { GetCommand, UpdateCommand, type TransactWriteCommandInput, type UpdateC
 import { ConditionFailed } from '../errors.ts';
 import type { Db } from './client.ts';
 import { AUTH_SK, REFRESH_SK, objectPk, refreshFamilyPk, refreshTokenPk } from './keys.ts';
-import {
-  claimItemKey,
-  fromItem,
-  getItems,
-  isTransactionConflict,
-  objectItemKey,
-  send,
-  toItem,
-  transact,
-  type Claim,
-  type StoredObject,
-} from './objects-repo.ts';
+import { claimItemKey, fromItem, getItems, objectItemKey, send, type Claim, type StoredObject } from './objects-repo.ts';
+import { isTransactionConflict, toItem, transact } from './object-writes.ts';
 
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 

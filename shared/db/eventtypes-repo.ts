@@ -15,7 +15,8 @@
 import { DeleteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Db } from './client.ts';
 import { OBJECT_SK, objectPk, partitionPk } from './keys.ts';
-import { fromItem, queryAll, send, transact, type ExtraWrite, type StoredObject } from './objects-repo.ts';
+import { fromItem, queryAll, send, type ExtraWrite, type StoredObject } from './objects-repo.ts';
+import { transact } from './object-writes.ts';
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 

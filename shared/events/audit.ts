@@ -38,7 +38,8 @@ import {
   deleteAlarmLinkItems,
   eventTypeWithAlarms,
 } from '../db/eventtypes-repo.ts';
-import { deleteObject, listCollection, type StoredObject } from '../db/objects-repo.ts';
+import { listCollection, type StoredObject } from '../db/objects-repo.ts';
+import { deleteObject } from '../db/object-writes.ts';
 import type { Placement } from '../model/placement.ts';
 import { eventTypeClaims } from './event-type-body.ts';
 import { fillTemplate } from './posting.ts';

@@ -27,19 +27,8 @@ import {
   putAlarmLink,
 } from '../db/eventtypes-repo.ts';
 import { isObjectKey } from '../db/keys.ts';
-import {
-  claimOwner,
-  conditionFailedAt,
-  createObject,
-  deleteObject,
-  failedClaim,
-  getObject,
-  getObjects,
-  isTransactionConflict,
-  replaceObject,
-  type Claim,
-  type StoredObject,
-} from '../db/objects-repo.ts';
+import { claimOwner, getObject, getObjects, type Claim, type StoredObject } from '../db/objects-repo.ts';
+import { conditionFailedAt, createObject, deleteObject, failedClaim, isTransactionConflict, replaceObject } from '../db/object-writes.ts';
 import { ApiError, ConditionFailed, conflict, notFound, validationFailed } from '../errors.ts';
 import { monikerClaim } from '../model/claims.ts';
 import { documentLink } from '../model/render.ts';

@@ -5,19 +5,17 @@
  */
 import { renderElements } from '../model/render.ts';
 import { notFound } from '../errors.ts';
-import { locate, requireRole, type Locator } from './access.ts';
+import type { Locator } from './access.ts';
 import { requireAnyWrite, requireWrite } from './collection.ts';
 import type { Ctx } from './context.ts';
 import { notImplemented } from './errors.ts';
-import { STATUS_TYPE } from './input-status.ts';
+import { putInputStatus } from './input-status.ts';
 import { addCard, removeCard, replaceCard } from './card-writes.ts';
 import { collectionOf, resolve } from './links.ts';
 import { addNote, removeNote } from './notes.ts';
 import { behaviourOf } from './registry.ts';
 import type { StoredNote } from '../model/schemas/index.ts';
 import { collectionByName } from '../model/collections.ts';
-import { putObjectStatus } from '../db/objects-repo.ts';
-import { parseElementBody } from './validate.ts';
 
 export type PostResult = { readonly created: unknown } | { readonly noContent: true };
 
@@ -65,12 +63,4 @@ export async function putLinkItem(ctx: Ctx, loc: Locator, link: string, linkKey:
   }
   await resolve(ctx, loc, link, 'PUT');
   throw notFound();
-}
-
-/** Stores an input's latest status: one GetItem (the input, for scope) and one PutItem. */
-async function putInputStatus(ctx: Ctx, loc: Locator, body: unknown): Promise<void> {
-  requireRole(ctx, 'Operator', 'report input status');
-  const status = await parseElementBody(body, STATUS_TYPE);
-  const input = await locate(ctx, loc);
-  await putObjectStatus(ctx.db, input.key, status, ctx.now.toISOString());
 }

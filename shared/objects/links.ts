@@ -23,16 +23,19 @@
  * Every call is one GetItem (the object, with its scope) plus the work of the link. The GETs are
  * here; the calls that change something are in `link-writes.ts`, loaded with the first of them.
  */
-import { documentLink } from '../model/render.ts';
+import { documentLink, renderValue } from '../model/render.ts';
 import { notFound } from '../errors.ts';
 import { locate, type Locator } from './access.ts';
 import type { Ctx } from './context.ts';
 import { onlyMethods } from './errors.ts';
-import { statusOf } from './input-status.ts';
 import { listCards } from './cards.ts';
-import type { StoredObject } from '../db/objects-repo.ts';
+import { getObjectStatus, type StoredObject } from '../db/objects-repo.ts';
+import { typeTag } from '../model/types.ts';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
+
+/** The type of an input's latest status (`<input Href>/status`, see `input-status.ts`). */
+export const STATUS_TYPE = 'InputStatusItem';
 
 /** Methods each link answers (the Allow header of a 405). */
 const STANDARD: Readonly<Record<string, readonly Method[]>> = {
@@ -93,4 +96,10 @@ export async function readLink(ctx: Ctx, loc: Locator, link: string): Promise<un
     default:
       throw notFound();
   }
+}
+
+/** An input's latest status (one GetItem); an InputStatusItem without fields until one is reported. */
+export async function statusOf(ctx: Ctx, input: StoredObject): Promise<unknown> {
+  const status = await getObjectStatus(ctx.db, input.key);
+  return status ? renderValue(status, ctx.ns) : { $type: typeTag(ctx.ns, STATUS_TYPE) };
 }

@@ -5,7 +5,8 @@
  * read, and retried when the object changed in between. A PUT of the object keeps its notes;
  * deleting the object deletes them with it.
  */
-import { ownInstance, updateDoc } from '../db/objects-repo.ts';
+import { ownInstance } from '../db/objects-repo.ts';
+import { updateDoc } from '../db/object-writes.ts';
 import { ConditionFailed } from '../errors.ts';
 import { notFound } from '../errors.ts';
 import { LIMITS } from '../model/limits.ts';

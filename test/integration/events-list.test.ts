@@ -1,6 +1,6 @@
 /** The events list: order, paging, every query parameter, scope and cost. */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { transact } from '#shared/db/objects-repo.ts';
+import { transact } from '#shared/db/object-writes.ts';
 import { putConnection } from '#shared/db/relations-repo.ts';
 import { seedTenant, uniqueName } from '../support/tokens.ts';
 import { bson, setupEvents, type Env } from './events-fixture.ts';

@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { decodeProtectedHeader } from 'jose';
 import { createAuthenticator } from '#shared/auth/authenticator.ts';
-import { createInstance } from '#shared/auth/directory.ts';
+import { createInstance } from '#shared/auth/provisioning.ts';
 import { fileKeyStore, maintainFileRing, rotationPolicyOf } from '#shared/auth/keys.ts';
 import { localLicenseAuthority } from '#shared/auth/licenses.ts';
 import { hashPassword } from '#shared/auth/passwords.ts';

@@ -11,7 +11,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHandler as createFanoutHandler } from '#functions/fanout/handler.ts';
 import { createHandler as createWebSocketHandler } from '#functions/websocket/handler.ts';
 import { issueAccessToken } from '#shared/auth/access-tokens.ts';
-import { createInstance, createUser } from '#shared/auth/directory.ts';
+import { createInstance, createUser } from '#shared/auth/provisioning.ts';
 import { putLiveEvent, type EventWrite } from '#shared/db/events-repo.ts';
 import type { StoredObject } from '#shared/db/objects-repo.ts';
 import { createStreamReader } from '#shared/db/stream-reader.ts';

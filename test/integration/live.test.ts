@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHandler as createFanoutHandler } from '#functions/fanout/handler.ts';
 import { createHandler as createWebSocketHandler } from '#functions/websocket/handler.ts';
 import { issueAccessToken } from '#shared/auth/access-tokens.ts';
-import { createInstance, createUser } from '#shared/auth/directory.ts';
+import { createInstance, createUser } from '#shared/auth/provisioning.ts';
 import { putLiveEvent } from '#shared/db/events-repo.ts';
 import { renderEvent } from '#shared/events/render.ts';
 import { getConnection, subscriptionsOf } from '#shared/db/live-repo.ts';

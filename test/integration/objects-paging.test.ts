@@ -3,7 +3,7 @@
  * order, and the cost of walking a collection: one Query a page, O(total items) in all.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createObject } from '#shared/db/objects-repo.ts';
+import { createObject } from '#shared/db/object-writes.ts';
 import { newKey, placeIn } from '#shared/model/placement.ts';
 import { cursorCache } from '#shared/objects/cursor-cache.ts';
 import { commandsOf, createTestDb, type TestDb } from '../support/db.ts';

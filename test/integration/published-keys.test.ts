@@ -11,7 +11,7 @@
 import { decodeProtectedHeader } from 'jose';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createHandler as createKeygen, type KeygenDeps, type KeygenProperties } from '../../functions/keygen/handler.ts';
-import { createInstance } from '#shared/auth/directory.ts';
+import { createInstance } from '#shared/auth/provisioning.ts';
 import { parseRing } from '#shared/auth/key-ring.ts';
 import { fileKeyStore, generateSigningJwk, keyStoreFor, tableKeyStore, type KeyStore, type RingSource } from '#shared/auth/keys.ts';
 import { localLicenseAuthority } from '#shared/auth/licenses.ts';

@@ -1,16 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ConditionFailed } from '#shared/errors.ts';
-import {
-  claimOwner,
-  createObject,
-  deleteObject,
-  failedClaim,
-  getObject,
-  getObjects,
-  listCollection,
-  replaceObject,
-  type StoredObject,
-} from '#shared/db/objects-repo.ts';
+import { claimOwner, getObject, getObjects, listCollection, type StoredObject } from '#shared/db/objects-repo.ts';
+import { createObject, deleteObject, failedClaim, replaceObject } from '#shared/db/object-writes.ts';
 import { cardClaim } from '#shared/model/claims.ts';
 import { newKey, placeIn, placeInstance } from '#shared/model/placement.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';

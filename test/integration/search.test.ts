@@ -1,5 +1,6 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createObject, type StoredObject } from '#shared/db/objects-repo.ts';
+import { type StoredObject } from '#shared/db/objects-repo.ts';
+import { createObject } from '#shared/db/object-writes.ts';
 import { cardClaim } from '#shared/model/claims.ts';
 import { newKey, placeIn } from '#shared/model/placement.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';

@@ -5,7 +5,7 @@
  * cache time (30 s, moved past with the server clock) has gone by; and who may sign a user out.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createInstance } from '#shared/auth/directory.ts';
+import { createInstance } from '#shared/auth/provisioning.ts';
 import { localLicenseAuthority } from '#shared/auth/licenses.ts';
 import { hashPassword } from '#shared/auth/passwords.ts';
 import { STATUS_CACHE_MS } from '#shared/auth/status-check.ts';

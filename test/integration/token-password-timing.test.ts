@@ -6,7 +6,7 @@
  * process, at the cost configured when it is first needed.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createInstance } from '#shared/auth/directory.ts';
+import { createInstance } from '#shared/auth/provisioning.ts';
 import { localLicenseAuthority } from '#shared/auth/licenses.ts';
 import { hashPassword, parseHash } from '#shared/auth/passwords.ts';
 import { resetConfigForTests } from '#shared/config.ts';

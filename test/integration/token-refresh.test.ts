@@ -5,11 +5,12 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createLocalJWKSet, jwtVerify } from 'jose';
-import { createInstance } from '#shared/auth/directory.ts';
+import { createInstance } from '#shared/auth/provisioning.ts';
 import { localLicenseAuthority } from '#shared/auth/licenses.ts';
 import { hashPassword } from '#shared/auth/passwords.ts';
 import { seedDeployment } from '#shared/auth/bootstrap.ts';
-import { getObject, replaceObject, type StoredObject } from '#shared/db/objects-repo.ts';
+import { getObject, type StoredObject } from '#shared/db/objects-repo.ts';
+import { replaceObject } from '#shared/db/object-writes.ts';
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { OAuthError } from '#shared/errors.ts';
 import { newKey } from '#shared/model/placement.ts';
