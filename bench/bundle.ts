@@ -3,10 +3,10 @@
  * the stack's local bundler builds every code asset with, one build per function (`index.mjs` and
  * the chunks it loads), with esbuild's metafile to say which packages make up the bytes.
  */
-import { mkdir, readdir, stat, symlink } from 'node:fs/promises';
-import { join } from 'node:path';
+import { mkdir, readdir, stat, symlink, writeFile } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
 import { build, type Metafile } from 'esbuild';
-import { HANDLER_FILE, PROJECT_ROOT, esbuildOptions, functionBundling, functionEntry, packageVersion } from '../infra/bundling.ts';
+import { HANDLER_FILE, PROJECT_ROOT, checkNoDynamicRequire, esbuildOptions, functionBundling, functionEntry, packageVersion } from '../infra/bundling.ts';
 
 /** The function folders CDK bundles: every `functions/<name>/handler.ts`. */
 export async function functionNames(): Promise<string[]> {
@@ -145,7 +145,12 @@ export async function bundleAll(outDir: string, extra: Readonly<Record<string, s
   const builds = await Promise.all(
     Object.entries(entries).map(async ([name, entry]) => {
       const dir = join(outDir, name);
-      const result = await build(esbuildOptions(functionBundling(entry, version), dir));
+      const result = await build({ ...esbuildOptions(functionBundling(entry, version), dir), write: false });
+      checkNoDynamicRequire(result.outputFiles);
+      for (const f of result.outputFiles) {
+        await mkdir(dirname(f.path), { recursive: true });
+        await writeFile(f.path, f.contents);
+      }
       return { name, dir, metafile: result.metafile! };
     }),
   );

@@ -19,7 +19,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readFileRing } from '#shared/auth/keys.ts';
+import { readFileRing } from '#shared/auth/key-files.ts';
 import { publicJwksOf } from '#shared/auth/key-ring.ts';
 import { writePublishedJwks } from '#shared/db/published-keys.ts';
 import { createDb } from '#shared/db/client.ts';

@@ -2,8 +2,8 @@
  * Where function code lives and how every function is bundled. The stack refers to function
  * code only by entry path: nothing under `functions/` is imported at synth time.
  */
-import { copyFileSync, readFileSync } from 'node:fs';
-import { join, relative } from 'node:path';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { AssetHashType, DockerImage, type ILocalBundling } from 'aws-cdk-lib';
 import { Architecture, Code, Runtime } from 'aws-cdk-lib/aws-lambda';
@@ -143,18 +143,35 @@ export function esbuildOptions(b: FunctionBundling, outdir: string): BuildOption
     // Maps without the sources: stack traces still name file and line, at a quarter of the size.
     sourcesContent: false,
     external: [...b.externalModules],
-    // Some CommonJS dependencies call `require` (of node: builtins); ESM output has none. Every
-    // output file is a module of its own, so each chunk gets the banner.
-    banner: { js: "import { createRequire as __gatehouseCreateRequire } from 'node:module'; const require = __gatehouseCreateRequire(import.meta.url);" },
+    // No `require` banner: no bundled module calls `require` at run time (esbuild resolves the
+    // CommonJS ones' requires at build time), and a banner would be read by every chunk of every
+    // cold start. A dependency that starts to is refused by `bundleFunctionSync` (see below).
     define: { __GATEHOUSE_VERSION__: JSON.stringify(b.version) },
     metafile: true,
     logLevel: 'silent',
   };
 }
 
+/** What esbuild's shim throws where a bundled module calls `require` at run time, which ESM output cannot serve. */
+export const DYNAMIC_REQUIRE = 'Dynamic require of "';
+
+/**
+ * Throws when a built code file would call `require` at run time (a CommonJS dependency requiring
+ * a package esbuild left to run time, a Node builtin): it would fail in Lambda, on first call.
+ */
+export function checkNoDynamicRequire(files: ReadonlyArray<{ readonly path: string; readonly text: string }>): void {
+  const bad = files.filter((f) => f.path.endsWith('.mjs') && f.text.includes(DYNAMIC_REQUIRE)).map((f) => f.path);
+  if (bad.length > 0) throw new Error(`a bundled module calls require() at run time, which ESM output cannot serve: ${bad.join(', ')}`);
+}
+
 /** Bundles one function into `outdir` and copies its files beside the code; the build's metafile. */
 export function bundleFunctionSync(b: FunctionBundling, outdir: string): Metafile {
-  const result = buildSync(esbuildOptions(b, outdir));
+  const result = buildSync({ ...esbuildOptions(b, outdir), write: false });
+  checkNoDynamicRequire(result.outputFiles);
+  for (const f of result.outputFiles) {
+    mkdirSync(dirname(f.path), { recursive: true });
+    writeFileSync(f.path, f.contents);
+  }
   for (const f of b.files) copyFileSync(f.from, join(outdir, f.to));
   return result.metafile!;
 }

@@ -3,7 +3,7 @@
  * maintenance step of `<data dir>/keys/signing-key.json` every minute (a retired key is dropped
  * within a minute of its last token's expiry; a due rollover is published within a minute).
  */
-import { maintainFileRing } from '#shared/auth/keys.ts';
+import { maintainFileRing } from '#shared/auth/key-files.ts';
 import type { RotationPolicy } from '#shared/auth/key-ring.ts';
 import type { Logger } from '@aws-lambda-powertools/logger';
 

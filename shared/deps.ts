@@ -5,7 +5,7 @@
 import { config as loadedConfig, type Config } from './config.ts';
 import { createAuthenticator } from './auth/authenticator.ts';
 import { keyStoreFor, type KeyStore, type RingSource } from './auth/keys.ts';
-import { licenseVerifierFor, type LicenseVerifier } from './auth/licenses.ts';
+import type { LicenseVerifier } from './auth/licenses.ts';
 import { createStatusCheck } from './auth/status-check.ts';
 import { createDb, type Db, type DbOptions } from './db/client.ts';
 import type { BaseDeps, Principal } from './http/types.ts';
@@ -19,7 +19,7 @@ export interface CoreDeps extends BaseDeps {
    * passes the SNS notifier; the default never loads SNS (see `outboxOnlyNotifierFor`).
    */
   readonly notifier: Notifier;
-  /** Checks instance licences at login. */
+  /** Checks instance licences at login (loaded with the first check). */
   readonly licenses: LicenseVerifier;
 }
 
@@ -45,6 +45,16 @@ export interface CoreDepsOverrides {
   readonly checkStatus?: false | ((principal: Principal) => Promise<void>);
 }
 
+/**
+ * The licence verifier of a configuration, loaded with the first licence checked (`import()`):
+ * only logins check one, so the other functions never load it.
+ */
+function licensesOf(config: Config): LicenseVerifier {
+  let verifier: Promise<LicenseVerifier> | undefined;
+  const load = (): Promise<LicenseVerifier> => (verifier ??= import('./auth/licenses.ts').then((m) => m.licenseVerifierFor(config)));
+  return { check: async (license, holderKey, now) => (await load()).check(license, holderKey, now) };
+}
+
 export function createCoreDeps(over: CoreDepsOverrides = {}): CoreDeps {
   const config = over.config ?? loadedConfig();
   const db = over.db ?? createDb(config, over.dbOptions);
@@ -57,6 +67,6 @@ export function createCoreDeps(over: CoreDepsOverrides = {}): CoreDeps {
       : (over.checkStatus ?? createStatusCheck({ db, now, ...(over.statusCacheMs !== undefined ? { cacheMs: over.statusCacheMs } : {}) }));
   const authenticator = createAuthenticator({ config, keys, ...(checkStatus ? { checkStatus } : {}) });
   const notifier = over.notifier ?? outboxOnlyNotifierFor(config);
-  const licenses = over.licenses ?? licenseVerifierFor(config);
+  const licenses = over.licenses ?? licensesOf(config);
   return { config, db, logger, keys, authenticator, now, notifier, licenses };
 }

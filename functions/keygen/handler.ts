@@ -34,7 +34,8 @@ import type { CloudFormationCustomResourceEvent, CloudFormationCustomResourceRes
 import type { JSONWebKeySet, JWK } from 'jose';
 import { loadConfig } from '#shared/config.ts';
 import { kidsOf, maintainRing, newRing, parseRing, publicJwk, rolloverWrites, serializeRing, type KeyRing, type RotationPolicy } from '#shared/auth/key-ring.ts';
-import { generateSigningJwk, rotationPolicyOf } from '#shared/auth/keys.ts';
+import { rotationPolicyOf } from '#shared/auth/keys.ts';
+import { generateSigningJwk } from '#shared/auth/key-files.ts';
 import { readPublishedJwks, writePublishedJwks } from '#shared/db/published-keys.ts';
 import { createDb } from '#shared/db/client.ts';
 import { createLogger } from '#shared/logger.ts';

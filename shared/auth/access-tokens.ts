@@ -3,7 +3,7 @@
  * refresh tokens (256 random bits, stored only as their SHA-256).
  */
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
-import { SignJWT } from 'jose';
+import { SignJWT } from 'jose/jwt/sign';
 import type { Config } from '../config.ts';
 import type { Role } from '../http/types.ts';
 import type { AccessClaims } from './authenticator.ts';

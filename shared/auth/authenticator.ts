@@ -11,7 +11,10 @@
  * stream of bad tokens cannot fill the cache with anything), and the status hook still runs on
  * every call, so a disabled user or instance is refused as before.
  */
-import { createLocalJWKSet, decodeJwt, jwtVerify, type JSONWebKeySet, type JWTPayload } from 'jose';
+import type { JSONWebKeySet, JWTPayload } from 'jose';
+import { createLocalJWKSet } from 'jose/jwks/local';
+import { decodeJwt } from 'jose/jwt/decode';
+import { jwtVerify } from 'jose/jwt/verify';
 import type { Config } from '../config.ts';
 import { unauthorized } from '../errors.ts';
 import type { Authenticator, Principal, Role } from '../http/types.ts';

@@ -10,12 +10,11 @@
  * failed re-read keeps the last value for one more lifetime (a short outage does not stop logins)
  * and is tried again on the next call.
  */
-import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
-import { join } from 'node:path';
-import { calculateJwkThumbprint, exportJWK, generateKeyPair, importJWK, type CryptoKey, type JSONWebKeySet, type JWK } from 'jose';
+import type { CryptoKey, JSONWebKeySet, JWK } from 'jose';
+import { importJWK } from 'jose/key/import';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/client.ts';
-import { maintainRing, newRing, parseRing, publicJwksOf, serializeRing, signingKeyAt, type KeyRing, type Maintenance, type RotationPolicy } from './key-ring.ts';
+import { signingKeyAt, type KeyRing, type RotationPolicy } from './key-ring.ts';
 import { readPublishedJwks } from '../db/published-keys.ts';
 
 export { publicJwk } from './key-ring.ts';
@@ -47,14 +46,6 @@ export const rotationPolicyOf = (cfg: Pick<Config, 'keyCacheSeconds' | 'accessTo
   rotationDays: cfg.signingKeyRotationDays,
 });
 
-/** Makes a new ES256 key pair as a private JWK carrying its thumbprint as `kid`. */
-export async function generateSigningJwk(): Promise<JWK> {
-  const { privateKey } = await generateKeyPair(JWT_ALG, { extractable: true });
-  const jwk = await exportJWK(privateKey);
-  const kid = await calculateJwkThumbprint(jwk);
-  return { ...jwk, kid, alg: JWT_ALG, use: 'sig' };
-}
-
 /**
  * A value read by `load`, reused for `ttlMs`, then read again (one read at a time). When a re-read
  * fails, the last value is answered for one more `ttlMs`; after that the failure is.
@@ -83,7 +74,7 @@ export function refreshing<T>(load: () => Promise<T>, ttlMs: number, clock: () =
 }
 
 /** Imports ring keys once per `kid`. */
-function keyImporter(): (jwk: JWK) => Promise<SigningKey> {
+export function keyImporter(): (jwk: JWK) => Promise<SigningKey> {
   const imported = new Map<string, Promise<SigningKey>>();
   return (jwk) => {
     let k = imported.get(jwk.kid!);
@@ -92,91 +83,6 @@ function keyImporter(): (jwk: JWK) => Promise<SigningKey> {
       imported.set(jwk.kid!, k);
     }
     return k;
-  };
-}
-
-/**
- * A private JWK kept in `<dataDir>/keys/<fileName>` (mode 0600), generated on first use. Two
- * processes starting at once agree on one key: the file is created exclusively.
- */
-export function persistentJwk(dataDir: string, fileName: string): () => Promise<JWK> {
-  const file = join(dataDir, 'keys', fileName);
-  let jwk: Promise<JWK> | undefined;
-  return () =>
-    (jwk ??= (async () => {
-      try {
-        return JSON.parse(await readFile(file, 'utf8')) as JWK;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-      }
-      await mkdir(join(dataDir, 'keys'), { recursive: true, mode: 0o700 });
-      const fresh = await generateSigningJwk();
-      try {
-        // `wx`: if another process created it first, use theirs.
-        await writeFile(file, JSON.stringify(fresh), { flag: 'wx', mode: 0o600 });
-        return fresh;
-      } catch (err) {
-        if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-        return JSON.parse(await readFile(file, 'utf8')) as JWK;
-      }
-    })());
-}
-
-/** The local ring's file (a single private JWK in data directories from before rotation: read as a ring of one). */
-export const RING_FILE = 'signing-key.json';
-
-/**
- * The local ring in `<dataDir>/keys/signing-key.json`, created with one key on first use (two
- * processes starting at once agree on one: the file is created exclusively).
- */
-export async function readFileRing(dataDir: string, now: () => Date = () => new Date()): Promise<KeyRing> {
-  const file = join(dataDir, 'keys', RING_FILE);
-  const parse = (text: string): KeyRing => {
-    const ring = parseRing(text);
-    if (!ring) throw new Error(`${file} holds no signing key ring`);
-    return ring;
-  };
-  try {
-    return parse(await readFile(file, 'utf8'));
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
-  }
-  await mkdir(join(dataDir, 'keys'), { recursive: true, mode: 0o700 });
-  const ring = newRing(await generateSigningJwk(), Math.floor(now().getTime() / 1000));
-  try {
-    await writeFile(file, serializeRing(ring), { flag: 'wx', mode: 0o600 });
-    return ring;
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-    return parse(await readFile(file, 'utf8'));
-  }
-}
-
-/** Replaces the local ring at once (a new file renamed over the old: readers see one or the other). */
-export async function writeFileRing(dataDir: string, ring: KeyRing): Promise<void> {
-  const file = join(dataDir, 'keys', RING_FILE);
-  const temp = `${file}.${process.pid}.${Date.now()}.tmp`;
-  await writeFile(temp, serializeRing(ring), { mode: 0o600 });
-  await rename(temp, file);
-}
-
-/**
- * Local key store: the ring in `<dataDir>/keys/signing-key.json` (created on first use), re-read
- * after `cacheMs`. The JWKS is the ring's public half.
- */
-export function fileKeyStore(dataDir: string, opts: { readonly cacheMs?: number } = {}): KeyStore {
-  const ring = refreshing(() => readFileRing(dataDir), opts.cacheMs ?? DEFAULT_KEY_CACHE_MS);
-  const importKey = keyImporter();
-  // One JWKS object per ring read: the authenticator rebuilds its key set only when it changes.
-  const jwksOf = new WeakMap<KeyRing, JSONWebKeySet>();
-  return {
-    signingKey: async (at = new Date()) => importKey(signingKeyAt(await ring(), Math.floor(at.getTime() / 1000)).jwk),
-    publicKeys: async (o) => {
-      const r = await ring(o?.fresh);
-      let jwks = jwksOf.get(r);
-      if (!jwks) jwksOf.set(r, (jwks = publicJwksOf(r)));
-      return jwks;
-    },
   };
 }
 
@@ -215,22 +121,12 @@ export function keyStoreFor(cfg: Config, db: Pick<Db, 'raw' | 'tableName'>, ring
   const cacheMs = cfg.keyCacheSeconds * 1000;
   if (cfg.publicKeys === 'table') return tableKeyStore(db, { cacheMs, ...(ring ? { ring } : {}) });
   if (ring) throw new Error('a signing key ring outside the data directory needs GATEHOUSE_PUBLIC_KEYS=table: its public keys are published there');
-  return fileKeyStore(cfg.dataDir, { cacheMs });
+  // The file store (key-files.ts) loads with the first key asked for: in AWS it is never used.
+  let file: Promise<KeyStore> | undefined;
+  const store = (): Promise<KeyStore> => (file ??= import('./key-files.ts').then((m) => m.fileKeyStore(cfg.dataDir, { cacheMs })));
+  return {
+    signingKey: async (at) => (await store()).signingKey(at),
+    publicKeys: async (opts) => (await store()).publicKeys(opts),
+  };
 }
 
-/**
- * One maintenance step of the local ring (see key-ring.ts `maintainRing`): the local runtime runs
- * it every minute, as the hourly schedule does in AWS, and `npm run admin -- rotate-signing-key`
- * runs it with `rotate`. The file is replaced only when something changed.
- */
-export async function maintainFileRing(
-  dataDir: string,
-  policy: RotationPolicy,
-  opts: { readonly rotate?: boolean; readonly now?: Date } = {},
-): Promise<Maintenance> {
-  const now = opts.now ?? new Date();
-  const ring = await readFileRing(dataDir, () => now);
-  const m = await maintainRing(ring, Math.floor(now.getTime() / 1000), policy, generateSigningJwk, opts.rotate === true);
-  if (serializeRing(m.ring) !== serializeRing(ring)) await writeFileRing(dataDir, m.ring);
-  return m;
-}

@@ -12,9 +12,14 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { CompactSign, compactVerify, createLocalJWKSet, importJWK, type CryptoKey, type JSONWebKeySet, type JWK } from 'jose';
+import type { CryptoKey, JSONWebKeySet, JWK } from 'jose';
+import { createLocalJWKSet } from 'jose/jwks/local';
+import { CompactSign } from 'jose/jws/compact/sign';
+import { compactVerify } from 'jose/jws/compact/verify';
+import { importJWK } from 'jose/key/import';
 import type { Config } from '../config.ts';
-import { JWT_ALG, persistentJwk, publicJwk } from './keys.ts';
+import { JWT_ALG, publicJwk } from './keys.ts';
+import { persistentJwk } from './key-files.ts';
 
 export const LICENSE_TYP = 'gatehouse-license+jwt';
 export const LICENSE_ISSUER = 'gatehouse-license-authority';

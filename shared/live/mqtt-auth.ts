@@ -10,7 +10,7 @@
  *   `/<instance>/<object>`, no wildcards) and its instance is in the token's scope (the same
  *   {@link inScope} check as the JSON WebSocket).
  */
-import { decodeJwt } from 'jose';
+import { decodeJwt } from 'jose/jwt/decode';
 import { OAuthError } from '../errors.ts';
 import type { Authenticator, Principal } from '../http/types.ts';
 import { INSTANCE_COLLECTION } from '../auth/directory.ts';

@@ -5,7 +5,7 @@ import { calculateJwkThumbprint, createLocalJWKSet, importJWK, jwtVerify, SignJW
 import { describe, expect, it } from 'vitest';
 import { createHandler, putResponse, type KeygenDeps, type KeygenProperties } from '../../functions/keygen/handler.ts';
 import { parseRing } from '../../shared/auth/key-ring.ts';
-import { generateSigningJwk } from '../../shared/auth/keys.ts';
+import { generateSigningJwk } from '../../shared/auth/key-files.ts';
 
 const ids: KeygenProperties = {
   SigningKeySecretId: 'arn:aws:secretsmanager:eu-west-1:111122223333:secret:SigningKey-abc',

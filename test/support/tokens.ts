@@ -6,7 +6,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { generateKeyPair, SignJWT, UnsecuredJWT } from 'jose';
 import type { Config } from '#shared/config.ts';
-import { fileKeyStore, JWT_ALG, type KeyStore } from '#shared/auth/keys.ts';
+import { JWT_ALG, type KeyStore } from '#shared/auth/keys.ts';
+import { fileKeyStore } from '#shared/auth/key-files.ts';
 import { authItemPut } from '#shared/db/auth-repo.ts';
 import { type StoredObject } from '#shared/db/objects-repo.ts';
 import { createObject } from '#shared/db/object-writes.ts';

@@ -13,7 +13,8 @@ import {
   signingKeyAt,
   type KeyRing,
 } from '#shared/auth/key-ring.ts';
-import { generateSigningJwk, refreshing } from '#shared/auth/keys.ts';
+import { refreshing } from '#shared/auth/keys.ts';
+import { generateSigningJwk } from '#shared/auth/key-files.ts';
 
 const policy = { keyCacheSeconds: 300, accessTokenTtl: 86_399, rotationDays: 30 };
 const T = 1_800_000_000;

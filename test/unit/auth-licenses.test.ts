@@ -2,7 +2,8 @@ import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { generateSigningJwk, publicJwk } from '#shared/auth/keys.ts';
+import { publicJwk } from '#shared/auth/keys.ts';
+import { generateSigningJwk } from '#shared/auth/key-files.ts';
 import { licenseAuthorityFromJwk, licenseVerifierFor, localLicenseAuthority } from '#shared/auth/licenses.ts';
 
 const KEY = '0123456789abcdef01234567';

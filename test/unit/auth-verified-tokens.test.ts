@@ -10,8 +10,8 @@ import { afterEach, describe, expect, it, vi } from 'vitest';
 import { rejection } from '../support/oauth.ts';
 
 const verifications = vi.hoisted(() => ({ count: 0 }));
-vi.mock('jose', async (importOriginal) => {
-  const jose = await importOriginal<typeof import('jose')>();
+vi.mock('jose/jwt/verify', async (importOriginal) => {
+  const jose = await importOriginal<typeof import('jose/jwt/verify')>();
   return {
     ...jose,
     jwtVerify: (...args: Parameters<typeof jose.jwtVerify>) => {
@@ -23,7 +23,7 @@ vi.mock('jose', async (importOriginal) => {
 
 const { issueAccessToken } = await import('#shared/auth/access-tokens.ts');
 const { createAuthenticator } = await import('#shared/auth/authenticator.ts');
-const { fileKeyStore } = await import('#shared/auth/keys.ts');
+const { fileKeyStore } = await import('#shared/auth/key-files.ts');
 const { loadConfig } = await import('#shared/config.ts');
 
 const config = loadConfig({ GATEHOUSE_ISSUER: 'gh-test', GATEHOUSE_AUDIENCE: 'gh-api' });

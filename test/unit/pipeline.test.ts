@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { SignJWT, UnsecuredJWT } from 'jose';
 import { describe, expect, it } from 'vitest';
 import { createHandler as createServiceHandler } from '#functions/service/handler.ts';
-import { fileKeyStore } from '#shared/auth/keys.ts';
+import { fileKeyStore } from '#shared/auth/key-files.ts';
 import { loadConfig } from '#shared/config.ts';
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { StoreUnavailable, notFound, unauthorized } from '#shared/errors.ts';
