@@ -11,7 +11,6 @@
  * and is tried again on the next call.
  */
 import type { CryptoKey, JSONWebKeySet, JWK } from 'jose';
-import { importJWK } from 'jose/key/import';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/client.ts';
 import { signingKeyAt, type KeyRing, type RotationPolicy } from './key-ring.ts';
@@ -73,13 +72,16 @@ export function refreshing<T>(load: () => Promise<T>, ttlMs: number, clock: () =
   };
 }
 
-/** Imports ring keys once per `kid`. */
+/**
+ * Imports ring keys once per `kid`. jose's key import loads with the first key imported: only
+ * the function that signs (the token function) imports one.
+ */
 export function keyImporter(): (jwk: JWK) => Promise<SigningKey> {
   const imported = new Map<string, Promise<SigningKey>>();
   return (jwk) => {
     let k = imported.get(jwk.kid!);
     if (!k) {
-      k = importJWK(jwk, JWT_ALG).then((key) => ({ kid: jwk.kid!, key: key as CryptoKey }));
+      k = import('jose/key/import').then(async ({ importJWK }) => ({ kid: jwk.kid!, key: (await importJWK(jwk, JWT_ALG)) as CryptoKey }));
       imported.set(jwk.kid!, k);
     }
     return k;

@@ -92,4 +92,39 @@ describe('what a cold start loads', () => {
     expect(later('people', '@aws-sdk/credential-provider-sso')).toBe(true);
     expect(atStart('people', '@aws-sdk/credential-provider-sso')).toBe(false);
   });
+
+  const ours = (name: string, module: string, when: 'atStart' | 'lazy') => inputs.get(name)![when].includes(module);
+  const CRUD = ['access', 'alarms', 'apps', 'devices', 'folders', 'people', 'schedules'];
+  /** The write path of the object families: a cold start serving a read never needs it. */
+  const WRITE_PATH = ['shared/objects/write-operations.ts', 'shared/objects/collection.ts', 'shared/objects/registry.ts', 'shared/relations/service.ts'];
+  /** The validators and the repository's writes too, except in apps and alarms, whose event type calls still load them at start. */
+  const WRITE_PATH_EXCEPT_EVENT_TYPES = ['shared/objects/validate.ts', 'shared/db/object-writes.ts'];
+
+  it('leaves the write path of the object families to the first write', () => {
+    for (const name of CRUD) {
+      const eventTypes = name === 'apps' || name === 'alarms';
+      for (const module of [...WRITE_PATH, ...(eventTypes ? [] : WRITE_PATH_EXCEPT_EVENT_TYPES)]) {
+        expect(ours(name, module, 'atStart'), `${name}: ${module}`).toBe(false);
+        expect(ours(name, module, 'lazy'), `${name}: ${module}`).toBe(true);
+      }
+      // ...but reads what a GET needs at start.
+      for (const module of ['shared/objects/operations.ts', 'shared/objects/access.ts', 'shared/db/objects-repo.ts']) {
+        expect(ours(name, module, 'atStart'), `${name}: ${module}`).toBe(true);
+      }
+    }
+    expect(ours('people', 'shared/relations/calls.ts', 'lazy')).toBe(true);
+  });
+
+  it('leaves the licence check and the local key files to the token function and the local runtime', () => {
+    for (const name of inputs.keys()) {
+      expect(ours(name, 'shared/auth/licenses.ts', 'atStart'), name).toBe(false);
+      // Only the key manager makes keys (it takes the maker from key-files.ts).
+      if (name === 'keygen') continue;
+      expect(ours(name, 'shared/auth/key-files.ts', 'atStart'), name).toBe(false);
+      expect(inputs.get(name)!.atStart.some((i) => i.endsWith('jose/dist/webapi/key/generate_key_pair.js')), name).toBe(false);
+    }
+    expect(ours('token', 'shared/auth/licenses.ts', 'lazy')).toBe(true);
+    // Only the token function signs: jose's key import loads with its first signature.
+    expect(inputs.get('people')!.atStart.some((i) => i.endsWith('jose/dist/webapi/key/import.js'))).toBe(false);
+  });
 });
