@@ -81,7 +81,7 @@ export function keyImporter(): (jwk: JWK) => Promise<SigningKey> {
   return (jwk) => {
     let k = imported.get(jwk.kid!);
     if (!k) {
-      k = import('jose/key/import').then(async ({ importJWK }) => ({ kid: jwk.kid!, key: (await importJWK(jwk, JWT_ALG)) as CryptoKey }));
+      k = import('./jwk-import.ts').then(async ({ importJWK }) => ({ kid: jwk.kid!, key: (await importJWK(jwk, JWT_ALG)) as CryptoKey }));
       imported.set(jwk.kid!, k);
     }
     return k;
