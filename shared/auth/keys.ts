@@ -1,6 +1,6 @@
 /**
  * Where the access-token signing keys live. Locally: the key ring (see key-ring.ts) in one file
- * of the data directory. In AWS: the private ring in a Secrets Manager secret, which only the
+ * of the data directory (key-files.ts, loaded with the first key asked for). In AWS: the private ring in a Secrets Manager secret, which only the
  * token function reads (shared/auth/secret-ring.ts), and the public JWKS in one table item, which
  * every verifying function reads with the DynamoDB client it already has
  * (shared/db/published-keys.ts). The stack's key manager (functions/keygen) writes both.
