@@ -42,7 +42,7 @@ import { createInstance, createUser, setInstanceLicense } from '#shared/auth/pro
 import { signingKeyAt } from '#shared/auth/key-ring.ts';
 import { rotationPolicyOf } from '#shared/auth/keys.ts';
 import { maintainFileRing } from '#shared/auth/key-files.ts';
-import { localLicenseAuthority } from '#shared/auth/licenses.ts';
+import { localLicenseAuthority } from '#shared/auth/license-authority.ts';
 import { describeViolation, generatePassword, passwordRuleViolation } from '#shared/auth/passwords.ts';
 import type { Role } from '#shared/http/types.ts';
 import { newKey } from '#shared/model/placement.ts';

@@ -5,7 +5,6 @@
 import { config as loadedConfig, type Config } from './config.ts';
 import { createAuthenticator } from './auth/authenticator.ts';
 import { keyStoreFor, type KeyStore, type RingSource } from './auth/keys.ts';
-import type { LicenseVerifier } from './auth/licenses.ts';
 import { createStatusCheck } from './auth/status-check.ts';
 import { createDb, type Db, type DbOptions } from './db/client.ts';
 import type { BaseDeps, Principal } from './http/types.ts';
@@ -19,8 +18,6 @@ export interface CoreDeps extends BaseDeps {
    * passes the SNS notifier; the default never loads SNS (see `outboxOnlyNotifierFor`).
    */
   readonly notifier: Notifier;
-  /** Checks instance licences at login (loaded with the first check). */
-  readonly licenses: LicenseVerifier;
 }
 
 export interface CoreDepsOverrides {
@@ -35,7 +32,6 @@ export interface CoreDepsOverrides {
   readonly signingRing?: RingSource;
   readonly now?: () => Date;
   readonly notifier?: Notifier;
-  readonly licenses?: LicenseVerifier;
   /** How long the authenticator reuses a user/instance status answer (default 30 s). */
   readonly statusCacheMs?: number;
   /**
@@ -43,16 +39,6 @@ export interface CoreDepsOverrides {
    * without a database only: every deployment checks status).
    */
   readonly checkStatus?: false | ((principal: Principal) => Promise<void>);
-}
-
-/**
- * The licence verifier of a configuration, loaded with the first licence checked (`import()`):
- * only logins check one, so the other functions never load it.
- */
-function licensesOf(config: Config): LicenseVerifier {
-  let verifier: Promise<LicenseVerifier> | undefined;
-  const load = (): Promise<LicenseVerifier> => (verifier ??= import('./auth/licenses.ts').then((m) => m.licenseVerifierFor(config)));
-  return { check: async (license, holderKey, now) => (await load()).check(license, holderKey, now) };
 }
 
 export function createCoreDeps(over: CoreDepsOverrides = {}): CoreDeps {
@@ -67,6 +53,5 @@ export function createCoreDeps(over: CoreDepsOverrides = {}): CoreDeps {
       : (over.checkStatus ?? createStatusCheck({ db, now, ...(over.statusCacheMs !== undefined ? { cacheMs: over.statusCacheMs } : {}) }));
   const authenticator = createAuthenticator({ config, keys, ...(checkStatus ? { checkStatus } : {}) });
   const notifier = over.notifier ?? outboxOnlyNotifierFor(config);
-  const licenses = over.licenses ?? licensesOf(config);
-  return { config, db, logger, keys, authenticator, now, notifier, licenses };
+  return { config, db, logger, keys, authenticator, now, notifier };
 }

@@ -9,7 +9,7 @@ import { ApiError } from '../errors.ts';
 import type { CoreDeps } from '../deps.ts';
 import { findInstanceByName, findUserByName } from './directory.ts';
 import { createInstance, createUser } from './provisioning.ts';
-import { localLicenseAuthority } from './licenses.ts';
+import { localLicenseAuthority } from './license-authority.ts';
 import { generatePassword } from './passwords.ts';
 import { newKey } from '../model/placement.ts';
 

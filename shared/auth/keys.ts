@@ -10,33 +10,15 @@
  * failed re-read keeps the last value for one more lifetime (a short outage does not stop logins)
  * and is tried again on the next call.
  */
-import type { CryptoKey, JSONWebKeySet, JWK } from 'jose';
+import type { JSONWebKeySet } from 'jose';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/client.ts';
 import { signingKeyAt, type KeyRing, type RotationPolicy } from './key-ring.ts';
 import { readPublishedJwks } from '../db/published-keys.ts';
+import { DEFAULT_KEY_CACHE_MS, keyImporter, refreshing, type KeyStore } from './key-store.ts';
 
 export { publicJwk } from './key-ring.ts';
-
-export const JWT_ALG = 'ES256';
-
-export interface SigningKey {
-  readonly kid: string;
-  readonly key: CryptoKey;
-}
-
-export interface KeyStore {
-  /** The private key that signs an access token issued at `at` (default: now; token family only). */
-  signingKey(at?: Date): Promise<SigningKey>;
-  /**
-   * The public keys that verify access tokens. `fresh`: read them again now (a token names a
-   * `kid` the cached set lacks); a store that cannot re-read answers what it has.
-   */
-  publicKeys(opts?: { readonly fresh?: boolean }): Promise<JSONWebKeySet>;
-}
-
-/** The default key-cache lifetime, as `GATEHOUSE_KEY_CACHE_SECONDS`' default. */
-export const DEFAULT_KEY_CACHE_MS = 300_000;
+export { DEFAULT_KEY_CACHE_MS, JWT_ALG, keyImporter, refreshing, type KeyStore, type SigningKey } from './key-store.ts';
 
 /** The rotation policy of a configuration. */
 export const rotationPolicyOf = (cfg: Pick<Config, 'keyCacheSeconds' | 'accessTokenTtl' | 'signingKeyRotationDays'>): RotationPolicy => ({
@@ -44,49 +26,6 @@ export const rotationPolicyOf = (cfg: Pick<Config, 'keyCacheSeconds' | 'accessTo
   accessTokenTtl: cfg.accessTokenTtl,
   rotationDays: cfg.signingKeyRotationDays,
 });
-
-/**
- * A value read by `load`, reused for `ttlMs`, then read again (one read at a time). When a re-read
- * fails, the last value is answered for one more `ttlMs`; after that the failure is.
- */
-export function refreshing<T>(load: () => Promise<T>, ttlMs: number, clock: () => number = () => Date.now()): (fresh?: boolean) => Promise<T> {
-  let current: { value: T; at: number } | undefined;
-  let inflight: Promise<T> | undefined;
-  return async (fresh = false) => {
-    const now = clock();
-    if (current && !fresh && now - current.at < ttlMs) return current.value;
-    inflight ??= load()
-      .then((value) => {
-        current = { value, at: clock() };
-        return value;
-      })
-      .finally(() => {
-        inflight = undefined;
-      });
-    try {
-      return await inflight;
-    } catch (err) {
-      if (current && now - current.at < 2 * ttlMs) return current.value;
-      throw err;
-    }
-  };
-}
-
-/**
- * Imports ring keys once per `kid`. jose's key import loads with the first key imported: only
- * the function that signs (the token function) imports one.
- */
-export function keyImporter(): (jwk: JWK) => Promise<SigningKey> {
-  const imported = new Map<string, Promise<SigningKey>>();
-  return (jwk) => {
-    let k = imported.get(jwk.kid!);
-    if (!k) {
-      k = import('./jwk-import.ts').then(async ({ importJWK }) => ({ kid: jwk.kid!, key: (await importJWK(jwk, JWT_ALG)) as CryptoKey }));
-      imported.set(jwk.kid!, k);
-    }
-    return k;
-  };
-}
 
 /** A ring loader: the ring, read again after its cache lifetime or when `fresh`. */
 export type RingSource = (fresh?: boolean) => Promise<KeyRing>;

@@ -12,14 +12,11 @@
  */
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import type { CryptoKey, JSONWebKeySet, JWK } from 'jose';
+import type { JSONWebKeySet, JWK } from 'jose';
 import { createLocalJWKSet } from 'jose/jwks/local';
-import { CompactSign } from 'jose/jws/compact/sign';
 import { compactVerify } from 'jose/jws/compact/verify';
-import { importJWK } from 'jose/key/import';
 import type { Config } from '../config.ts';
 import { JWT_ALG, publicJwk } from './keys.ts';
-import { persistentJwk } from './key-files.ts';
 
 export const LICENSE_TYP = 'gatehouse-license+jwt';
 export const LICENSE_ISSUER = 'gatehouse-license-authority';
@@ -43,19 +40,6 @@ export type LicenseStatus =
 
 export interface LicenseVerifier {
   check(license: string, holderKey: string, now: Date): Promise<LicenseStatus>;
-}
-
-export interface LicenseIssueOptions {
-  readonly instanceKey: string;
-  /** Days of validity; no expiry when omitted (trials default to 30 days). */
-  readonly days?: number;
-  readonly trial?: boolean;
-  readonly now?: Date;
-}
-
-export interface LicenseAuthority {
-  issue(opts: LicenseIssueOptions): Promise<string>;
-  publicJwk(): Promise<JWK>;
 }
 
 /** Parses a JWK or a JWKS given as JSON text into a key set. */
@@ -112,44 +96,9 @@ export function licenseVerifier(loadKeys: () => Promise<JSONWebKeySet>): License
   };
 }
 
-/** Signs licences with a private authority JWK. */
-export function licenseAuthorityFromJwk(load: () => Promise<JWK>): LicenseAuthority {
-  let key: Promise<CryptoKey> | undefined;
-  return {
-    async issue(opts) {
-      const jwk = await load();
-      key ??= importJWK(jwk, JWT_ALG) as Promise<CryptoKey>;
-      const now = opts.now ?? new Date();
-      const iat = Math.floor(now.getTime() / 1000);
-      const days = opts.days ?? (opts.trial ? 30 : undefined);
-      const payload = {
-        iss: LICENSE_ISSUER,
-        ins: opts.instanceKey,
-        iat,
-        ...(days !== undefined ? { exp: iat + Math.round(days * 86400) } : {}),
-        trial: opts.trial === true,
-      };
-      return new CompactSign(new TextEncoder().encode(JSON.stringify(payload)))
-        .setProtectedHeader({ alg: JWT_ALG, typ: LICENSE_TYP, kid: jwk.kid! })
-        .sign(await key);
-    },
-    publicJwk: async () => publicJwk(await load()),
-  };
-}
-
 /** Where the local development authority keeps its private JWK. */
-const LOCAL_AUTHORITY_FILE = 'license-authority.json';
+export const LOCAL_AUTHORITY_FILE = 'license-authority.json';
 export const localAuthorityFile = (dataDir: string): string => join(dataDir, 'keys', LOCAL_AUTHORITY_FILE);
-
-/** The local development authority's private JWK, created on first use in the data directory. */
-export function localAuthorityJwk(dataDir: string): () => Promise<JWK> {
-  return persistentJwk(dataDir, LOCAL_AUTHORITY_FILE);
-}
-
-/** The local development licence authority kept in the data directory. */
-export function localLicenseAuthority(dataDir: string): LicenseAuthority {
-  return licenseAuthorityFromJwk(localAuthorityJwk(dataDir));
-}
 
 /**
  * The verifier for a configuration: the configured authority key in AWS, else the local

@@ -60,6 +60,7 @@ import {
 } from './directory.ts';
 import { describeViolation, hashPassword, passwordRuleViolation, verifyAgainstDummy, verifyPassword } from './passwords.ts';
 import { splitLoginName, tokenError, type TokenRequest } from './token-request.ts';
+import { licenseVerifierFor, type LicenseVerifier } from './licenses.ts';
 
 /** One-time codes: 6 digits, valid 10 minutes, at most 5 wrong tries. */
 export const OTP_DIGITS = 6;
@@ -100,6 +101,14 @@ function lockedOut(level: SecurityLevel, minutes: number) {
     : tokenError('user_lockedout', `The user is locked out after too many failed logins; try again in ${minutes} minutes.`);
 }
 
+/** The licence verifier of a configuration, made once (only logins check licences: this function's). */
+const verifiers = new WeakMap<CoreDeps['config'], LicenseVerifier>();
+function licensesOf(config: CoreDeps['config']): LicenseVerifier {
+  let v = verifiers.get(config);
+  if (!v) verifiers.set(config, (v = licenseVerifierFor(config)));
+  return v;
+}
+
 /**
  * The instance a login or refresh goes to, checked: it exists, neither it nor an instance above
  * it (`above`, nearest first) is disabled, and it or its nearest ancestor with a licence holds a
@@ -109,7 +118,7 @@ async function checkInstance(deps: CoreDeps, instance: StoredObject, above: read
   if (isDisabled(instance) || above.some(isDisabled)) throw tokenError('instance_disabled', 'The instance is disabled.');
   const holder = [instance, ...above].find((o) => typeof o.doc.License === 'string' && o.doc.License.trim() !== '');
   if (!holder) throw tokenError('instance_missing_license', 'The instance has no valid license.');
-  const status = await deps.licenses.check(holder.doc.License as string, holder.key, deps.now());
+  const status = await licensesOf(deps.config).check(holder.doc.License as string, holder.key, deps.now());
   switch (status.state) {
     case 'valid':
       return;

@@ -26,7 +26,7 @@ type Writes = typeof import('./write-operations.ts');
 
 let writeOperations: Promise<Writes> | undefined;
 /** The write operations' module, loaded by the first write of this execution environment. */
-const writes = (): Promise<Writes> => (writeOperations ??= import('./write-operations.ts'));
+const writes = (): Promise<Writes> => (writeOperations ??= import('./writes.ts').then((m) => m.objectWrites));
 
 const param = (req: ApiRequest, name: string): string => req.params[name] ?? '';
 

@@ -12,7 +12,7 @@ import type { ObjectHooks } from './hooks.ts';
 type Service = typeof import('../relations/service.ts');
 
 let service: Promise<Service> | undefined;
-const relations = (): Promise<Service> => (service ??= import('../relations/service.ts'));
+const relations = (): Promise<Service> => (service ??= import('./writes.ts').then((m) => m.relationService));
 
 export const relationHooks: ObjectHooks = Object.freeze<ObjectHooks>({
   beforeWrite: async (ctx, draft, previous) => (await relations()).planObjectLinks(ctx, draft, previous),

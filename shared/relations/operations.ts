@@ -8,7 +8,7 @@ import type { Operation } from '../http/types.ts';
 type Calls = typeof import('./calls.ts');
 
 let calls: Promise<Calls> | undefined;
-const load = (): Promise<Calls> => (calls ??= import('./calls.ts'));
+const load = (): Promise<Calls> => (calls ??= import('../objects/writes.ts').then((m) => m.relationCalls));
 
 /** `POST` or `PUT <Href>/connections/<relation>?relatedKey=` */
 export const connectOperation: Operation = async (req, deps) => (await load()).connectOperation(req, deps);

@@ -25,7 +25,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { seedDeployment } from '#shared/auth/bootstrap.ts';
 import { readPublishedJwks } from '#shared/db/published-keys.ts';
-import { localLicenseAuthority } from '#shared/auth/licenses.ts';
+import { localLicenseAuthority } from '#shared/auth/license-authority.ts';
 import { createStreamReader } from '#shared/db/stream-reader.ts';
 import { createCoreDeps } from '#shared/deps.ts';
 import { isTextContentType } from '#local/http-event.ts';

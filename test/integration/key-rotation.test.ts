@@ -11,7 +11,7 @@ import { createAuthenticator } from '#shared/auth/authenticator.ts';
 import { createInstance } from '#shared/auth/provisioning.ts';
 import { rotationPolicyOf } from '#shared/auth/keys.ts';
 import { fileKeyStore, maintainFileRing } from '#shared/auth/key-files.ts';
-import { localLicenseAuthority } from '#shared/auth/licenses.ts';
+import { localLicenseAuthority } from '#shared/auth/license-authority.ts';
 import { hashPassword } from '#shared/auth/passwords.ts';
 import type { StoredObject } from '#shared/db/objects-repo.ts';
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';

@@ -15,7 +15,7 @@ import { createInstance } from '#shared/auth/provisioning.ts';
 import { parseRing } from '#shared/auth/key-ring.ts';
 import { keyStoreFor, tableKeyStore, type KeyStore, type RingSource } from '#shared/auth/keys.ts';
 import { fileKeyStore, generateSigningJwk } from '#shared/auth/key-files.ts';
-import { localLicenseAuthority } from '#shared/auth/licenses.ts';
+import { localLicenseAuthority } from '#shared/auth/license-authority.ts';
 import { hashPassword } from '#shared/auth/passwords.ts';
 import { readPublishedJwks, writePublishedJwks } from '#shared/db/published-keys.ts';
 import type { Config } from '#shared/config.ts';

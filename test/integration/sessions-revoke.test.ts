@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createInstance } from '#shared/auth/provisioning.ts';
-import { localLicenseAuthority } from '#shared/auth/licenses.ts';
+import { localLicenseAuthority } from '#shared/auth/license-authority.ts';
 import { hashPassword } from '#shared/auth/passwords.ts';
 import { STATUS_CACHE_MS } from '#shared/auth/status-check.ts';
 import { getObject, type StoredObject } from '#shared/db/objects-repo.ts';

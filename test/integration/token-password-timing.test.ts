@@ -7,7 +7,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createInstance } from '#shared/auth/provisioning.ts';
-import { localLicenseAuthority } from '#shared/auth/licenses.ts';
+import { localLicenseAuthority } from '#shared/auth/license-authority.ts';
 import { hashPassword, parseHash } from '#shared/auth/passwords.ts';
 import { resetConfigForTests } from '#shared/config.ts';
 import type { StoredObject } from '#shared/db/objects-repo.ts';

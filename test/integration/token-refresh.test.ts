@@ -6,7 +6,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createLocalJWKSet, jwtVerify } from 'jose';
 import { createInstance } from '#shared/auth/provisioning.ts';
-import { localLicenseAuthority } from '#shared/auth/licenses.ts';
+import { localLicenseAuthority } from '#shared/auth/license-authority.ts';
 import { hashPassword } from '#shared/auth/passwords.ts';
 import { seedDeployment } from '#shared/auth/bootstrap.ts';
 import { getObject, type StoredObject } from '#shared/db/objects-repo.ts';

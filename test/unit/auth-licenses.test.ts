@@ -4,7 +4,8 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { publicJwk } from '#shared/auth/keys.ts';
 import { generateSigningJwk } from '#shared/auth/key-files.ts';
-import { licenseAuthorityFromJwk, licenseVerifierFor, localLicenseAuthority } from '#shared/auth/licenses.ts';
+import { licenseVerifierFor } from '#shared/auth/licenses.ts';
+import { licenseAuthorityFromJwk, localLicenseAuthority } from '#shared/auth/license-authority.ts';
 
 const KEY = '0123456789abcdef01234567';
 const OTHER = 'fedcba9876543210fedcba98';
