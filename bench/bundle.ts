@@ -33,6 +33,11 @@ export interface BundleResult {
   readonly bundleBytes: number;
   /** Bytes of all the code the function ships: every `.mjs` of its asset, lazily loaded chunks included. */
   readonly assetBytes: number;
+  /**
+   * How many code files a cold start loads (`index.mjs` and its static imports): each costs the
+   * ESM loader a read, a compile and a link of its own, whatever its size.
+   */
+  readonly startFiles: number;
   /** Bytes of the source maps shipped beside the code (read only when a stack is logged: shared/stack.ts). */
   readonly sourceMapBytes: number;
   /** The packages (or `(project)`) contributing most bytes of what a cold start loads, largest first. */
@@ -167,6 +172,7 @@ export async function bundleAll(outDir: string, extra: Readonly<Record<string, s
       file: join(dir, HANDLER_FILE),
       bundleBytes: bytesOf(files.atStart),
       assetBytes: bytesOf([...files.atStart, ...files.lazy]),
+      startFiles: files.atStart.length,
       sourceMapBytes: maps.reduce((sum, [, o]) => sum + o.bytes, 0),
       topPackages: bytesByPackage(atStart).slice(0, 6),
       contributors: bytesByPackage(atStart, contributorOf),

@@ -323,6 +323,7 @@ export async function measureColdStart(input: ColdStartInput): Promise<ColdStart
     const f = figures(name);
     return {
       bundleBytes: b.bundleBytes,
+      startFiles: b.startFiles,
       topContributors: b.contributors.slice(0, TOP_CONTRIBUTORS),
       beyondBaseline: {
         bytes: b.bundleBytes - baseBundle.bundleBytes,
@@ -356,6 +357,7 @@ export async function measureColdStart(input: ColdStartInput): Promise<ColdStart
     out[name] = {
       bundleBytes: b.bundleBytes,
       assetBytes: b.assetBytes,
+      startFiles: b.startFiles,
       sourceMapBytes: b.sourceMapBytes,
       importMs: orNull(f.importMs),
       firstRequestMs: orNull(f.firstRequestMs),
@@ -389,6 +391,7 @@ export async function measureColdStart(input: ColdStartInput): Promise<ColdStart
     families: out,
     baseline: {
       bundleBytes: baseBundle.bundleBytes,
+      startFiles: baseBundle.startFiles,
       topContributors: baseBundle.contributors.slice(0, TOP_CONTRIBUTORS),
       importMs: orNull(base.importMs),
       firstRequestMs: orNull(base.firstRequestMs),

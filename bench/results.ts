@@ -46,6 +46,8 @@ export interface ColdStartFamily extends Verdict {
   readonly bundleBytes: number;
   /** Bytes of all the code the function ships, the chunks loaded on first use included. */
   readonly assetBytes: number;
+  /** Code files a cold start loads (each costs the ESM loader time of its own). */
+  readonly startFiles: number;
   readonly sourceMapBytes: number;
   /** Median over the runs: import of the bundle in a fresh process. */
   readonly importMs: number | null;
@@ -89,6 +91,7 @@ export interface ColdStartFamily extends Verdict {
  */
 export interface ColdStartProtectedFloor {
   readonly bundleBytes: number;
+  readonly startFiles: number;
   readonly topContributors: ReadonlyArray<{ readonly name: string; readonly bytes: number }>;
   /** What its bundle carries beyond the baseline's. */
   readonly beyondBaseline: { readonly bytes: number; readonly top: ReadonlyArray<{ readonly name: string; readonly bytes: number }> };
@@ -110,6 +113,7 @@ export interface ColdStart extends Verdict {
   readonly families: Readonly<Record<string, ColdStartFamily>>;
   readonly baseline: {
     readonly bundleBytes: number;
+    readonly startFiles: number;
     readonly topContributors: ReadonlyArray<{ readonly name: string; readonly bytes: number }>;
     readonly importMs: number | null;
     readonly firstRequestMs: number | null;

@@ -182,6 +182,7 @@ describe('the protected floor in the cold-start report', () => {
   const family = {
     ...({} as Results['coldStart']['families'][string]),
     bundleBytes: 562_000,
+    startFiles: 12,
     totalMs: 150,
     cpuMs: 140,
     cpuRatio: 1.4,
@@ -196,6 +197,7 @@ describe('the protected floor in the cold-start report', () => {
     baseline: { ...r.coldStart.baseline, bundleBytes: 342_000, totalMs: 115, topContributors: [{ name: '@smithy/core', bytes: 133_627 }] },
     protectedFloor: {
       bundleBytes: 462_000,
+      startFiles: 9,
       topContributors: [{ name: '@smithy/core', bytes: 133_627 }],
       beyondBaseline: { bytes: 120_000, top: [{ name: 'jose', bytes: 22_000 }, { name: '@aws-lambda-powertools/logger', bytes: 17_000 }] },
       importMs: 100,
@@ -223,8 +225,10 @@ describe('the protected floor in the cold-start report', () => {
   it("has a row for the floor with its ratio to the baseline, and each function's ratio over it", () => {
     const rows = rowsOf({ ...r, coldStart });
     const floorRow = rows.find((row) => row.entry === 'coldStart (protected floor)');
-    expect(floorRow).toMatchObject({ figure: '462000 B (+120000), 140 ms (cpu 135 ms, 1.35x)', floor: 'baseline 115 ms', ratio: '1.22' });
-    expect(rows.find((row) => row.entry === 'coldStart.people')?.figure).toContain('over the protected floor +100000 B, 1.07x (cpu 1.04x)');
+    expect(floorRow).toMatchObject({ figure: '462000 B in 9 files (+120000), 140 ms (cpu 135 ms, 1.35x)', floor: 'baseline 115 ms', ratio: '1.22' });
+    const people = rows.find((row) => row.entry === 'coldStart.people')?.figure;
+    expect(people).toMatch(/^562000 B in 12 files \(\+/);
+    expect(people).toContain('over the protected floor +100000 B, 1.07x (cpu 1.04x)');
   });
 
   it('has no floor row when the floor was not measured', () => {
