@@ -9,7 +9,7 @@ import { createStatusCheck } from './auth/status-check.ts';
 import { createDb, type Db, type DbOptions } from './db/client.ts';
 import type { BaseDeps, Principal } from './http/types.ts';
 import { createLogger } from './logger.ts';
-import { outboxOnlyNotifierFor, type Notifier } from './notify/notifier.ts';
+import type { Notifier } from './notify/notifier.ts';
 
 export interface CoreDeps extends BaseDeps {
   readonly keys: KeyStore;
@@ -41,6 +41,16 @@ export interface CoreDepsOverrides {
   readonly checkStatus?: false | ((principal: Principal) => Promise<void>);
 }
 
+/**
+ * The notifier of a function that sends nothing (see `outboxOnlyNotifierFor`), loaded with the
+ * first message: only the token function sends, and it passes its own.
+ */
+function defaultNotifier(config: Config): Notifier {
+  let notifier: Promise<Notifier> | undefined;
+  const load = (): Promise<Notifier> => (notifier ??= import('./notify/notifier.ts').then((m) => m.outboxOnlyNotifierFor(config)));
+  return { send: async (message) => (await load()).send(message) };
+}
+
 export function createCoreDeps(over: CoreDepsOverrides = {}): CoreDeps {
   const config = over.config ?? loadedConfig();
   const db = over.db ?? createDb(config, over.dbOptions);
@@ -52,6 +62,6 @@ export function createCoreDeps(over: CoreDepsOverrides = {}): CoreDeps {
       ? undefined
       : (over.checkStatus ?? createStatusCheck({ db, now, ...(over.statusCacheMs !== undefined ? { cacheMs: over.statusCacheMs } : {}) }));
   const authenticator = createAuthenticator({ config, keys, ...(checkStatus ? { checkStatus } : {}) });
-  const notifier = over.notifier ?? outboxOnlyNotifierFor(config);
+  const notifier = over.notifier ?? defaultNotifier(config);
   return { config, db, logger, keys, authenticator, now, notifier };
 }

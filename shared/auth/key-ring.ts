@@ -20,6 +20,10 @@
  * signing key, so the overlap only has to cover access tokens.
  */
 import type { JSONWebKeySet, JWK } from 'jose';
+import { signingKeyAt } from './key-store.ts';
+
+/** The key that signs at a time (in key-store.ts: the table store signs with it without loading the rest of the ring's code). */
+export { signingKeyAt };
 
 export interface RingKey {
   /** The private JWK (`kid` = its thumbprint). */
@@ -91,16 +95,6 @@ export const serializeRing = (ring: KeyRing): string => JSON.stringify({ keys: r
 /** The kids of a ring (or of a JWKS), oldest first. */
 export const kidsOf = (x: KeyRing | JSONWebKeySet): string[] =>
   'keys' in x ? (x.keys as ReadonlyArray<RingKey | JWK>).map((k) => ('jwk' in k ? (k.jwk.kid ?? '') : (k.kid ?? ''))) : [];
-
-/**
- * The key that signs at `nowS`: the newest key whose `signsFrom` has passed. When none has (only
- * a brand-new ring whose clock runs behind), the earliest one.
- */
-export function signingKeyAt(ring: KeyRing, nowS: number): RingKey {
-  let best: RingKey | undefined;
-  for (const k of ring.keys) if (k.signsFrom <= nowS && (!best || k.signsFrom >= best.signsFrom)) best = k;
-  return best ?? [...ring.keys].sort((a, b) => a.signsFrom - b.signsFrom)[0]!;
-}
 
 /** The public JWKS of a ring: every key in it (scheduled, signing, and retiring). */
 export function publicJwksOf(ring: KeyRing): JSONWebKeySet {

@@ -6,6 +6,7 @@
  * table reads and the SDK, would split the code every cold start loads into more files.
  */
 import type { CryptoKey, JSONWebKeySet, JWK } from 'jose';
+import type { KeyRing, RingKey } from './key-ring.ts';
 
 export const JWT_ALG = 'ES256';
 
@@ -70,4 +71,14 @@ export function keyImporter(): (jwk: JWK) => Promise<SigningKey> {
     }
     return k;
   };
+}
+
+/**
+ * The key that signs at `nowS`: the newest key whose `signsFrom` has passed. When none has (only
+ * a brand-new ring whose clock runs behind), the earliest one.
+ */
+export function signingKeyAt(ring: KeyRing, nowS: number): RingKey {
+  let best: RingKey | undefined;
+  for (const k of ring.keys) if (k.signsFrom <= nowS && (!best || k.signsFrom >= best.signsFrom)) best = k;
+  return best ?? [...ring.keys].sort((a, b) => a.signsFrom - b.signsFrom)[0]!;
 }

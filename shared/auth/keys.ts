@@ -13,11 +13,10 @@
 import type { JSONWebKeySet } from 'jose';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/client.ts';
-import { signingKeyAt, type KeyRing, type RotationPolicy } from './key-ring.ts';
+import type { KeyRing, RotationPolicy } from './key-ring.ts';
 import { readPublishedJwks } from '../db/published-keys.ts';
-import { DEFAULT_KEY_CACHE_MS, keyImporter, refreshing, type KeyStore } from './key-store.ts';
+import { DEFAULT_KEY_CACHE_MS, keyImporter, refreshing, signingKeyAt, type KeyStore } from './key-store.ts';
 
-export { publicJwk } from './key-ring.ts';
 export { DEFAULT_KEY_CACHE_MS, JWT_ALG, keyImporter, refreshing, type KeyStore, type SigningKey } from './key-store.ts';
 
 /** The rotation policy of a configuration. */

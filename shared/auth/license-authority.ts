@@ -8,7 +8,8 @@ import type { CryptoKey, JWK } from 'jose';
 import { CompactSign } from 'jose/jws/compact/sign';
 import { importJWK } from 'jose/key/import';
 import { persistentJwk } from './key-files.ts';
-import { JWT_ALG, publicJwk } from './keys.ts';
+import { publicJwk } from './key-ring.ts';
+import { JWT_ALG } from './key-store.ts';
 import { LICENSE_ISSUER, LICENSE_TYP, LOCAL_AUTHORITY_FILE } from './licenses.ts';
 
 export interface LicenseIssueOptions {

@@ -16,7 +16,8 @@ import type { JSONWebKeySet, JWK } from 'jose';
 import { createLocalJWKSet } from 'jose/jwks/local';
 import { compactVerify } from 'jose/jws/compact/verify';
 import type { Config } from '../config.ts';
-import { JWT_ALG, publicJwk } from './keys.ts';
+import { publicJwk } from './key-ring.ts';
+import { JWT_ALG } from './key-store.ts';
 
 export const LICENSE_TYP = 'gatehouse-license+jwt';
 export const LICENSE_ISSUER = 'gatehouse-license-authority';

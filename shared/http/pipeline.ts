@@ -24,7 +24,6 @@ import { consumedCapacity, withCapacityScope } from '../db/capacity.ts';
 import { createRequestMetrics, type RequestMetrics } from '../metrics.ts';
 import { requestCounter } from '../usage/meter.ts';
 import { createUsageRecorder, type UsageRecorder } from '../usage/recorder.ts';
-import { sourceMappedStack } from '../stack.ts';
 import { Router, matchOf } from './router.ts';
 import type { ApiRequest, ApiResponse, BaseDeps, Operation } from './types.ts';
 
@@ -275,7 +274,7 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
   });
 
   const errorHandler = () => ({
-    onError: (request: MiddyRequest) => {
+    onError: async (request: MiddyRequest) => {
       const err = request.error;
       const cors = corsFor(request);
       if (err instanceof ApiError) {
@@ -284,6 +283,7 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
         return;
       }
       const { logger } = getDeps();
+      const describe = describer(await stackMapping());
       if (err instanceof StoreUnavailable) {
         logger.warn('store unavailable', { requestId: request.internal.gatehouse?.requestId, family: spec.family, cause: describe(err.cause) });
         const e = serviceUnavailable(1);
@@ -339,9 +339,16 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
   return Object.assign(measured, { deps: getDeps });
 }
 
-function describe(err: unknown): Record<string, unknown> {
-  if (err instanceof Error) {
-    return { name: err.name, message: err.message, stack: sourceMappedStack(err.stack), cause: err.cause ? describe(err.cause) : undefined };
-  }
-  return { value: String(err) };
+type StackMapping = typeof import('../stack.ts');
+let stackModule: Promise<StackMapping> | undefined;
+/** The stack mapping (shared/stack.ts), loaded with the first unexpected error logged: no cold start that answers needs it. */
+const stackMapping = (): Promise<StackMapping> => (stackModule ??= import('../stack.ts'));
+
+/** An error as logged: name, message, its stack mapped to the TypeScript, and its cause. */
+function describer({ sourceMappedStack }: StackMapping): (err: unknown) => Record<string, unknown> {
+  const describe = (err: unknown): Record<string, unknown> =>
+    err instanceof Error
+      ? { name: err.name, message: err.message, stack: sourceMappedStack(err.stack), cause: err.cause ? describe(err.cause) : undefined }
+      : { value: String(err) };
+  return describe;
 }

@@ -10,11 +10,10 @@
  * derived key cannot either). A keyless card is therefore addressable by the card calls at once.
  */
 import { createHash } from 'node:crypto';
-import { newKey } from './placement.ts';
 
-type Card = Record<string, unknown>;
+export type Card = Record<string, unknown>;
 
-const isCard = (v: unknown): v is Card => typeof v === 'object' && v !== null && !Array.isArray(v);
+export const isCard = (v: unknown): v is Card => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** A card key as the server makes them (24 lower-case hex digits). */
 const CARD_KEY = /^[0-9a-f]{24}$/;
@@ -51,45 +50,6 @@ export function docWithCardKeys(personKey: string, doc: Readonly<Record<string, 
   const list = doc.CardAssignments;
   if (!Array.isArray(list) || list.every((c) => !isCard(c) || isCardKey(c.Key))) return doc;
   return { ...doc, CardAssignments: cardsWithKeys(personKey, doc) };
-}
-
-/**
- * Gives the cards sent in a write of the whole person their keys, keeping the key of each card the
- * person keeps: a sent card takes the stored card whose `Key` it carries; else the stored card with
- * its number and facility code; else a new key. A `Key` the person does not have (copied from
- * another person, or a card removed meanwhile) is not an error: the server owns card keys, as it
- * owns object keys, and that card gets a new one. Each stored key is given to one card at most.
- */
-export function assignCardKeys(sent: readonly unknown[], stored: readonly Card[]): unknown[] {
-  const byKey = new Map<string, Card>();
-  const byIdentity = new Map<string, Card[]>();
-  for (const c of stored) {
-    if (!isCardKey(c.Key)) continue;
-    byKey.set(c.Key, c);
-    const id = cardIdentity(c);
-    if (id !== undefined) byIdentity.set(id, [...(byIdentity.get(id) ?? []), c]);
-  }
-  const used = new Set<string>();
-  const take = (c: Card | undefined): string | undefined => {
-    if (!c || used.has(c.Key as string)) return undefined;
-    used.add(c.Key as string);
-    return c.Key as string;
-  };
-  // Cards naming a stored key first, so a card matched by number cannot take a key another claims.
-  const keys: Array<string | undefined> = sent.map((c) => (isCard(c) && isCardKey(c.Key) ? take(byKey.get(c.Key)) : undefined));
-  return sent.map((c, i) => {
-    if (!isCard(c)) return c;
-    let key = keys[i];
-    if (key === undefined) {
-      const id = cardIdentity(c);
-      const candidates = id === undefined ? [] : (byIdentity.get(id) ?? []);
-      for (const s of candidates) {
-        key = take(s);
-        if (key !== undefined) break;
-      }
-    }
-    return { ...c, Key: key ?? newKey() };
-  });
 }
 
 /**

@@ -12,7 +12,8 @@
  * `cards.ts`.
  */
 import { ownInstance, type Claim, type StoredObject } from '../db/objects-repo.ts';
-import { assignCardKeys, cardsWithKeys, presentCardValue as present } from '../model/cards.ts';
+import { assignCardKeys } from '../model/card-keys.ts';
+import { cardsWithKeys, presentCardValue as present } from '../model/cards.ts';
 import { cardClaim } from '../model/claims.ts';
 import type { Override } from './behaviour.ts';
 import { cardIsAlreadyAssigned } from './errors.ts';

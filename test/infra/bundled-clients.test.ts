@@ -118,6 +118,16 @@ describe('what a cold start loads', () => {
     expect(ours('people', 'shared/relations/calls.ts', 'lazy')).toBe(true);
   });
 
+  it('leaves the error path and the outbox notifier to first use in the HTTP families', () => {
+    // The stack mapping loads with the first unexpected error logged; only the token function sends messages.
+    for (const name of [...CRUD, 'events', 'search']) {
+      for (const module of ['shared/stack.ts', 'shared/notify/notifier.ts']) {
+        expect(ours(name, module, 'atStart'), `${name}: ${module}`).toBe(false);
+        expect(ours(name, module, 'lazy'), `${name}: ${module}`).toBe(true);
+      }
+    }
+  });
+
   it('bundles the licence check in the token function only, and leaves the local key files to the local runtime', () => {
     for (const name of inputs.keys()) {
       const lazyOrStart = ours(name, 'shared/auth/licenses.ts', 'atStart') || ours(name, 'shared/auth/licenses.ts', 'lazy');

@@ -6,7 +6,7 @@ import { describe, expect, it } from 'vitest';
 import { rejection } from '../support/oauth.ts';
 import { issueAccessToken, newRefreshToken, refreshTokenHash } from '#shared/auth/access-tokens.ts';
 import { createAuthenticator, principalFromClaims } from '#shared/auth/authenticator.ts';
-import { publicJwk } from '#shared/auth/keys.ts';
+import { publicJwk } from '#shared/auth/key-ring.ts';
 import { fileKeyStore, generateSigningJwk } from '#shared/auth/key-files.ts';
 import { loadConfig } from '#shared/config.ts';
 import { OAuthError } from '#shared/errors.ts';

@@ -2,7 +2,7 @@ import { mkdtempSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { publicJwk } from '#shared/auth/keys.ts';
+import { publicJwk } from '#shared/auth/key-ring.ts';
 import { generateSigningJwk } from '#shared/auth/key-files.ts';
 import { licenseVerifierFor } from '#shared/auth/licenses.ts';
 import { licenseAuthorityFromJwk, localLicenseAuthority } from '#shared/auth/license-authority.ts';
