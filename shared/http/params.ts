@@ -1,7 +1,7 @@
 /**
  * Query-string parameters shared by list calls, search and events: strict parsing, a 400 naming
  * the parameter for anything malformed (never a silent clamp: a client that stops on a short
- * page would lose data).
+ * page would lose data). The paging parameters are in paging-params.ts (re-exported here).
  */
 import { badRequest } from '../errors.ts';
 import type { ApiRequest } from './types.ts';
@@ -25,7 +25,6 @@ export function intParam(req: Pick<ApiRequest, 'query'>, name: string, def: numb
   if (n < min || n > max) throw invalid(name, `must be between ${min} and ${max}`);
   return n;
 }
-
 
 /** A boolean parameter (`true`/`false`, any case; `1`/`0`). */
 export function boolParam(req: Pick<ApiRequest, 'query'>, name: string, def = false): boolean {
