@@ -153,7 +153,7 @@ export function esbuildOptions(b: FunctionBundling, outdir: string): BuildOption
 }
 
 /** What esbuild's shim throws where a bundled module calls `require` at run time, which ESM output cannot serve. */
-export const DYNAMIC_REQUIRE = 'Dynamic require of "';
+const DYNAMIC_REQUIRE = 'Dynamic require of "';
 
 /**
  * Throws when a built code file would call `require` at run time (a CommonJS dependency requiring

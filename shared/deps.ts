@@ -10,6 +10,7 @@ import { createDb, type Db, type DbOptions } from './db/client.ts';
 import type { BaseDeps, Principal } from './http/types.ts';
 import { createLogger } from './logger.ts';
 import type { Notifier } from './notify/notifier.ts';
+import { onFirstUse } from './first-use.ts';
 
 export interface CoreDeps extends BaseDeps {
   readonly keys: KeyStore;
@@ -46,8 +47,7 @@ export interface CoreDepsOverrides {
  * first message: only the token function sends, and it passes its own.
  */
 function defaultNotifier(config: Config): Notifier {
-  let notifier: Promise<Notifier> | undefined;
-  const load = (): Promise<Notifier> => (notifier ??= import('./notify/notifier.ts').then((m) => m.outboxOnlyNotifierFor(config)));
+  const load = onFirstUse(() => import('./notify/notifier.ts').then((m) => m.outboxOnlyNotifierFor(config)));
   return { send: async (message) => (await load()).send(message) };
 }
 

@@ -16,6 +16,7 @@ import type { Db } from '../db/client.ts';
 import type { KeyRing, RotationPolicy } from './key-ring.ts';
 import { readPublishedJwks } from '../db/published-keys.ts';
 import { DEFAULT_KEY_CACHE_MS, keyImporter, refreshing, signingKeyAt, type KeyStore } from './key-store.ts';
+import { onFirstUse } from '../first-use.ts';
 
 export { DEFAULT_KEY_CACHE_MS, JWT_ALG, keyImporter, refreshing, type KeyStore, type SigningKey } from './key-store.ts';
 
@@ -62,8 +63,7 @@ export function keyStoreFor(cfg: Config, db: Pick<Db, 'raw' | 'tableName'>, ring
   if (cfg.publicKeys === 'table') return tableKeyStore(db, { cacheMs, ...(ring ? { ring } : {}) });
   if (ring) throw new Error('a signing key ring outside the data directory needs GATEHOUSE_PUBLIC_KEYS=table: its public keys are published there');
   // The file store (key-files.ts) loads with the first key asked for: in AWS it is never used.
-  let file: Promise<KeyStore> | undefined;
-  const store = (): Promise<KeyStore> => (file ??= import('./key-files.ts').then((m) => m.fileKeyStore(cfg.dataDir, { cacheMs })));
+  const store = onFirstUse(() => import('./key-files.ts').then((m) => m.fileKeyStore(cfg.dataDir, { cacheMs })));
   return {
     signingKey: async (at) => (await store()).signingKey(at),
     publicKeys: async (opts) => (await store()).publicKeys(opts),

@@ -10,6 +10,7 @@ import { READ_ONLY_FIELDS, WRITE_ONLY_FIELDS } from '../model/render.ts';
 import { typeNameOf } from '../model/types.ts';
 import { invalidField, wrongType } from '../objects/errors.ts';
 import { checkLimits, formatPath, isPlainObject, normalizeTypes, type Doc } from '../objects/validate.ts';
+import { onFirstUse } from '../first-use.ts';
 
 export const EVENT_TYPE_NAME = 'EventTypeInfo';
 
@@ -22,8 +23,7 @@ export interface EventTypeInput {
 /** Element types of the arrays an event type carries. */
 const ELEMENTS: Readonly<Record<string, string>> = { Monikers: 'MonikerItem', Metadata: 'MetadataItem', ObjectLinks: 'ObjectLinkItem' };
 
-type Schema = typeof import('./event-type-schema.ts');
-let schema: Promise<Schema> | undefined;
+const schema = onFirstUse(() => import('./event-type-schema.ts'));
 
 /** Validates an EventTypeInfo body (its zod schema is loaded by the first one). */
 export async function parseEventTypeBody(body: unknown): Promise<EventTypeInput> {
@@ -38,7 +38,7 @@ export async function parseEventTypeBody(body: unknown): Promise<EventTypeInput>
     const list = normalized[field];
     if (Array.isArray(list)) normalized[field] = list.map((x) => (isPlainObject(x) && x.$type === undefined ? { $type: typeName, ...x } : x));
   }
-  const { eventTypeInfoSchema } = await (schema ??= import('./event-type-schema.ts'));
+  const { eventTypeInfoSchema } = await schema();
   const r = eventTypeInfoSchema().safeParse(normalized);
   if (!r.success) {
     const issue = r.error.issues[0]!;

@@ -13,6 +13,7 @@ import { parseEventListQuery } from './list-query.ts';
 import { publish } from './publish.ts';
 import { acknowledge, eventLink, lastEvents, locateEvent } from './read.ts';
 import { renderEvent } from './render.ts';
+import { onFirstUse } from '../first-use.ts';
 
 const p = (req: ApiRequest, name: string): string => req.params[name] ?? '';
 
@@ -56,11 +57,11 @@ const lastEventOp: Operation = async (req, deps) => {
  * The aggregation engine (mingo) is loaded on the first aggregation, not on every cold start of the
  * family: evaluating it at start cost about 30 ms. It gets its reads from here (see `AggregateReads`).
  */
-let aggregation: Promise<typeof import('./aggregate.ts')> | undefined;
+const aggregation = onFirstUse(() => import('./aggregate.ts'));
 
 const aggregateEventsOp: Operation = async (req, deps) => {
   const ctx = contextOf(req, deps);
-  const { aggregateEvents, parseAggregateQuery } = await (aggregation ??= import('./aggregate.ts'));
+  const { aggregateEvents, parseAggregateQuery } = await aggregation();
   const q = parseAggregateQuery(req);
   const limits = { maxEvents: deps.config.aggregateMaxEvents, clock: () => deps.now().getTime() };
   return ok(await aggregateEvents(ctx, p(req, 'folderKey'), q, limits, { requireFolderInScope, foldersOf, queryFolderEvents }));

@@ -5,6 +5,7 @@
 import type { Document } from 'bson';
 import { badRequest } from '../errors.ts';
 import { typeNameOf } from '../model/types.ts';
+import { onFirstUse } from '../first-use.ts';
 
 export interface RelatedObject {
   readonly Relation?: string;
@@ -47,7 +48,7 @@ export function parseInstant(value: unknown, field: string): Date {
 
 const SPEC_FIELDS = new Set(['$type', 'OccurredOn', 'AppKey', 'EventTypeMoniker', 'RelatedObjects', 'EventDataBsonBase64']);
 
-let eventDataCodec: Promise<typeof import('./event-data.ts')> | undefined;
+const eventDataCodec = onFirstUse(() => import('./event-data.ts'));
 
 /**
  * Validates an EventMessagePosting body. The BSON codec is loaded only for a posting that carries
@@ -83,7 +84,7 @@ export async function parsePosting(body: unknown): Promise<Posting> {
     }
   }
   const data = b.EventDataBsonBase64;
-  const eventData = data === undefined || data === null || data === '' ? {} : (await (eventDataCodec ??= import('./event-data.ts'))).decodeEventData(data);
+  const eventData = data === undefined || data === null || data === '' ? {} : (await eventDataCodec()).decodeEventData(data);
   const extra: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(b)) if (!SPEC_FIELDS.has(k)) extra[k] = v;
   return {

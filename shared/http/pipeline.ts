@@ -26,6 +26,7 @@ import { requestCounter } from '../usage/meter.ts';
 import { createUsageRecorder, type UsageRecorder } from '../usage/recorder.ts';
 import { Router, matchOf } from './router.ts';
 import type { ApiRequest, ApiResponse, BaseDeps, Operation } from './types.ts';
+import { onFirstUse } from '../first-use.ts';
 
 type HttpEvent = APIGatewayProxyEventV2;
 type HttpResult = APIGatewayProxyStructuredResultV2;
@@ -340,9 +341,8 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
 }
 
 type StackMapping = typeof import('../stack.ts');
-let stackModule: Promise<StackMapping> | undefined;
 /** The stack mapping (shared/stack.ts), loaded with the first unexpected error logged: no cold start that answers needs it. */
-const stackMapping = (): Promise<StackMapping> => (stackModule ??= import('../stack.ts'));
+const stackMapping = onFirstUse(() => import('../stack.ts'));
 
 /** An error as logged: name, message, its stack mapped to the TypeScript, and its cause. */
 function describer({ sourceMappedStack }: StackMapping): (err: unknown) => Record<string, unknown> {

@@ -4,18 +4,18 @@
  * SNS client only where a code is sent, and loads it with the first code (sns-publish.ts).
  */
 import type { Config } from '../config.ts';
-import { outboxNotifier, type Notifier, type OutgoingMessage } from './notifier.ts';
+import { outboxNotifier, type Notifier } from './notifier.ts';
+import { onFirstUse } from '../first-use.ts';
 
 /**
  * AWS delivery: one SNS publish per message (sns-publish.ts, loaded with the SNS client on the first
  * message; the load is kept, as the module is part of the same bundle).
  */
 export function snsNotifier(topicArn: string, region: string): Notifier {
-  let publish: Promise<(m: OutgoingMessage) => Promise<void>> | undefined;
+  const publish = onFirstUse(() => import('./sns-publish.ts').then((mod) => mod.snsPublisher(topicArn, region)));
   return {
     async send(m) {
-      publish ??= import('./sns-publish.ts').then((mod) => mod.snsPublisher(topicArn, region));
-      await (await publish)(m);
+      await (await publish())(m);
     },
   };
 }

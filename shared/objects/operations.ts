@@ -19,14 +19,12 @@ import { NO_HOOKS, type ObjectHooks } from './hooks.ts';
 import { readLink } from './links.ts';
 import { listObjects, parsePaging } from './paging.ts';
 import { view } from './view.ts';
+import { onFirstUse } from '../first-use.ts';
 
 type Operations = Readonly<Record<string, Operation<BaseDeps>>>;
 type ContextOf = (req: ApiRequest, deps: BaseDeps) => Ctx;
-type Writes = typeof import('./write-operations.ts');
-
-let writeOperations: Promise<Writes> | undefined;
 /** The write operations' module, loaded by the first write of this execution environment. */
-const writes = (): Promise<Writes> => (writeOperations ??= import('./writes.ts').then((m) => m.objectWrites));
+const writes = onFirstUse(() => import('./writes.ts').then((m) => m.objectWrites));
 
 const param = (req: ApiRequest, name: string): string => req.params[name] ?? '';
 

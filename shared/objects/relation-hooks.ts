@@ -8,11 +8,9 @@
  * The service loads with the first hook called (`import()`): a plain GET of an object calls none.
  */
 import type { ObjectHooks } from './hooks.ts';
+import { onFirstUse } from '../first-use.ts';
 
-type Service = typeof import('../relations/service.ts');
-
-let service: Promise<Service> | undefined;
-const relations = (): Promise<Service> => (service ??= import('./writes.ts').then((m) => m.relationService));
+const relations = onFirstUse(() => import('./writes.ts').then((m) => m.relationService));
 
 export const relationHooks: ObjectHooks = Object.freeze<ObjectHooks>({
   beforeWrite: async (ctx, draft, previous) => (await relations()).planObjectLinks(ctx, draft, previous),

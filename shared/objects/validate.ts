@@ -24,6 +24,7 @@ import { ELEMENT_TYPES, LIMITS, POLYMORPHIC_ELEMENTS } from '../model/limits.ts'
 import { typeNameOf } from '../model/types.ts';
 import { stringifyJson } from '../json.ts';
 import { invalidField, missingType, wrongType } from './errors.ts';
+import { onFirstUse } from '../first-use.ts';
 
 export type Doc = Record<string, unknown>;
 
@@ -108,11 +109,8 @@ function inferType(types: Readonly<Record<string, readonly string[]>>, x: Doc, w
   return fits[0]![0];
 }
 
-type Schemas = typeof import('../model/schemas/index.ts');
-let schemas: Promise<Schemas> | undefined;
-
 /** The model's zod schemas, loaded on first use (kept: the module is part of the same bundle). */
-const loadSchemas = (): Promise<Schemas> => (schemas ??= import('../model/schemas/index.ts'));
+const loadSchemas = onFirstUse(() => import('../model/schemas/index.ts'));
 
 /** Throws `ValidationFailed` for the first issue of a failed zod parse. */
 function validate(schema: z.ZodMiniType, value: unknown): void {

@@ -4,11 +4,9 @@
  * a cold start that serves a plain read of an object never reads that code.
  */
 import type { Operation } from '../http/types.ts';
+import { onFirstUse } from '../first-use.ts';
 
-type Calls = typeof import('./calls.ts');
-
-let calls: Promise<Calls> | undefined;
-const load = (): Promise<Calls> => (calls ??= import('../objects/writes.ts').then((m) => m.relationCalls));
+const load = onFirstUse(() => import('../objects/writes.ts').then((m) => m.relationCalls));
 
 /** `POST` or `PUT <Href>/connections/<relation>?relatedKey=` */
 export const connectOperation: Operation = async (req, deps) => (await load()).connectOperation(req, deps);

@@ -8,6 +8,7 @@
  */
 import { ApiError } from '../errors.ts';
 import { narrowInteger, stringifyJson } from '../json.ts';
+import { onFirstUse } from '../first-use.ts';
 
 export const MAX_QUERY_BYTES = 16 * 1024;
 export const MAX_QUERY_DEPTH = 16;
@@ -17,16 +18,12 @@ export type QueryDoc = Record<string, unknown>;
 
 export const invalidQuery = (message: string): ApiError => new ApiError(400, 'InvalidQuery', message);
 
-let matcher: Promise<typeof import('./matcher.ts')> | undefined;
-
 /**
  * The query engine (`normalizeQuery`, `compileQuery`, `checkRegex`), loaded once per execution
  * environment. Bundled, the `import()` stays in the function's one file: the engine's modules are
  * still scanned when the file loads, but neither run nor compiled until the first query asks.
  */
-export function loadMatcher(): Promise<typeof import('./matcher.ts')> {
-  return (matcher ??= import('./matcher.ts'));
-}
+export const loadMatcher = onFirstUse(() => import('./matcher.ts'));
 
 /** Operators a query may use; anything else (`$where`, `$function`, `$expr`, ...) is refused. */
 export const ALLOWED_OPERATORS: ReadonlySet<string> = new Set([

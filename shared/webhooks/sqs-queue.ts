@@ -5,8 +5,8 @@
  * delivers it once more. Only the fan-out and the webhooks function (the sender) import this
  * module, and the SDK client is loaded and created on first use (sqs-client.ts).
  */
-import type { SqsCalls } from './sqs-client.ts';
 import type { WebhookQueue } from './queue.ts';
+import { onFirstUse } from '../first-use.ts';
 
 /** SQS's largest message, and largest batch (the sum of its messages). */
 export const MAX_BATCH_BYTES = 256 * 1024;
@@ -23,11 +23,10 @@ export interface SqsWebhookQueue extends WebhookQueue {
 /** A queue for one SQS queue URL. Create once per execution environment. */
 export function createSqsQueue(opts: { queueUrl: string; region: string; now?: () => number; endpoint?: string }): SqsWebhookQueue {
   const now = opts.now ?? Date.now;
-  let calls: Promise<SqsCalls> | undefined;
   // An explicit endpoint is a stand-in on this machine (tests): it checks no signature.
   const local = opts.endpoint ? { endpoint: opts.endpoint, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {};
   // Kept once loaded (the module is part of the same bundle).
-  const sqs = (): Promise<SqsCalls> => (calls ??= import('./sqs-client.ts').then((m) => m.sqsCalls({ region: opts.region, ...local })));
+  const sqs = onFirstUse(() => import('./sqs-client.ts').then((m) => m.sqsCalls({ region: opts.region, ...local })));
   return {
     maxJobBytes: MAX_BATCH_BYTES,
     async send(jobs) {
