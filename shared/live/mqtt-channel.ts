@@ -6,10 +6,10 @@
  * the authorizer granted, so this channel needs no subscriber lookups.
  *
  * Publishing goes through an {@link MqttPublisher} (`mqtt-publisher.ts`: the IoT data plane's
- * `Publish` call, which the local runtime serves too).
+ * `Publish` call, which the local runtime serves too). The BSON is written by ../bson-writer.ts.
  */
-import { serialize } from 'bson';
 import type { Logger } from '@aws-lambda-powertools/logger';
+import { encodeBson } from '../bson-writer.ts';
 import { mqttTopicsOf } from './mqtt-auth.ts';
 
 /** IoT Core's message size limit. */
@@ -65,7 +65,7 @@ export function bsonReady(value: unknown, key?: string): unknown {
 
 /** The MQTT payload of an event: raw BSON of the rendered EventMessageData. */
 export function mqttPayload(rendered: Readonly<Record<string, unknown>>): Uint8Array {
-  return serialize(bsonReady(rendered) as Record<string, unknown>);
+  return encodeBson(bsonReady(rendered) as Record<string, unknown>);
 }
 
 /**

@@ -96,6 +96,16 @@ describe('what a cold start loads', () => {
     expect(atStart('people', '@aws-sdk/credential-provider-sso')).toBe(false);
   });
 
+  it('the fan-out writes BSON without the bson package, and loads its WebSocket and IoT clients with the first message', () => {
+    // The package reads the BSON clients post (events/event-data.ts), which no cold start does.
+    for (const name of inputs.keys()) expect(atStart(name, 'bson'), name).toBe(false);
+    for (const pkg of ['@aws-sdk/client-apigatewaymanagementapi', '@aws-sdk/client-iot-data-plane']) {
+      expect(atStart('fanout', pkg), pkg).toBe(false);
+      expect(later('fanout', pkg), pkg).toBe(true);
+    }
+    expect(atStart('websocket', '@aws-sdk/client-apigatewaymanagementapi')).toBe(false);
+  });
+
   const ours = (name: string, module: string, when: 'atStart' | 'lazy') => inputs.get(name)![when].includes(module);
   const CRUD = ['access', 'alarms', 'apps', 'devices', 'folders', 'people', 'schedules'];
   /** The write path of the object families: a cold start serving a read never needs it. */
