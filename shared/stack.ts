@@ -65,14 +65,3 @@ export function withSourceMappedStack<T>(err: T): T {
   }
   return err;
 }
-
-/** A handler whose thrown errors reach the runtime with their stacks mapped. */
-export function mappingErrorStacks<A extends unknown[], R>(handler: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
-  return async (...args) => {
-    try {
-      return await handler(...args);
-    } catch (err) {
-      throw withSourceMappedStack(err);
-    }
-  };
-}

@@ -16,7 +16,7 @@ import { createUsageRecorder, type UsageRecorder } from '#shared/usage/recorder.
 import { meterStreamBatch } from '#shared/usage/stream.ts';
 import { tableQueue } from '#shared/webhooks/queue.ts';
 import { createSqsQueue } from '#shared/webhooks/sqs-queue.ts';
-import { mappingErrorStacks } from '#shared/stack.ts';
+import { mappingErrorStacks } from '#shared/error-stacks.ts';
 
 export function createHandler(deps: () => LiveDeps) {
   let usage: UsageRecorder | undefined;

@@ -39,7 +39,7 @@ import { generateSigningJwk } from '#shared/auth/key-files.ts';
 import { readPublishedJwks, writePublishedJwks } from '#shared/db/published-keys.ts';
 import { createDb } from '#shared/db/client.ts';
 import { createLogger } from '#shared/logger.ts';
-import { mappingErrorStacks } from '#shared/stack.ts';
+import { mappingErrorStacks } from '#shared/error-stacks.ts';
 
 export interface KeygenProperties {
   readonly SigningKeySecretId: string;

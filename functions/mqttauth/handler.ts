@@ -11,7 +11,7 @@
 import type { Context } from 'aws-lambda';
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { instanceScope, iotPolicyDocuments, verifyMqttToken } from '#shared/live/mqtt-auth.ts';
-import { mappingErrorStacks } from '#shared/stack.ts';
+import { mappingErrorStacks } from '#shared/error-stacks.ts';
 
 /** IoT Core's bounds for `disconnectAfterInSeconds` and `refreshAfterInSeconds`. */
 export const MIN_SESSION_SECONDS = 300;

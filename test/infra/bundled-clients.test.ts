@@ -128,6 +128,14 @@ describe('what a cold start loads', () => {
     expect(ours('people', 'shared/relations/calls.ts', 'lazy')).toBe(true);
   });
 
+  it('leaves the webhooks calls that write or send, and the queue consumer, to first use', () => {
+    for (const module of ['shared/webhooks/webhook-writes.ts', 'shared/webhooks/settings.ts', 'shared/webhooks/sender.ts', 'shared/webhooks/consumer.ts', 'shared/webhooks/ssrf.ts']) {
+      expect(ours('webhooks', module, 'atStart'), module).toBe(false);
+      expect(ours('webhooks', module, 'lazy'), module).toBe(true);
+    }
+    for (const name of inputs.keys()) expect(ours(name, 'shared/stack.ts', 'atStart'), name).toBe(false);
+  });
+
   it('leaves the error path and the outbox notifier to first use in the HTTP families', () => {
     // The stack mapping loads with the first unexpected error logged; only the token function sends messages.
     for (const name of [...CRUD, 'events', 'search']) {

@@ -14,7 +14,7 @@ import type { WebhookDeps } from '#shared/webhooks/operations.ts';
 import { tableQueue } from '#shared/webhooks/queue.ts';
 import { DISABLED_FAILING, handleJob, postOnce } from '#shared/webhooks/sender.ts';
 import { messageIdOf } from '#shared/webhooks/signing.ts';
-import { handleQueueBatch } from '#functions/webhooks/handler.ts';
+import { handleQueueBatch } from '#shared/webhooks/consumer.ts';
 import { createApi } from '../support/api.ts';
 import { commandsOf, createTestDb, type TestDb } from '../support/db.ts';
 import { seedTenant, testDeps, type Tenant } from '../support/tokens.ts';

@@ -25,8 +25,9 @@ const LAZY = `export function failLater(): never {
 }
 `;
 
-// The throw is on line 6 of the fixture, column 9.
-const FIXTURE = `import { mappingErrorStacks, sourceMappedStack } from ${JSON.stringify(join(PROJECT_ROOT, 'shared/stack.ts'))};
+// The throw is on line 7 of the fixture, column 9.
+const FIXTURE = `import { mappingErrorStacks } from ${JSON.stringify(join(PROJECT_ROOT, 'shared/error-stacks.ts'))};
+import { sourceMappedStack } from ${JSON.stringify(join(PROJECT_ROOT, 'shared/stack.ts'))};
 
 const pad = [1, 2, 3].map((n) => n * 2);
 function failDeep(): never {
@@ -80,10 +81,10 @@ describe('sourceMappedStack', () => {
     // Unmapped, the stack names only positions in the minified bundle.
     expect(out.raw).toMatch(IN_BUNDLE);
     expect(out.raw).not.toContain('stack-fixture.ts');
-    expect(out.mapped).toMatch(/stack-fixture\.ts:6:11\b/);
+    expect(out.mapped).toMatch(/stack-fixture\.ts:7:11\b/);
     expect(out.mapped).not.toMatch(IN_BUNDLE);
     // A handler's thrown error reaches the runtime mapped too.
-    expect(out.thrown).toMatch(/stack-fixture\.ts:6:11\b/);
+    expect(out.thrown).toMatch(/stack-fixture\.ts:7:11\b/);
   });
 
   it('maps the frames of a lazily loaded chunk with the map beside that chunk', async () => {
