@@ -10,15 +10,13 @@
  * | alarm link  | `O#<eventTypeKey>`  | `ALARM#<alarmKey>`| `AL#<alarmKey>` / `<eventTypeKey>` |
  *
  * so one Query of the event type's partition returns the type and its alarm links together, and
- * one Query of `AL#<alarmKey>` lists an alarm definition's event types.
+ * one Query of `AL#<alarmKey>` lists an alarm definition's event types. Adding a link (a
+ * transaction) is in alarm-link-writes.ts, loaded with the writes of event types.
  */
-import { DeleteCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from './client.ts';
 import { OBJECT_SK, objectPk, partitionPk } from './keys.ts';
 import { fromItem, queryAll, send, type ExtraWrite, type StoredObject } from './objects-repo.ts';
-import { transact } from './object-writes.ts';
-
-type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
 export const EVENT_TYPES_COLLECTION = 'eventtypes';
 export const EVENT_TYPE = 'EventTypeInfo';
@@ -59,38 +57,6 @@ export async function eventTypeWithAlarms(db: Db, key: string): Promise<EventTyp
     .filter((i) => typeof i.SK === 'string' && i.SK.startsWith(ALARM_PREFIX))
     .map((i) => (i.SK as string).slice(ALARM_PREFIX.length));
   return { type: fromItem(obj), alarmKeys };
-}
-
-/**
- * Adds an event type to an alarm definition (idempotent): one transaction that also checks that
- * both still exist. Throws `ConditionFailed` (index 0: event type, 1: alarm) otherwise.
- */
-export async function putAlarmLink(db: Db, alarmKey: string, eventTypeKey: string, addedOn: string): Promise<void> {
-  const exists = (key: string): TransactItem => ({
-    ConditionCheck: {
-      TableName: db.tableName,
-      Key: { PK: objectPk(key), SK: OBJECT_SK },
-      ConditionExpression: 'attribute_exists(PK)',
-    },
-  });
-  await transact(db, [
-    exists(eventTypeKey),
-    exists(alarmKey),
-    {
-      Put: {
-        TableName: db.tableName,
-        Item: {
-          PK: objectPk(eventTypeKey),
-          SK: alarmLinkSk(alarmKey),
-          GSI1PK: alarmMembersPk(alarmKey),
-          GSI1SK: eventTypeKey,
-          AlarmKey: alarmKey,
-          EventTypeKey: eventTypeKey,
-          AddedOn: addedOn,
-        },
-      },
-    },
-  ]);
 }
 
 /** Removes an event type from an alarm definition; false when it was not a member. */

@@ -8,6 +8,7 @@ import type { Claim } from '../db/objects-repo.ts';
 import { monikerClaim } from '../model/claims.ts';
 import { READ_ONLY_FIELDS, WRITE_ONLY_FIELDS } from '../model/render.ts';
 import { typeNameOf } from '../model/types.ts';
+import { monikersOf } from './monikers.ts';
 import { invalidField, wrongType } from '../objects/errors.ts';
 import { checkLimits, formatPath, isPlainObject, normalizeTypes, type Doc } from '../objects/validate.ts';
 import { onFirstUse } from '../first-use.ts';
@@ -50,15 +51,6 @@ export async function parseEventTypeBody(body: unknown): Promise<EventTypeInput>
     doc[k] = v;
   }
   return { doc, version: typeof body.ConcurrencyVersion === 'number' ? body.ConcurrencyVersion : undefined };
-}
-
-/** The monikers of an event type document (Namespace defaults to ''). */
-export function monikersOf(doc: Readonly<Doc>): Array<{ Namespace: string; Nickname: string }> {
-  const list = Array.isArray(doc.Monikers) ? doc.Monikers : [];
-  return list
-    .filter(isPlainObject)
-    .filter((m) => typeof m.Nickname === 'string' && m.Nickname !== '')
-    .map((m) => ({ Namespace: typeof m.Namespace === 'string' ? m.Namespace : '', Nickname: m.Nickname as string }));
 }
 
 /** The moniker claims of an event type of an app (each moniker once). */

@@ -8,28 +8,21 @@ import { stringParam } from '../http/params.ts';
 import { created, noContent, ok, type ApiRequest, type Operation } from '../http/types.ts';
 import { contextOf } from '../objects/context.ts';
 import { parsePaging } from '../objects/paging.ts';
-import {
-  addAlarmEventType,
-  addEventType,
-  eventTypeLink,
-  findEventType,
-  listAlarmEventTypes,
-  listEventTypes,
-  locateEventType,
-  removeAlarmEventType,
-  removeEventType,
-  updateEventType,
-} from './event-types.ts';
+import { onFirstUse } from '../first-use.ts';
+import { eventTypeLink, findEventType, listAlarmEventTypes, listEventTypes, locateEventType } from './event-types.ts';
 import { renderEventType } from './render.ts';
 
 const p = (req: ApiRequest, name: string): string => req.params[name] ?? '';
+
+/** The writes (event-type-writes.ts), loaded with the first of them. */
+const writes = onFirstUse(() => import('./event-type-writes.ts'));
 
 // ---------------------------------------------------------------------------------------------
 // apps family: event types (`{key}` is the app, `{linkKey}` the event type)
 
 const addEventTypeOp: Operation = async (req, deps) => {
   const ctx = contextOf(req, deps);
-  return created(renderEventType(await addEventType(ctx, p(req, 'folderKey'), p(req, 'key'), req.body), ctx.ns));
+  return created(renderEventType(await (await writes()).addEventType(ctx, p(req, 'folderKey'), p(req, 'key'), req.body), ctx.ns));
 };
 
 const listEventTypesOp: Operation = async (req, deps) => {
@@ -45,7 +38,7 @@ const listEventTypesOp: Operation = async (req, deps) => {
 
 const updateEventTypeOp: Operation = async (req, deps) => {
   const ctx = contextOf(req, deps);
-  await updateEventType(ctx, p(req, 'folderKey'), p(req, 'key'), p(req, 'linkKey'), req.body);
+  await (await writes()).updateEventType(ctx, p(req, 'folderKey'), p(req, 'key'), p(req, 'linkKey'), req.body);
   return noContent();
 };
 
@@ -58,7 +51,7 @@ const getEventTypeOp: Operation = async (req, deps) => {
 
 const removeEventTypeOp: Operation = async (req, deps) => {
   const ctx = contextOf(req, deps);
-  await removeEventType(ctx, p(req, 'folderKey'), p(req, 'key'), p(req, 'linkKey'));
+  await (await writes()).removeEventType(ctx, p(req, 'folderKey'), p(req, 'key'), p(req, 'linkKey'));
   return noContent();
 };
 
@@ -80,7 +73,7 @@ export const eventTypeOperations: Readonly<Record<string, Operation>> = {
 // alarms family: event types of an alarm definition (`{key}` is the alarm, `{linkKey}` the event type)
 
 const addAlarmEventTypeOp: Operation = async (req, deps) => {
-  await addAlarmEventType(contextOf(req, deps), p(req, 'folderKey'), p(req, 'key'), req.body);
+  await (await writes()).addAlarmEventType(contextOf(req, deps), p(req, 'folderKey'), p(req, 'key'), req.body);
   return noContent();
 };
 
@@ -91,7 +84,7 @@ const listAlarmEventTypesOp: Operation = async (req, deps) => {
 };
 
 const removeAlarmEventTypeOp: Operation = async (req, deps) => {
-  await removeAlarmEventType(contextOf(req, deps), p(req, 'folderKey'), p(req, 'key'), p(req, 'linkKey'));
+  await (await writes()).removeAlarmEventType(contextOf(req, deps), p(req, 'folderKey'), p(req, 'key'), p(req, 'linkKey'));
   return noContent();
 };
 

@@ -16,7 +16,7 @@ import { newKey, placeIn, type Placement } from '../model/placement.ts';
 import { requireRole } from '../objects/access.ts';
 import type { Ctx } from '../objects/context.ts';
 import { checkLimits, isPlainObject, normalizeTypes } from '../objects/validate.ts';
-import { monikersOf } from './event-type-body.ts';
+import { monikersOf } from './monikers.ts';
 import { fillTemplate, parsePosting, type Posting } from './posting.ts';
 import { EVENT_DATA_TYPE, eventHref, storedLinks } from './render.ts';
 import { objectLinks, resolveApp, resolveEventType, sinkFolder } from './resolve.ts';

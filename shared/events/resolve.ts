@@ -26,7 +26,7 @@ import { loadFolder } from '../objects/access.ts';
 import type { Ctx } from '../objects/context.ts';
 import { outOfScope } from '../objects/errors.ts';
 import { TtlCache } from '../ttl-cache.ts';
-import { monikersOf } from './event-type-body.ts';
+import { monikersOf } from './monikers.ts';
 import type { RelatedObject } from './posting.ts';
 import { canonicalHref } from './render.ts';
 

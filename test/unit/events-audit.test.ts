@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import type { StoredObject } from '#shared/db/objects-repo.ts';
 import { auditEvent, auditEventKey, auditPlacement, SYSTEM_EVENT_TYPES } from '#shared/events/audit-event.ts';
 import { SYSTEM_APP_KEY } from '#shared/events/system-app.ts';
-import { eventTypeRef } from '#shared/events/event-types.ts';
+import { eventTypeRef } from '#shared/events/event-type-writes.ts';
 import { TtlCache } from '#shared/ttl-cache.ts';
 import { canonicalHref, eventTypeHref } from '#shared/events/render.ts';
 

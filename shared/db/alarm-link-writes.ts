@@ -1,0 +1,44 @@
+/**
+ * The write that adds an event type to an alarm definition (the link item described in
+ * eventtypes-repo.ts). Its own module so that the functions reading event types do not load the
+ * repository's transaction code (object-writes.ts).
+ */
+import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { Db } from './client.ts';
+import { alarmLinkSk, alarmMembersPk } from './eventtypes-repo.ts';
+import { OBJECT_SK, objectPk } from './keys.ts';
+import { transact } from './object-writes.ts';
+
+type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
+
+/**
+ * Adds an event type to an alarm definition (idempotent): one transaction that also checks that
+ * both still exist. Throws `ConditionFailed` (index 0: event type, 1: alarm) otherwise.
+ */
+export async function putAlarmLink(db: Db, alarmKey: string, eventTypeKey: string, addedOn: string): Promise<void> {
+  const exists = (key: string): TransactItem => ({
+    ConditionCheck: {
+      TableName: db.tableName,
+      Key: { PK: objectPk(key), SK: OBJECT_SK },
+      ConditionExpression: 'attribute_exists(PK)',
+    },
+  });
+  await transact(db, [
+    exists(eventTypeKey),
+    exists(alarmKey),
+    {
+      Put: {
+        TableName: db.tableName,
+        Item: {
+          PK: objectPk(eventTypeKey),
+          SK: alarmLinkSk(alarmKey),
+          GSI1PK: alarmMembersPk(alarmKey),
+          GSI1SK: eventTypeKey,
+          AlarmKey: alarmKey,
+          EventTypeKey: eventTypeKey,
+          AddedOn: addedOn,
+        },
+      },
+    },
+  ]);
+}
