@@ -24,6 +24,12 @@ export interface Route {
    * because field clients send it unlabelled or labelled as JSON (a `{...}` body is still JSON).
    */
   readonly form?: boolean;
+  /**
+   * The call only reads, though it is not a GET without a body (search, lastevent with its keys
+   * in the body, aggregation): the pipeline runs it while the caller's token and status are still
+   * being checked, as it runs such a GET, and the answer waits for both.
+   */
+  readonly reads?: boolean;
 }
 
 const F = '/api/f/{folderKey}';
@@ -33,7 +39,7 @@ function route(
   path: string,
   family: Family,
   operation: string,
-  extra: Partial<Pick<Route, 'auth' | 'collection' | 'form'>> = {},
+  extra: Partial<Pick<Route, 'auth' | 'collection' | 'form' | 'reads'>> = {},
 ): Route {
   return Object.freeze({
     method,
@@ -43,6 +49,7 @@ function route(
     auth: extra.auth ?? true,
     ...(extra.collection ? { collection: extra.collection } : {}),
     ...(extra.form ? { form: true } : {}),
+    ...(extra.reads ? { reads: true } : {}),
   });
 }
 
@@ -134,14 +141,14 @@ export const ROUTES: readonly Route[] = Object.freeze([
   route('GET', `${F}/events/{key}/{link}`, 'events', 'getEventLink'),
   route('POST', `${F}/events/{key}/acknowledgements`, 'events', 'acknowledge'),
   // The spec sends the keys as a GET body; POST is the same call for clients that cannot
-  route('GET', `${F}/lastevent`, 'events', 'lastEvent'),
-  route('POST', `${F}/lastevent`, 'events', 'lastEvent'),
+  route('GET', `${F}/lastevent`, 'events', 'lastEvent', { reads: true }),
+  route('POST', `${F}/lastevent`, 'events', 'lastEvent', { reads: true }),
   // Clients send `Events` capitalised; API Gateway and the router match paths case-sensitively.
-  route('POST', `${F}/aggregate/Events`, 'events', 'aggregateEvents'),
-  route('POST', `${F}/aggregate/events`, 'events', 'aggregateEvents'),
+  route('POST', `${F}/aggregate/Events`, 'events', 'aggregateEvents', { reads: true }),
+  route('POST', `${F}/aggregate/events`, 'events', 'aggregateEvents', { reads: true }),
 
   // Search
-  route('POST', `${F}/search`, 'search', 'search'),
+  route('POST', `${F}/search`, 'search', 'search', { reads: true }),
 
   // Webhooks (a Gatehouse extension): subscriptions of an instance, their deliveries, replay
   route('GET', `${F}/webhooks`, 'webhooks', 'listWebhooks'),

@@ -8,15 +8,32 @@ import { ok, type Operation } from '#shared/http/types.ts';
 import { ownInstance } from '#shared/db/objects-repo.ts';
 import { loadFolder } from '#shared/objects/access.ts';
 import { contextOf } from '#shared/objects/context.ts';
+import { loadMatcher } from '#shared/search/query.ts';
 import { descendantInstances, search } from '#shared/search/service.ts';
 
 const searchOperation: Operation<CoreDeps> = async (req, deps) => {
+  // The query engine loads (the first search of an environment) while the folder is read; a
+  // refused call leaves the load unawaited, so its failure is caught here and met again by search.
+  loadMatcher().catch(() => undefined);
   const ctx = contextOf(req, deps);
-  const scope = await loadFolder(ctx, req.params.folderKey!);
+  const folderKey = req.params.folderKey!;
   const paging = parsePaging(req);
+  const children = boolParam(req, 'includeChildInstances');
+  const run = (instances: readonly string[], folderScope?: string) =>
+    search({ db: ctx.db, ns: ctx.ns, instances, ...(folderScope ? { folderScope } : {}), body: req.body, paging, callerInstance: ctx.principal.instanceKey });
+  if (!children && folderKey.toLowerCase() === ctx.principal.instanceKey) {
+    // The caller's own instance, the usual search: the instance is known, so its check and the
+    // search's reads run side by side (one round trip less). The check decides first: a refused
+    // call answers its own error, and the search's answer or error is dropped.
+    const found = run([ctx.principal.instanceKey]);
+    found.catch(() => undefined);
+    await loadFolder(ctx, folderKey);
+    return ok(await found);
+  }
+  const scope = await loadFolder(ctx, folderKey);
   const instance = ownInstance(scope);
-  const instances = boolParam(req, 'includeChildInstances') ? await descendantInstances(ctx.db, instance) : [instance];
-  return ok(await search({ db: ctx.db, ns: ctx.ns, scope, instances, body: req.body, paging, callerInstance: ctx.principal.instanceKey }));
+  const instances = children ? await descendantInstances(ctx.db, instance) : [instance];
+  return ok(await run(instances, scope.collection === 'folders' ? scope.key : undefined));
 };
 
 export const operations = { search: searchOperation };

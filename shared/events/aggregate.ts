@@ -47,6 +47,7 @@ import { narrowInteger, stringifyJson } from '../json.ts';
 import type { requireFolderInScope } from '../objects/access.ts';
 import type { Ctx } from '../objects/context.ts';
 import { checkRegex, compileQuery, QUERY_OPERATORS } from '../search/matcher.ts';
+export { loadRegexEngine } from '../search/matcher.ts';
 import { ALLOWED_OPERATORS, MAX_QUERY_DEPTH, asDate, conjuncts, invalidQuery, parseQueryBody, type Matcher, type QueryDoc } from '../search/query.ts';
 import type { foldersOf } from './list.ts';
 import { canonicalQuery } from './list-query.ts';

@@ -6,7 +6,7 @@ import { badRequest } from '../errors.ts';
 import { boolParam, dateParam, intParam, listParam, parsePaging, stringParam, type Paging } from '../http/params.ts';
 import type { ApiRequest } from '../http/types.ts';
 import { isObjectKey } from '../db/keys.ts';
-import { loadMatcher, parseQueryBody, reviveDates, type Matcher } from '../search/query.ts';
+import { loadMatcher, normalizeQuery, parseQueryBody, reviveDates, type Matcher } from '../search/query.ts';
 
 export interface EventListQuery extends Paging {
   readonly includeSubFolders: boolean;
@@ -90,9 +90,10 @@ export async function parseEventListQuery(request: ApiRequest): Promise<EventLis
   const query = stringParam(req, 'query');
   let matcher: Matcher | undefined;
   if (query !== undefined) {
-    const body = parseQueryBody(query);
-    const { compileQuery, normalizeQuery } = await loadMatcher();
-    matcher = compileQuery(normalizeQuery(body));
+    const normalized = normalizeQuery(parseQueryBody(query));
+    const { compileQuery, regexFor } = await loadMatcher();
+    await regexFor(normalized);
+    matcher = compileQuery(normalized);
   }
   return {
     ...parsePaging(req),

@@ -61,7 +61,9 @@ const aggregation = onFirstUse(() => import('./aggregate.ts'));
 
 const aggregateEventsOp: Operation = async (req, deps) => {
   const ctx = contextOf(req, deps);
-  const { aggregateEvents, parseAggregateQuery } = await aggregation();
+  const { aggregateEvents, parseAggregateQuery, loadRegexEngine } = await aggregation();
+  // A stage may hold its `$regex` inside a JSON string: RE2 loads before the pipeline is read.
+  await loadRegexEngine();
   const q = parseAggregateQuery(req);
   const limits = { maxEvents: deps.config.aggregateMaxEvents, clock: () => deps.now().getTime() };
   return ok(await aggregateEvents(ctx, p(req, 'folderKey'), q, limits, { requireFolderInScope, foldersOf, queryFolderEvents }));

@@ -250,18 +250,20 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
     },
   });
 
-  // A GET without a body reads only: its operation may run while the caller's status check (a read
-  // of the user and its instances, cached a while per environment) is still in flight; the answer
-  // waits for both, and a refused status answers 401 whatever the operation found. Everything else
-  // may write (a GET with a body is the spec's event type update), so it starts only once the
-  // status is known.
+  // A GET without a body reads only, as do the routes marked `reads` (search, lastevent, aggregation,
+  // which carry their query in a body): the operation may run while the caller's status check (a
+  // read of the user and its instances, cached a while per environment) is still in flight; the
+  // answer waits for both, and a refused status answers 401 whatever the operation found.
+  // Everything else may write (a GET with a body is the spec's event type update), so it starts
+  // only once the status is known.
   const authentication = () => ({
     before: async (request: MiddyRequest) => {
       const s = state(request);
       if (!s.req!.route.auth) return;
       const { authenticator } = getDeps();
       const authorization = s.req!.headers.authorization;
-      if (s.req!.method === 'GET' && s.req!.rawBody === undefined && authenticator.authenticateDeferred) {
+      const readOnly = s.req!.route.reads === true || (s.req!.method === 'GET' && s.req!.rawBody === undefined);
+      if (readOnly && authenticator.authenticateDeferred) {
         const { principal, status } = await authenticator.authenticateDeferred(authorization);
         // Awaited by runOperation; until then a refusal must not count as unhandled.
         status.catch(() => {});

@@ -2,7 +2,9 @@
  * The query engine: checking a parsed query against the allow-list and the depth cap, and
  * compiling it into a matcher (mingo, with RE2's linear-time regular expressions for `$regex`).
  * Loaded on demand through `loadMatcher()` of `query.ts`, which keeps the parsing and planning
- * that need none of it; aggregation (itself loaded on demand) imports it directly.
+ * that need none of it; aggregation (itself loaded on demand) imports it directly. RE2 (re2js,
+ * three quarters of the engine's bytes) loads only for a query that holds a `$regex`: callers
+ * await {@link regexFor} (or {@link loadRegexEngine}) before they check or compile one.
  */
 import { Context } from 'mingo/core';
 import { Query } from 'mingo/query';
@@ -11,76 +13,55 @@ import { $eq, $gt, $gte, $in, $lt, $lte, $ne, $nin } from 'mingo/operators/query
 import { $exists } from 'mingo/operators/query/element';
 import { $and, $nor, $not, $or } from 'mingo/operators/query/logical';
 import { resolve } from 'mingo/util';
-import { RE2JS } from 're2js';
 import { ApiError } from '../errors.ts';
-import { ALLOWED_OPERATORS, asDate, bigDigits, invalidQuery, MAX_QUERY_DEPTH, MAX_REGEX_LENGTH, type Matcher, type QueryDoc } from './query.ts';
+import { onFirstUse } from '../first-use.ts';
+import { checkRegexShape, invalidQuery, type Matcher, type QueryDoc } from './query.ts';
+
+const loadEngine = onFirstUse(() => import('./regex.ts'));
+let engine: Awaited<ReturnType<typeof loadEngine>> | undefined;
+
+/** Loads RE2 for the queries to come (aggregation, whose stages may hide a `$regex` in a string). */
+export async function loadRegexEngine(): Promise<void> {
+  engine ??= await loadEngine();
+}
+
+/** Loads RE2 when the parsed query `q` holds a `$regex` anywhere; a query without one never reads it. */
+export async function regexFor(q: unknown): Promise<void> {
+  if (!engine && holdsRegex(q)) await loadRegexEngine();
+}
+
+/** Whether `$regex` is a key anywhere in `v` (walked without recursion: a body may nest deeply). */
+function holdsRegex(v: unknown): boolean {
+  const stack = [v];
+  while (stack.length) {
+    const x = stack.pop();
+    if (x === null || typeof x !== 'object') continue;
+    if (Array.isArray(x)) stack.push(...(x as unknown[]));
+    else for (const [k, y] of Object.entries(x)) {
+      if (k === '$regex') return true;
+      stack.push(y);
+    }
+  }
+  return false;
+}
+
+/** A caller checked or compiled a `$regex` without loading RE2 first: our defect, never the query's (a 500). */
+class EngineNotLoaded extends Error {
+  constructor() {
+    super('the regular expression engine is not loaded: await regexFor(query) before checking or compiling it');
+  }
+}
+
+/** RE2, loaded by {@link regexFor} before any `$regex` is checked or compiled. */
+function re2(): NonNullable<typeof engine> {
+  if (!engine) throw new EngineNotLoaded();
+  return engine;
+}
 
 /** Refuses a `$regex` (with its `$options`) that RE2 cannot run or that is too long. */
 export function checkRegex(pattern: unknown, options: unknown): void {
-  if (typeof pattern !== 'string') throw invalidQuery('$regex needs a string pattern.');
-  if (pattern.length > MAX_REGEX_LENGTH) throw invalidQuery(`A $regex pattern is limited to ${MAX_REGEX_LENGTH} characters.`);
-  if (options !== undefined && (typeof options !== 'string' || !/^[imsx]*$/.test(options))) {
-    throw invalidQuery('$options may only hold the flags i, m, s and x.');
-  }
-  compileRegex(pattern, typeof options === 'string' ? options : '');
-}
-
-const regexCache = new Map<string, RE2JS>();
-
-/** Compiles with RE2 semantics (linear time, no backreferences or lookaround). */
-function compileRegex(pattern: string, options: string): RE2JS {
-  const id = `${options}/${pattern}`;
-  let re = regexCache.get(id);
-  if (!re) {
-    let flags = 0;
-    if (options.includes('i')) flags |= RE2JS.CASE_INSENSITIVE;
-    if (options.includes('m')) flags |= RE2JS.MULTILINE;
-    if (options.includes('s')) flags |= RE2JS.DOTALL;
-    // `x`: white space and `#` comments are not part of the pattern (escaped ones are).
-    const source = options.includes('x') ? pattern.replace(/(\\.)|\s+|#[^\n]*/g, (_m, esc: string | undefined) => esc ?? '') : pattern;
-    try {
-      re = RE2JS.compile(source, flags);
-    } catch (err) {
-      throw invalidQuery(`The regular expression /${pattern}/ is not supported: ${(err as Error).message}`);
-    }
-    if (regexCache.size > 500) regexCache.clear();
-    regexCache.set(id, re);
-  }
-  return re;
-}
-
-/**
- * Checks the query against the allow-list and the depth cap, and rewrites it for the matcher:
- * `_id` is the Key, `{"$date": ...}` and ISO strings become dates, and `_t` type names are read
- * with or without the `Info` suffix (documents carry both; see `discriminators`).
- */
-export function normalizeQuery(q: QueryDoc): QueryDoc {
-  const walk = (v: unknown, depth: number, inOperatorValue: boolean): unknown => {
-    if (depth > MAX_QUERY_DEPTH) throw invalidQuery(`The query is nested deeper than ${MAX_QUERY_DEPTH} levels.`);
-    if (Array.isArray(v)) return v.map((x) => walk(x, depth + 1, inOperatorValue));
-    if (typeof v === 'bigint') return bigDigits(v);
-    if (v === null || typeof v !== 'object') return asDate(v);
-    const obj = v as QueryDoc;
-    const keys = Object.keys(obj);
-    if (keys.length === 1 && keys[0] === '$date') {
-      const d = new Date(obj.$date as string | number);
-      if (Number.isNaN(d.getTime())) throw invalidQuery('$date needs an ISO 8601 date or epoch milliseconds.');
-      return d;
-    }
-    if (keys.length === 1 && keys[0] === '$oid' && typeof obj.$oid === 'string') return obj.$oid.toLowerCase();
-    const out: QueryDoc = {};
-    for (const k of keys) {
-      if (k.startsWith('$')) {
-        if (!ALLOWED_OPERATORS.has(k)) throw invalidQuery(`The operator ${k} is not allowed.`);
-        if (k === '$regex') checkRegex(obj.$regex, obj.$options);
-        if (k === '$options' && !('$regex' in obj)) throw invalidQuery('$options needs $regex beside it.');
-      }
-      const name = k === '_id' ? 'Key' : k;
-      out[name] = walk(obj[k], depth + 1, k.startsWith('$') || inOperatorValue);
-    }
-    return out;
-  };
-  return walk(q, 1, false) as QueryDoc;
+  checkRegexShape(pattern, options);
+  re2().compileRegex(pattern as string, typeof options === 'string' ? options : '');
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -90,7 +71,7 @@ export function normalizeQuery(q: QueryDoc): QueryDoc {
 /** `$regex` through RE2: a pattern can never backtrack catastrophically. */
 const $regex = (selector: string, value: unknown) => {
   const r = value as RegExp;
-  const re = compileRegex(r.source, r.flags.replace(/[gyu]/g, ''));
+  const re = re2().compileRegex(r.source, r.flags.replace(/[gyu]/g, ''));
   const test = (x: unknown) => typeof x === 'string' && re.test(x);
   return (o: Record<string, unknown>) => {
     const v = resolve(o, selector, { unwrapArray: true });
@@ -109,7 +90,7 @@ export function compileQuery(q: QueryDoc): Matcher {
   try {
     query = new Query(q, { context: CONTEXT, scriptEnabled: false } as never);
   } catch (err) {
-    if (err instanceof ApiError) throw err;
+    if (err instanceof ApiError || err instanceof EngineNotLoaded) throw err;
     throw invalidQuery(`The query is not valid: ${(err as Error).message}`);
   }
   return {

@@ -19,11 +19,20 @@ export type QueryDoc = Record<string, unknown>;
 export const invalidQuery = (message: string): ApiError => new ApiError(400, 'InvalidQuery', message);
 
 /**
- * The query engine (`normalizeQuery`, `compileQuery`, `checkRegex`), loaded once per execution
+ * The query engine (`compileQuery`, `checkRegex`, `regexFor`), loaded once per execution
  * environment. Bundled, the `import()` stays in the function's one file: the engine's modules are
  * still scanned when the file loads, but neither run nor compiled until the first query asks.
  */
 export const loadMatcher = onFirstUse(() => import('./matcher.ts'));
+
+/** Refuses a `$regex` (with its `$options`) that is not a string, too long, or flagged otherwise than `imsx`. */
+export function checkRegexShape(pattern: unknown, options: unknown): void {
+  if (typeof pattern !== 'string') throw invalidQuery('$regex needs a string pattern.');
+  if (pattern.length > MAX_REGEX_LENGTH) throw invalidQuery(`A $regex pattern is limited to ${MAX_REGEX_LENGTH} characters.`);
+  if (options !== undefined && (typeof options !== 'string' || !/^[imsx]*$/.test(options))) {
+    throw invalidQuery('$options may only hold the flags i, m, s and x.');
+  }
+}
 
 /** Operators a query may use; anything else (`$where`, `$function`, `$expr`, ...) is refused. */
 export const ALLOWED_OPERATORS: ReadonlySet<string> = new Set([
@@ -236,6 +245,41 @@ export function asDate(v: unknown): unknown {
  * card numbers equal; equality stays exact (ordering operators compare such numbers as text).
  */
 export const bigDigits = (v: bigint): string => v.toString();
+
+/**
+ * Checks the query against the allow-list and the depth cap, and rewrites it for the matcher:
+ * a `$regex` is checked for its shape here and for RE2's syntax when it is compiled (matcher.ts);
+ * `_id` is the Key, `{"$date": ...}` and ISO strings become dates, and `_t` type names are read
+ * with or without the `Info` suffix (documents carry both; see `discriminators`).
+ */
+export function normalizeQuery(q: QueryDoc): QueryDoc {
+  const walk = (v: unknown, depth: number, inOperatorValue: boolean): unknown => {
+    if (depth > MAX_QUERY_DEPTH) throw invalidQuery(`The query is nested deeper than ${MAX_QUERY_DEPTH} levels.`);
+    if (Array.isArray(v)) return v.map((x) => walk(x, depth + 1, inOperatorValue));
+    if (typeof v === 'bigint') return bigDigits(v);
+    if (v === null || typeof v !== 'object') return asDate(v);
+    const obj = v as QueryDoc;
+    const keys = Object.keys(obj);
+    if (keys.length === 1 && keys[0] === '$date') {
+      const d = new Date(obj.$date as string | number);
+      if (Number.isNaN(d.getTime())) throw invalidQuery('$date needs an ISO 8601 date or epoch milliseconds.');
+      return d;
+    }
+    if (keys.length === 1 && keys[0] === '$oid' && typeof obj.$oid === 'string') return obj.$oid.toLowerCase();
+    const out: QueryDoc = {};
+    for (const k of keys) {
+      if (k.startsWith('$')) {
+        if (!ALLOWED_OPERATORS.has(k)) throw invalidQuery(`The operator ${k} is not allowed.`);
+        if (k === '$regex') checkRegexShape(obj.$regex, obj.$options);
+        if (k === '$options' && !('$regex' in obj)) throw invalidQuery('$options needs $regex beside it.');
+      }
+      const name = k === '_id' ? 'Key' : k;
+      out[name] = walk(obj[k], depth + 1, k.startsWith('$') || inOperatorValue);
+    }
+    return out;
+  };
+  return walk(q, 1, false) as QueryDoc;
+}
 
 /**
  * Deep copy of a document with ISO date strings as dates, so dates compare as instants, and big

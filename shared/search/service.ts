@@ -15,6 +15,7 @@ import { discriminators, typeChain, canonicalTypeName } from '../model/type-hier
 import type { Db } from '../db/client.ts';
 import {
   loadMatcher,
+  normalizeQuery,
   parseQueryBody,
   planQuery,
   requestedTypes,
@@ -26,9 +27,9 @@ import {
 export interface SearchInput {
   readonly db: Db;
   readonly ns: string;
-  /** The folder or instance searched (already scope-checked). */
-  readonly scope: StoredObject;
-  /** Instances the search covers: the scope's instance, and its descendants when asked. */
+  /** The folder searched, when it is a folder: results lie in it (an instance searched: undefined). */
+  readonly folderScope?: string;
+  /** Instances the search covers: the searched folder's instance, and its descendants when asked. */
   readonly instances: readonly string[];
   readonly body: unknown;
   readonly paging: Paging;
@@ -69,18 +70,23 @@ async function candidates(input: SearchInput, plan: Plan, budget: SearchBudget):
   }
 }
 
-/** Runs a search; answers the page of rendered matches. */
+/**
+ * Runs a search; answers the page of rendered matches. The planned index read starts as soon as
+ * the query is checked, and the query engine loads (the first search of an environment) or
+ * compiles meanwhile: a query the engine refuses answers its 400 and the read is dropped.
+ */
 export async function search(input: SearchInput): Promise<Record<string, unknown>[]> {
-  const body = parseQueryBody(input.body);
-  const { compileQuery, normalizeQuery } = await loadMatcher();
-  const query = normalizeQuery(body);
+  const query = normalizeQuery(parseQueryBody(input.body));
   const types = requestedTypes(query);
-  const matcher = compileQuery(rewriteTypeArrays(query));
   const plan = planQuery(query, types);
-  const budget = newBudget();
+  const reading = candidates(input, plan, newBudget());
+  reading.catch(() => undefined);
+  const { compileQuery, regexFor } = await loadMatcher();
+  await regexFor(query);
+  const matcher = compileQuery(rewriteTypeArrays(query));
   let found: StoredObject[];
   try {
-    found = await candidates(input, plan, budget);
+    found = await reading;
   } catch (err) {
     if (err instanceof SearchTooBroad) {
       throw new ApiError(400, 'InvalidQuery', 'The search would read too many objects: narrow it with _t or an indexed field.');
@@ -88,7 +94,7 @@ export async function search(input: SearchInput): Promise<Record<string, unknown
     throw err;
   }
   const within = new Set(input.instances);
-  const folderScope = input.scope.collection === 'folders' ? input.scope.key : undefined;
+  const folderScope = input.folderScope;
   const seen = new Set<string>();
   const matches: Array<{ key: string; view: Record<string, unknown> }> = [];
   for (const o of found) {

@@ -1,8 +1,11 @@
 /** The aggregation's pure parts: the pipeline check, the OccurredOn range of the key condition, the fields held. */
-import { describe, expect, it } from 'vitest';
-import { fieldsRead, occurredRange, parsePipeline, splitWindow } from '#shared/events/aggregate.ts';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { fieldsRead, loadRegexEngine, occurredRange, parsePipeline, splitWindow } from '#shared/events/aggregate.ts';
 import { eventWrite } from '#shared/events/publish.ts';
 import { renderEvent, renderEventFields } from '#shared/events/render.ts';
+
+// The aggregation loads RE2 before it reads a pipeline (shared/events/operations.ts).
+beforeAll(loadRegexEngine);
 
 const match = (body: unknown) => (parsePipeline([{ $match: body }])[0]!.$match ?? {}) as Record<string, unknown>;
 

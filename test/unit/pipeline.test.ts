@@ -95,7 +95,7 @@ describe('function pipeline', () => {
     expect(res.body).toEqual({ body: [K], query: { forKeys: ['a', 'b'] }, params: { folderKey: K }, user: 'ann' });
   });
 
-  it("runs a GET beside the caller's status check and answers only once both are done", async () => {
+  it("runs a GET (or a route marked as reading) beside the caller's status check and answers only once both are done", async () => {
     const order: string[] = [];
     let refuse = false;
     const d = makeDeps();
@@ -114,7 +114,7 @@ describe('function pipeline', () => {
       if (req.method === 'GET' && req.query.missing) throw notFound('No such thing.');
       return ok({ user: req.principal?.userName });
     };
-    const h = makeHandler({ family: 'events', operations: { lastEvent: traced }, deps: () => slow });
+    const h = makeHandler({ family: 'events', operations: { lastEvent: traced, publish: traced }, deps: () => slow });
     const { key, kid } = await d.keys.signingKey();
     const token = await new SignJWT({ ins: K, inm: 'Acme', unm: 'ann', role: 'Operator' })
       .setProtectedHeader({ alg: 'ES256', kid }).setSubject(K).setJti('j2').setIssuer(d.config.issuer)
@@ -123,19 +123,26 @@ describe('function pipeline', () => {
     expect((await run(h, 'GET', `/api/f/${K}/lastevent`, { token })).body).toEqual({ user: 'ann' });
     expect(order).toEqual(['status started', 'operation', 'status done']);
 
+    // So does a route marked as reading whatever its method: lastevent with its keys in a body.
+    order.length = 0;
+    expect((await run(h, 'POST', `/api/f/${K}/lastevent`, { token, body: [K] })).body).toEqual({ user: 'ann' });
+    expect(order).toEqual(['status started', 'operation', 'status done']);
+
     // A refused caller gets the 401, whatever the operation answered or threw.
     refuse = true;
     expect((await run(h, 'GET', `/api/f/${K}/lastevent`, { token })).status).toBe(401);
     expect((await run(h, 'GET', `/api/f/${K}/lastevent`, { token, query: { missing: ['1'] } })).status).toBe(401);
+    expect((await run(h, 'POST', `/api/f/${K}/lastevent`, { token, body: [K] })).status).toBe(401);
 
     // A write starts only once the status is known: a refused caller never reaches it.
     order.length = 0;
-    expect((await run(h, 'POST', `/api/f/${K}/lastevent`, { token, body: [K] })).status).toBe(401);
+    expect((await run(h, 'POST', `/api/f/${K}/eventmessagesink`, { token, body: {} })).status).toBe(401);
     expect(order).toEqual(['status started', 'status done']);
 
-    // So does a GET with a body (the spec's event type update is one).
+    // So does a GET with a body on a route not marked as reading (the spec's event type update).
+    const apps = makeHandler({ family: 'apps', operations: { getEventType: traced }, deps: () => slow });
     order.length = 0;
-    expect((await run(h, 'GET', `/api/f/${K}/lastevent`, { token, body: [K] })).status).toBe(401);
+    expect((await run(apps, 'GET', `/api/f/${K}/apps/${K}/eventtypes/${K}`, { token, body: { CommonName: 'x' } })).status).toBe(401);
     expect(order).toEqual(['status started', 'status done']);
   });
 

@@ -1,8 +1,9 @@
-import { describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '#shared/errors.ts';
 import { discriminators, typesSelectedBy } from '#shared/model/type-hierarchy.ts';
-import { compileQuery, normalizeQuery } from '#shared/search/matcher.ts';
+import { compileQuery, loadRegexEngine } from '#shared/search/matcher.ts';
 import {
+  normalizeQuery,
   parseQueryBody,
   parseRelaxed,
   planQuery,
@@ -10,6 +11,9 @@ import {
   reviveDates,
   rewriteTypeArrays,
 } from '#shared/search/query.ts';
+
+// RE2 loads before a `$regex` is checked or compiled (the functions await regexFor(query)).
+beforeAll(loadRegexEngine);
 
 const people = [
   { Key: 'aaaaaaaaaaaaaaaaaaaaaaa1', _t: discriminators('PersonInfo'), CommonName: 'Ann Lee', Department: 'Engineering', Tags: ['vip', 'night'], Addresses: [{ $type: 'EmailAddressInfo', MailTo: 'ann@example.com' }], CardAssignments: [{ EncodedCardNumber: 1001, ActiveOn: '2024-01-01T00:00:00Z' }], Age: 40, Metadata: { Application: 'hr' } },
@@ -136,5 +140,25 @@ describe('planner', () => {
     expect(plan({ CommonName: { $regex: 'Ann', $options: 'i' } })).toEqual({ kind: 'types', types: undefined });
     expect(plan({ _t: ['Person', 'Input'], Age: 3 })).toEqual({ kind: 'types', types: ['Person', 'Input'] });
     expect(parseRelaxed('{}')).toEqual({});
+  });
+});
+
+describe('the regular expression engine', () => {
+  it('loads only for a query holding a $regex, at any depth', async () => {
+    // A fresh copy of the engine's module: this file's own copy loaded RE2 up front.
+    vi.resetModules();
+    const fresh = await import('#shared/search/matcher.ts');
+    await fresh.regexFor({ CommonName: 'Ann', Tags: ['regex'], $or: [{ A: '$regex' }] });
+    // Compiling a $regex without RE2 is the caller's defect: an internal error (a 500), not a 400.
+    let unloaded: unknown;
+    try {
+      fresh.compileQuery({ CommonName: { $regex: '^A' } });
+    } catch (err) {
+      unloaded = err;
+    }
+    expect(String(unloaded)).toMatch(/not loaded/);
+    expect(unloaded).not.toBeInstanceOf(ApiError);
+    await fresh.regexFor({ $or: [{ A: 1 }, { B: { $elemMatch: { C: { $regex: '^x' } } } }] });
+    expect(fresh.compileQuery({ CommonName: { $regex: '^A' } }).test({ CommonName: 'Ann' })).toBe(true);
   });
 });
