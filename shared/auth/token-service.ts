@@ -201,6 +201,16 @@ async function lookUpLogin(deps: CoreDeps, instanceName: string, userName: strin
 }
 
 /**
+ * Starts reading the signing key as soon as a grant may succeed, beside the grant's own reads and
+ * password check: in AWS the first read of an environment (and one per key-cache lifetime) is a
+ * Secrets Manager call, which would otherwise wait for all of them. The key store keeps the read
+ * in flight for the signature to await; a failure here is met again (and answered) there.
+ */
+function prefetchSigningKey(deps: CoreDeps): void {
+  deps.keys.signingKey(deps.now()).catch(() => undefined);
+}
+
+/**
  * The password grant: the login's objects are read (see {@link lookUpLogin}), the password is
  * verified while the attempt's slot is taken, and a completed login's writes (the counter's reset,
  * the refresh token) are sent together.
@@ -240,6 +250,7 @@ export async function passwordGrant(deps: CoreDeps, req: TokenRequest): Promise<
   const verdict = verifyPassword(req.password, auth.passwordHash);
   // Handled now, awaited later: a store error while taking the slot must not leave it unhandled.
   verdict.catch(() => undefined);
+  prefetchSigningKey(deps);
   let slot = await reserveLoginAttempt(db, user.key, config.lockoutThreshold);
   // No slot but no lock either: the slots are held by attempts still being checked, which may
   // well succeed. Wait for them (bounded) instead of calling this attempt locked out.
@@ -430,6 +441,7 @@ export async function refreshGrant(deps: CoreDeps, req: TokenRequest): Promise<T
   const old = await getRefreshToken(db, refreshTokenHash(req.refreshToken));
   const nowMs = deps.now().getTime();
   if (!old || old.expiresAt <= nowMs || old.clientId !== req.clientId) throw ticketNotValid();
+  prefetchSigningKey(deps);
   // The family, the user and the instance: one request.
   const read = await readRefreshItems(db, old);
   const family = read.family;

@@ -74,6 +74,8 @@ describe('what a cold start loads', () => {
 
   it('no function loads body validation (zod) or the SNS and SQS clients at start', () => {
     for (const name of inputs.keys()) for (const pkg of ['zod', '@aws-sdk/client-sns', '@aws-sdk/client-sqs']) expect(atStart(name, pkg), `${name}: ${pkg}`).toBe(false);
+    // The token function loads the Secrets Manager client with the first read of the signing key.
+    expect(atStart('token', '@aws-sdk/client-secrets-manager')).toBe(false);
   });
 
   it('loads them with the first request that needs them: the chunks ship in the functions that use them', () => {
