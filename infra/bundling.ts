@@ -86,6 +86,12 @@ export interface FunctionBundling {
   readonly entry: string;
   /** The package version baked in as `__GATEHOUSE_VERSION__`. */
   readonly version: string;
+  /**
+   * The function's name when the entry is `functions/<name>/handler.ts`, baked in as
+   * `__GATEHOUSE_FAMILY__`: the bundle keeps that family's rows of the route table only
+   * (shared/routes.ts). Undefined for other entries (the bench's references, test fixtures).
+   */
+  readonly family?: string;
   /** Packages imported from the runtime instead of bundled (`@aws-sdk/*` when the SDK is left out). */
   readonly externalModules: readonly string[];
   /** Files copied beside the code. */
@@ -106,9 +112,11 @@ export interface FunctionBundling {
  * to false (infra/context.ts).
  */
 export function functionBundling(entry: string, version: string, choices: BundlingChoices = {}): FunctionBundling {
+  const family = /[\\/]functions[\\/]([^\\/]+)[\\/]handler\.ts$/.exec(entry)?.[1];
   return {
     entry,
     version,
+    ...(family ? { family } : {}),
     externalModules: choices.bundleAwsSdk === false ? [...AWS_SDK_EXTERNALS] : [],
     files: [...(choices.files ?? [])],
   };
@@ -146,7 +154,10 @@ export function esbuildOptions(b: FunctionBundling, outdir: string): BuildOption
     // No `require` banner: no bundled module calls `require` at run time (esbuild resolves the
     // CommonJS ones' requires at build time), and a banner would be read by every chunk of every
     // cold start. A dependency that starts to is refused by `bundleFunctionSync` (see below).
-    define: { __GATEHOUSE_VERSION__: JSON.stringify(b.version) },
+    define: {
+      __GATEHOUSE_VERSION__: JSON.stringify(b.version),
+      ...(b.family ? { __GATEHOUSE_FAMILY__: JSON.stringify(b.family) } : {}),
+    },
     metafile: true,
     logLevel: 'silent',
   };

@@ -1,12 +1,21 @@
 /**
  * The one route table. The CDK stack creates the HTTP API routes and one function per family
  * from it, each function's router dispatches from it, and the local server dispatches from it.
- * No route is wired anywhere else.
+ * No route is wired anywhere else. A function's bundle keeps its own family's rows (see
+ * `__GATEHOUSE_FAMILY__` below).
  *
  * Paths use the API Gateway HTTP API syntax (`{param}`); `$default` catches everything no other
  * route matches, so an unknown path answers our JSON 404 in AWS as it does locally.
  */
 import { COLLECTIONS, type CollectionDef, type Family } from './model/collections.ts';
+
+/**
+ * The family a function's bundle is built for, defined by infra/bundling.ts: each group of rows
+ * below is kept when it is that family's, and the minifier drops the others, so a function carries
+ * and compiles its own routes only (API Gateway has already chosen among all of them). Undefined
+ * outside a bundle (the CDK app, the local runtime, tests): every row.
+ */
+declare const __GATEHOUSE_FAMILY__: string | undefined;
 
 export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'ANY';
 
@@ -88,84 +97,132 @@ function collectionRoutes(c: CollectionDef): Route[] {
 }
 
 export const ROUTES: readonly Route[] = Object.freeze([
-  // Service and session
-  route('GET', '/api/sysinfo', 'service', 'sysinfo', { auth: false }),
-  // The OpenAPI document (docs/openapi.json, built from this table) and the reference page over it
-  route('GET', '/api/openapi.json', 'service', 'openApi', { auth: false }),
-  route('GET', '/docs', 'service', 'docs', { auth: false }),
-  route('GET', '/docs/api-reference.js', 'service', 'docsAsset', { auth: false }),
-  route('ANY', '$default', 'service', 'notFound', { auth: false }),
-  route('POST', '/token', 'token', 'token', { auth: false, form: true }),
-  route('GET', '/.well-known/jwks.json', 'token', 'jwks', { auth: false }),
+  ...(typeof __GATEHOUSE_FAMILY__ !== 'string' || __GATEHOUSE_FAMILY__ === 'service'
+    ? [
+        // Service and session
+        route('GET', '/api/sysinfo', 'service', 'sysinfo', { auth: false }),
+        // The OpenAPI document (docs/openapi.json, built from this table) and the reference page over it
+        route('GET', '/api/openapi.json', 'service', 'openApi', { auth: false }),
+        route('GET', '/docs', 'service', 'docs', { auth: false }),
+        route('GET', '/docs/api-reference.js', 'service', 'docsAsset', { auth: false }),
+        route('ANY', '$default', 'service', 'notFound', { auth: false }),
+      ]
+    : []),
+  ...(typeof __GATEHOUSE_FAMILY__ !== 'string' || __GATEHOUSE_FAMILY__ === 'token'
+    ? [
+        route('POST', '/token', 'token', 'token', { auth: false, form: true }),
+        route('GET', '/.well-known/jwks.json', 'token', 'jwks', { auth: false }),
+      ]
+    : []),
 
-  // Instances and folders: the caller's instance, a folder's own Href and its standard links
-  route('GET', '/api', 'folders', 'currentInstance'),
-  route('GET', F, 'folders', 'getFolder'),
-  route('PUT', F, 'folders', 'replaceFolder'),
-  route('DELETE', F, 'folders', 'removeFolder'),
-  route('GET', `${F}/{link}`, 'folders', 'getFolderLink'),
-  route('POST', `${F}/{link}`, 'folders', 'postFolderLink'),
-  route('DELETE', `${F}/{link}/{linkKey}`, 'folders', 'deleteFolderLinkItem'),
+  ...(typeof __GATEHOUSE_FAMILY__ !== 'string' || __GATEHOUSE_FAMILY__ === 'folders'
+    ? [
+        // Instances and folders: the caller's instance, a folder's own Href and its standard links
+        route('GET', '/api', 'folders', 'currentInstance'),
+        route('GET', F, 'folders', 'getFolder'),
+        route('PUT', F, 'folders', 'replaceFolder'),
+        route('DELETE', F, 'folders', 'removeFolder'),
+        route('GET', `${F}/{link}`, 'folders', 'getFolderLink'),
+        route('POST', `${F}/{link}`, 'folders', 'postFolderLink'),
+        route('DELETE', `${F}/{link}/{linkKey}`, 'folders', 'deleteFolderLinkItem'),
+      ]
+    : []),
 
-  ...COLLECTIONS.flatMap(collectionRoutes),
+  ...COLLECTIONS.filter((c) => typeof __GATEHOUSE_FAMILY__ !== 'string' || c.family === __GATEHOUSE_FAMILY__).flatMap(collectionRoutes),
 
-  // A user's "sign out everywhere" (a literal segment: it wins over `users/{key}/{link}`)
-  route('POST', `${F}/users/{key}/revokesessions`, 'folders', 'revokeSessions', { collection: 'users' }),
+  ...(typeof __GATEHOUSE_FAMILY__ !== 'string' || __GATEHOUSE_FAMILY__ === 'folders'
+    ? [
+        // A user's "sign out everywhere" (a literal segment: it wins over `users/{key}/{link}`)
+        route('POST', `${F}/users/{key}/revokesessions`, 'folders', 'revokeSessions', { collection: 'users' }),
+      ]
+    : []),
 
-  // A person by an active card (a literal segment: it wins over `people/{key}`)
-  route('GET', `${F}/people/bycard`, 'people', 'personByCard'),
+  ...(typeof __GATEHOUSE_FAMILY__ !== 'string' || __GATEHOUSE_FAMILY__ === 'people'
+    ? [
+        // A person by an active card (a literal segment: it wins over `people/{key}`)
+        route('GET', `${F}/people/bycard`, 'people', 'personByCard'),
+      ]
+    : []),
 
-  // Any reader, input or output by key
-  route('GET', `${F}/peripherals/{key}`, 'devices', 'getPeripheral'),
-  route('GET', `${F}/peripherals/{key}/{link}`, 'devices', 'getPeripheralLink'),
+  ...(typeof __GATEHOUSE_FAMILY__ !== 'string' || __GATEHOUSE_FAMILY__ === 'devices'
+    ? [
+        // Any reader, input or output by key
+        route('GET', `${F}/peripherals/{key}`, 'devices', 'getPeripheral'),
+        route('GET', `${F}/peripherals/{key}/{link}`, 'devices', 'getPeripheralLink'),
+      ]
+    : []),
 
-  // Event types of an app
-  route('PUT', `${F}/apps/{key}/eventtypes`, 'apps', 'addEventType'),
-  route('GET', `${F}/apps/{key}/eventtypes`, 'apps', 'listEventTypes'),
-  // GET with a body is the spec's update form; without a body it reads the event type
-  route('GET', `${F}/apps/{key}/eventtypes/{linkKey}`, 'apps', 'getEventType'),
-  route('PUT', `${F}/apps/{key}/eventtypes/{linkKey}`, 'apps', 'updateEventType'),
-  route('DELETE', `${F}/apps/{key}/eventtypes/{linkKey}`, 'apps', 'removeEventType'),
-  // An event type's own standard links (meta, monikers, ...)
-  route('GET', `${F}/apps/{key}/eventtypes/{linkKey}/{link}`, 'apps', 'getEventTypeLink'),
+  ...(typeof __GATEHOUSE_FAMILY__ !== 'string' || __GATEHOUSE_FAMILY__ === 'apps'
+    ? [
+        // Event types of an app
+        route('PUT', `${F}/apps/{key}/eventtypes`, 'apps', 'addEventType'),
+        route('GET', `${F}/apps/{key}/eventtypes`, 'apps', 'listEventTypes'),
+        // GET with a body is the spec's update form; without a body it reads the event type
+        route('GET', `${F}/apps/{key}/eventtypes/{linkKey}`, 'apps', 'getEventType'),
+        route('PUT', `${F}/apps/{key}/eventtypes/{linkKey}`, 'apps', 'updateEventType'),
+        route('DELETE', `${F}/apps/{key}/eventtypes/{linkKey}`, 'apps', 'removeEventType'),
+        // An event type's own standard links (meta, monikers, ...)
+        route('GET', `${F}/apps/{key}/eventtypes/{linkKey}/{link}`, 'apps', 'getEventTypeLink'),
+      ]
+    : []),
 
-  // Event types referenced by an alarm definition
-  route('PUT', `${F}/alarmdefinitions/{key}/collections/eventtypes`, 'alarms', 'addAlarmEventType'),
-  route('GET', `${F}/alarmdefinitions/{key}/collections/eventtypes`, 'alarms', 'listAlarmEventTypes'),
-  route('DELETE', `${F}/alarmdefinitions/{key}/collections/eventtypes/{linkKey}`, 'alarms', 'removeAlarmEventType'),
+  ...(typeof __GATEHOUSE_FAMILY__ !== 'string' || __GATEHOUSE_FAMILY__ === 'alarms'
+    ? [
+        // Event types referenced by an alarm definition
+        route('PUT', `${F}/alarmdefinitions/{key}/collections/eventtypes`, 'alarms', 'addAlarmEventType'),
+        route('GET', `${F}/alarmdefinitions/{key}/collections/eventtypes`, 'alarms', 'listAlarmEventTypes'),
+        route('DELETE', `${F}/alarmdefinitions/{key}/collections/eventtypes/{linkKey}`, 'alarms', 'removeAlarmEventType'),
+      ]
+    : []),
 
-  // Events
-  route('POST', `${F}/eventmessagesink`, 'events', 'publish'),
-  route('GET', `${F}/events`, 'events', 'listEvents'),
-  route('GET', `${F}/events/{key}`, 'events', 'getEvent'),
-  route('GET', `${F}/events/{key}/{link}`, 'events', 'getEventLink'),
-  route('POST', `${F}/events/{key}/acknowledgements`, 'events', 'acknowledge'),
-  // The spec sends the keys as a GET body; POST is the same call for clients that cannot
-  route('GET', `${F}/lastevent`, 'events', 'lastEvent', { reads: true }),
-  route('POST', `${F}/lastevent`, 'events', 'lastEvent', { reads: true }),
-  // Clients send `Events` capitalised; API Gateway and the router match paths case-sensitively.
-  route('POST', `${F}/aggregate/Events`, 'events', 'aggregateEvents', { reads: true }),
-  route('POST', `${F}/aggregate/events`, 'events', 'aggregateEvents', { reads: true }),
+  ...(typeof __GATEHOUSE_FAMILY__ !== 'string' || __GATEHOUSE_FAMILY__ === 'events'
+    ? [
+        // Events
+        route('POST', `${F}/eventmessagesink`, 'events', 'publish'),
+        route('GET', `${F}/events`, 'events', 'listEvents'),
+        route('GET', `${F}/events/{key}`, 'events', 'getEvent'),
+        route('GET', `${F}/events/{key}/{link}`, 'events', 'getEventLink'),
+        route('POST', `${F}/events/{key}/acknowledgements`, 'events', 'acknowledge'),
+        // The spec sends the keys as a GET body; POST is the same call for clients that cannot
+        route('GET', `${F}/lastevent`, 'events', 'lastEvent', { reads: true }),
+        route('POST', `${F}/lastevent`, 'events', 'lastEvent', { reads: true }),
+        // Clients send `Events` capitalised; API Gateway and the router match paths case-sensitively.
+        route('POST', `${F}/aggregate/Events`, 'events', 'aggregateEvents', { reads: true }),
+        route('POST', `${F}/aggregate/events`, 'events', 'aggregateEvents', { reads: true }),
+      ]
+    : []),
 
-  // Search
-  route('POST', `${F}/search`, 'search', 'search', { reads: true }),
+  ...(typeof __GATEHOUSE_FAMILY__ !== 'string' || __GATEHOUSE_FAMILY__ === 'search'
+    ? [
+        // Search
+        route('POST', `${F}/search`, 'search', 'search', { reads: true }),
+      ]
+    : []),
 
-  // Webhooks (a Gatehouse extension): subscriptions of an instance, their deliveries, replay
-  route('GET', `${F}/webhooks`, 'webhooks', 'listWebhooks'),
-  route('POST', `${F}/webhooks`, 'webhooks', 'createWebhook'),
-  route('GET', `${F}/webhooks/{key}`, 'webhooks', 'getWebhook'),
-  route('PUT', `${F}/webhooks/{key}`, 'webhooks', 'replaceWebhook'),
-  route('DELETE', `${F}/webhooks/{key}`, 'webhooks', 'removeWebhook'),
-  route('POST', `${F}/webhooks/{key}/rotatesecret`, 'webhooks', 'rotateSecret'),
-  route('POST', `${F}/webhooks/{key}/test`, 'webhooks', 'testWebhook'),
-  route('GET', `${F}/webhooks/{key}/deliveries`, 'webhooks', 'listDeliveries'),
-  route('POST', `${F}/webhooks/{key}/deliveries/{linkKey}/redeliver`, 'webhooks', 'redeliver'),
-  route('POST', `${F}/webhooks/{key}/replay`, 'webhooks', 'replay'),
-  // GET on the action links (rotatesecret, test, replay): 405 with Allow: POST
-  route('GET', `${F}/webhooks/{key}/{link}`, 'webhooks', 'getWebhookLink'),
+  ...(typeof __GATEHOUSE_FAMILY__ !== 'string' || __GATEHOUSE_FAMILY__ === 'webhooks'
+    ? [
+        // Webhooks (a Gatehouse extension): subscriptions of an instance, their deliveries, replay
+        route('GET', `${F}/webhooks`, 'webhooks', 'listWebhooks'),
+        route('POST', `${F}/webhooks`, 'webhooks', 'createWebhook'),
+        route('GET', `${F}/webhooks/{key}`, 'webhooks', 'getWebhook'),
+        route('PUT', `${F}/webhooks/{key}`, 'webhooks', 'replaceWebhook'),
+        route('DELETE', `${F}/webhooks/{key}`, 'webhooks', 'removeWebhook'),
+        route('POST', `${F}/webhooks/{key}/rotatesecret`, 'webhooks', 'rotateSecret'),
+        route('POST', `${F}/webhooks/{key}/test`, 'webhooks', 'testWebhook'),
+        route('GET', `${F}/webhooks/{key}/deliveries`, 'webhooks', 'listDeliveries'),
+        route('POST', `${F}/webhooks/{key}/deliveries/{linkKey}/redeliver`, 'webhooks', 'redeliver'),
+        route('POST', `${F}/webhooks/{key}/replay`, 'webhooks', 'replay'),
+        // GET on the action links (rotatesecret, test, replay): 405 with Allow: POST
+        route('GET', `${F}/webhooks/{key}/{link}`, 'webhooks', 'getWebhookLink'),
+      ]
+    : []),
 
-  // Tenant usage (a Gatehouse extension): metered counts of an instance and its sub-instances
-  route('GET', `${F}/usage`, 'folders', 'usage'),
+  ...(typeof __GATEHOUSE_FAMILY__ !== 'string' || __GATEHOUSE_FAMILY__ === 'folders'
+    ? [
+        // Tenant usage (a Gatehouse extension): metered counts of an instance and its sub-instances
+        route('GET', `${F}/usage`, 'folders', 'usage'),
+      ]
+    : []),
 ]);
 
 /** The families that serve HTTP routes, in table order. */

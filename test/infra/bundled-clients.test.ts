@@ -7,11 +7,11 @@
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { join, relative } from 'node:path';
 import { build, type Metafile } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { functionNames, loadedFiles } from '../../bench/bundle.ts';
-import { esbuildOptions, functionBundling, functionEntry, packageVersion } from '../../infra/bundling.ts';
+import { PROJECT_ROOT, esbuildOptions, functionBundling, functionEntry, packageVersion } from '../../infra/bundling.ts';
 
 let outdir: string;
 /** Function name → the code files of its asset. */
@@ -20,6 +20,8 @@ let outputs: Array<[string, Array<Metafile['outputs'][string]>]>;
 const inputs = new Map<string, { atStart: string[]; lazy: string[] }>();
 /** Function name → how many code files a cold start loads. */
 const startFiles = new Map<string, number>();
+/** Function name → the code a cold start loads, as text. */
+const startCode = new Map<string, string>();
 
 beforeAll(async () => {
   outdir = await mkdtemp(join(tmpdir(), 'gatehouse-bundles-'));
@@ -32,6 +34,8 @@ beforeAll(async () => {
       const inputsOf = (paths: readonly string[]) => paths.flatMap((p) => Object.keys(meta.outputs[p]!.inputs));
       inputs.set(name, { atStart: inputsOf(files.atStart), lazy: inputsOf(files.lazy) });
       startFiles.set(name, files.atStart.length);
+      const text = new Map(result.outputFiles!.map((f) => [relative(PROJECT_ROOT, f.path), f.text]));
+      startCode.set(name, files.atStart.map((p) => text.get(p) ?? '').join('\n'));
       const code = Object.entries(meta.outputs).filter(([path]) => path.endsWith('.mjs'));
       return [name, code.map(([, out]) => out)] as [string, Array<Metafile['outputs'][string]>];
     }),
@@ -106,6 +110,15 @@ describe('what a cold start loads', () => {
       expect(later('fanout', pkg), pkg).toBe(true);
     }
     expect(atStart('websocket', '@aws-sdk/client-apigatewaymanagementapi')).toBe(false);
+  });
+
+  it("keeps each function's own rows of the route table only (API Gateway chose among all of them)", () => {
+    const rows = (name: string, ...paths: string[]) => paths.map((p) => startCode.get(name)!.includes(p));
+    expect(startCode.get('people')!.length).toBeGreaterThan(0);
+    expect(rows('people', '/bycard', '/eventmessagesink', '/revokesessions', '/.well-known/jwks.json')).toEqual([true, false, false, false]);
+    expect(rows('events', '/eventmessagesink', '/bycard', '/rotatesecret')).toEqual([true, false, false]);
+    expect(rows('token', '/.well-known/jwks.json', '/api/sysinfo', '/eventmessagesink')).toEqual([true, false, false]);
+    expect(rows('folders', '/revokesessions', '/usage', '/bycard')).toEqual([true, true, false]);
   });
 
   const ours = (name: string, module: string, when: 'atStart' | 'lazy') => inputs.get(name)![when].includes(module);
