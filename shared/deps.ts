@@ -1,67 +1,20 @@
 /**
  * The default dependencies of an execution environment: created once, on first use, and
- * injected into operations. Tests and the local runtime pass their own where they need to.
+ * injected into operations. Tests and the local runtime pass their own where they need to. The
+ * assembly is core-deps.ts; this adds the bearer-token authenticator with the callers' status check.
  */
-import { config as loadedConfig, type Config } from './config.ts';
 import { createAuthenticator } from './auth/authenticator.ts';
-import { keyStoreFor, type KeyStore, type RingSource } from './auth/keys.ts';
 import { createStatusCheck } from './auth/status-check.ts';
-import { createDb, type Db, type DbOptions } from './db/client.ts';
-import type { BaseDeps, Principal } from './http/types.ts';
-import { createLogger } from './logger.ts';
-import type { Notifier } from './notify/notifier.ts';
-import { onFirstUse } from './first-use.ts';
+import { assembleDeps, type CoreDeps, type CoreDepsOverrides } from './core-deps.ts';
 
-export interface CoreDeps extends BaseDeps {
-  readonly keys: KeyStore;
-  /**
-   * Delivers one-time codes (local outbox, or SNS in AWS). Only the token function sends: it
-   * passes the SNS notifier; the default never loads SNS (see `outboxOnlyNotifierFor`).
-   */
-  readonly notifier: Notifier;
-}
-
-export interface CoreDepsOverrides {
-  readonly config?: Config;
-  readonly db?: Db;
-  readonly dbOptions?: DbOptions;
-  readonly keys?: KeyStore;
-  /**
-   * The signing key ring when it is not in the data directory (the token function's, from its
-   * secret in AWS: shared/auth/secret-ring.ts). Other functions only verify.
-   */
-  readonly signingRing?: RingSource;
-  readonly now?: () => Date;
-  readonly notifier?: Notifier;
-  /** How long the authenticator reuses a user/instance status answer (default 30 s). */
-  readonly statusCacheMs?: number;
-  /**
-   * Replaces the authenticator's user/instance status check; `false` switches it off (unit tests
-   * without a database only: every deployment checks status).
-   */
-  readonly checkStatus?: false | ((principal: Principal) => Promise<void>);
-}
-
-/**
- * The notifier of a function that sends nothing (see `outboxOnlyNotifierFor`), loaded with the
- * first message: only the token function sends, and it passes its own.
- */
-function defaultNotifier(config: Config): Notifier {
-  const load = onFirstUse(() => import('./notify/notifier.ts').then((m) => m.outboxOnlyNotifierFor(config)));
-  return { send: async (message) => (await load()).send(message) };
-}
+export type { CoreDeps, CoreDepsOverrides } from './core-deps.ts';
 
 export function createCoreDeps(over: CoreDepsOverrides = {}): CoreDeps {
-  const config = over.config ?? loadedConfig();
-  const db = over.db ?? createDb(config, over.dbOptions);
-  const keys = over.keys ?? keyStoreFor(config, db, over.signingRing);
-  const logger = createLogger(config);
-  const now = over.now ?? (() => new Date());
-  const checkStatus =
-    over.checkStatus === false
-      ? undefined
-      : (over.checkStatus ?? createStatusCheck({ db, now, ...(over.statusCacheMs !== undefined ? { cacheMs: over.statusCacheMs } : {}) }));
-  const authenticator = createAuthenticator({ config, keys, ...(checkStatus ? { checkStatus } : {}) });
-  const notifier = over.notifier ?? defaultNotifier(config);
-  return { config, db, logger, keys, authenticator, now, notifier };
+  return assembleDeps(over, ({ config, db, keys, now }) => {
+    const checkStatus =
+      over.checkStatus === false
+        ? undefined
+        : (over.checkStatus ?? createStatusCheck({ db, now, ...(over.statusCacheMs !== undefined ? { cacheMs: over.statusCacheMs } : {}) }));
+    return createAuthenticator({ config, keys, ...(checkStatus ? { checkStatus } : {}) });
+  });
 }

@@ -8,7 +8,7 @@
 import { config as loadedConfig, type Config } from './config.ts';
 import { createDb, type Db, type DbOptions } from './db/client.ts';
 import { unauthorized } from './errors.ts';
-import type { BaseDeps } from './http/types.ts';
+import type { Authenticator, BaseDeps } from './http/types.ts';
 import { createLogger } from './logger.ts';
 
 export interface PublicDepsOverrides {
@@ -18,6 +18,16 @@ export interface PublicDepsOverrides {
   readonly now?: () => Date;
 }
 
+/**
+ * The authenticator of a function whose routes take no token: it refuses every one (the token
+ * function uses it too: it needs the signing keys, but verifies no access token).
+ */
+export const refusingAuthenticator: Authenticator = {
+  authenticate: async () => {
+    throw unauthorized('This function serves no route that takes an access token.');
+  },
+};
+
 export function createPublicDeps(over: PublicDepsOverrides = {}): BaseDeps {
   const config = over.config ?? loadedConfig();
   return {
@@ -25,10 +35,6 @@ export function createPublicDeps(over: PublicDepsOverrides = {}): BaseDeps {
     db: over.db ?? createDb(config, over.dbOptions),
     logger: createLogger(config),
     now: over.now ?? (() => new Date()),
-    authenticator: {
-      authenticate: async () => {
-        throw unauthorized('This function serves no route that takes an access token.');
-      },
-    },
+    authenticator: refusingAuthenticator,
   };
 }

@@ -3,7 +3,8 @@
  * access tokens (`GET /.well-known/jwks.json`). Both are public routes.
  */
 import { config } from '#shared/config.ts';
-import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
+import { assembleDeps, type CoreDeps } from '#shared/core-deps.ts';
+import { refusingAuthenticator } from '#shared/public-deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { ok, type Operation } from '#shared/http/types.ts';
 import { loginOutcome } from '#shared/auth/login-outcome.ts';
@@ -34,9 +35,9 @@ export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'to
 warmUpPasswords();
 
 // The one function that sends codes and signs tokens: the only HTTP family bundling the SNS and
-// Secrets Manager clients.
+// Secrets Manager clients. Its routes are all public: it bundles no token verification.
 export const handler = createHandler(() => {
   const cfg = config();
   const signingRing = secretRingFor(cfg);
-  return createCoreDeps({ notifier: notifierFor(cfg), ...(signingRing ? { signingRing } : {}) });
+  return assembleDeps({ notifier: notifierFor(cfg), ...(signingRing ? { signingRing } : {}) }, () => refusingAuthenticator);
 });

@@ -151,6 +151,16 @@ describe('what a cold start loads', () => {
     for (const name of inputs.keys()) expect(ours(name, 'shared/stack.ts', 'atStart'), name).toBe(false);
   });
 
+  it('bundles no access-token verification in the functions whose routes are all public (token, service)', () => {
+    for (const name of ['token', 'service']) {
+      for (const module of ['shared/auth/authenticator.ts', 'shared/auth/status-check.ts']) {
+        expect(ours(name, module, 'atStart') || ours(name, module, 'lazy'), `${name}: ${module}`).toBe(false);
+      }
+      expect([...inputs.get(name)!.atStart, ...inputs.get(name)!.lazy].some((i) => i.endsWith('jose/dist/webapi/jwt/verify.js')), name).toBe(false);
+    }
+    expect(ours('people', 'shared/auth/authenticator.ts', 'atStart')).toBe(true);
+  });
+
   it('leaves the writes of event types and of alarm membership to the first of them', () => {
     for (const name of ['apps', 'alarms']) {
       for (const module of ['shared/events/event-type-writes.ts', 'shared/events/event-type-body.ts', 'shared/db/alarm-link-writes.ts', 'shared/db/object-writes.ts']) {
