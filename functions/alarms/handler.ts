@@ -3,14 +3,20 @@
  * references (see `shared/events/event-type-operations.ts`).
  */
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
-import { alarmEventTypeOperations } from '#shared/events/event-type-operations.ts';
+import { operationsOnFirstCall } from '#shared/http/lazy-operations.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { objectOperations } from '#shared/objects/operations.ts';
 import { relationHooks } from '#shared/objects/relation-hooks.ts';
 
 const objects = objectOperations(relationHooks);
 
-export const operations = { ...objects.collection, ...alarmEventTypeOperations };
+// The event types of an alarm definition load with the first call on them.
+const eventTypes = operationsOnFirstCall(
+  () => import('#shared/events/event-type-operations.ts').then((m) => m.alarmEventTypeOperations),
+  ['addAlarmEventType', 'listAlarmEventTypes', 'removeAlarmEventType'],
+);
+
+export const operations = { ...objects.collection, ...eventTypes };
 
 export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'alarms', operations, deps });
 

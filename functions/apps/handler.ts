@@ -2,14 +2,20 @@
  * Apps family: the app collection, and the event types of an app (see `shared/events/event-type-operations.ts`).
  */
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
-import { eventTypeOperations } from '#shared/events/event-type-operations.ts';
+import { operationsOnFirstCall } from '#shared/http/lazy-operations.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { objectOperations } from '#shared/objects/operations.ts';
 import { relationHooks } from '#shared/objects/relation-hooks.ts';
 
 const objects = objectOperations(relationHooks);
 
-export const operations = { ...objects.collection, ...eventTypeOperations };
+// The event types of an app load with the first call on them.
+const eventTypes = operationsOnFirstCall(
+  () => import('#shared/events/event-type-operations.ts').then((m) => m.eventTypeOperations),
+  ['addEventType', 'listEventTypes', 'getEventType', 'updateEventType', 'removeEventType', 'getEventTypeLink'],
+);
+
+export const operations = { ...objects.collection, ...eventTypes };
 
 export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'apps', operations, deps });
 

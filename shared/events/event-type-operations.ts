@@ -1,28 +1,27 @@
 /**
  * The operations of event types and alarm membership, by route-table name. Thin: parse, call the
- * domain, respond. `eventTypeOperations` and `alarmEventTypeOperations` are spread into the `apps`
- * and `alarms` families' operation maps. Apart from the events family's operations
- * (operations.ts), whose events list compiles queries: these families load no query engine.
+ * domain, respond. The `apps` and `alarms` functions load this module with the first call on an
+ * event type (shared/http/lazy-operations.ts): a cold start serving their own collection never
+ * reads it. Apart from the events family's operations (operations.ts), whose events list compiles
+ * queries: these families load no query engine.
  */
 import { stringParam } from '../http/params.ts';
 import { created, noContent, ok, type ApiRequest, type Operation } from '../http/types.ts';
 import { contextOf } from '../objects/context.ts';
 import { parsePaging } from '../objects/paging.ts';
-import { onFirstUse } from '../first-use.ts';
+import { addAlarmEventType, addEventType, removeAlarmEventType, removeEventType, updateEventType } from './event-type-writes.ts';
 import { eventTypeLink, findEventType, listAlarmEventTypes, listEventTypes, locateEventType } from './event-types.ts';
 import { renderEventType } from './render.ts';
 
 const p = (req: ApiRequest, name: string): string => req.params[name] ?? '';
 
-/** The writes (event-type-writes.ts), loaded with the first of them. */
-const writes = onFirstUse(() => import('./event-type-writes.ts'));
 
 // ---------------------------------------------------------------------------------------------
 // apps family: event types (`{key}` is the app, `{linkKey}` the event type)
 
 const addEventTypeOp: Operation = async (req, deps) => {
   const ctx = contextOf(req, deps);
-  return created(renderEventType(await (await writes()).addEventType(ctx, p(req, 'folderKey'), p(req, 'key'), req.body), ctx.ns));
+  return created(renderEventType(await addEventType(ctx, p(req, 'folderKey'), p(req, 'key'), req.body), ctx.ns));
 };
 
 const listEventTypesOp: Operation = async (req, deps) => {
@@ -38,7 +37,7 @@ const listEventTypesOp: Operation = async (req, deps) => {
 
 const updateEventTypeOp: Operation = async (req, deps) => {
   const ctx = contextOf(req, deps);
-  await (await writes()).updateEventType(ctx, p(req, 'folderKey'), p(req, 'key'), p(req, 'linkKey'), req.body);
+  await updateEventType(ctx, p(req, 'folderKey'), p(req, 'key'), p(req, 'linkKey'), req.body);
   return noContent();
 };
 
@@ -51,7 +50,7 @@ const getEventTypeOp: Operation = async (req, deps) => {
 
 const removeEventTypeOp: Operation = async (req, deps) => {
   const ctx = contextOf(req, deps);
-  await (await writes()).removeEventType(ctx, p(req, 'folderKey'), p(req, 'key'), p(req, 'linkKey'));
+  await removeEventType(ctx, p(req, 'folderKey'), p(req, 'key'), p(req, 'linkKey'));
   return noContent();
 };
 
@@ -73,7 +72,7 @@ export const eventTypeOperations: Readonly<Record<string, Operation>> = {
 // alarms family: event types of an alarm definition (`{key}` is the alarm, `{linkKey}` the event type)
 
 const addAlarmEventTypeOp: Operation = async (req, deps) => {
-  await (await writes()).addAlarmEventType(contextOf(req, deps), p(req, 'folderKey'), p(req, 'key'), req.body);
+  await addAlarmEventType(contextOf(req, deps), p(req, 'folderKey'), p(req, 'key'), req.body);
   return noContent();
 };
 
@@ -84,7 +83,7 @@ const listAlarmEventTypesOp: Operation = async (req, deps) => {
 };
 
 const removeAlarmEventTypeOp: Operation = async (req, deps) => {
-  await (await writes()).removeAlarmEventType(contextOf(req, deps), p(req, 'folderKey'), p(req, 'key'), p(req, 'linkKey'));
+  await removeAlarmEventType(contextOf(req, deps), p(req, 'folderKey'), p(req, 'key'), p(req, 'linkKey'));
   return noContent();
 };
 
