@@ -35,8 +35,10 @@ export interface Route {
   readonly form?: boolean;
   /**
    * The call only reads, though it is not a GET without a body (search, lastevent with its keys
-   * in the body, aggregation): the pipeline runs it while the caller's token and status are still
-   * being checked, as it runs such a GET, and the answer waits for both.
+   * in the body): the pipeline runs it while the caller's token and status are still being
+   * checked, as it runs such a GET, and the answer waits for both. Not aggregation: it may read
+   * up to `GATEHOUSE_AGGREGATE_MAX_EVENTS` events, which a forged token on a new environment
+   * (whose verification is deferred) must not get to start.
    */
   readonly reads?: boolean;
 }
@@ -187,8 +189,8 @@ export const ROUTES: readonly Route[] = Object.freeze([
         route('GET', `${F}/lastevent`, 'events', 'lastEvent', { reads: true }),
         route('POST', `${F}/lastevent`, 'events', 'lastEvent', { reads: true }),
         // Clients send `Events` capitalised; API Gateway and the router match paths case-sensitively.
-        route('POST', `${F}/aggregate/Events`, 'events', 'aggregateEvents', { reads: true }),
-        route('POST', `${F}/aggregate/events`, 'events', 'aggregateEvents', { reads: true }),
+        route('POST', `${F}/aggregate/Events`, 'events', 'aggregateEvents'),
+        route('POST', `${F}/aggregate/events`, 'events', 'aggregateEvents'),
       ]
     : []),
 

@@ -250,8 +250,8 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
     },
   });
 
-  // A GET without a body reads only, as do the routes marked `reads` (search, lastevent, aggregation,
-  // which carry their query in a body): the operation may run while the caller's status check (a
+  // A GET without a body reads only, as do the routes marked `reads` (search and lastevent, which
+  // carry their query in a body): the operation may run while the caller's status check (a
   // read of the user and its instances, cached a while per environment) is still in flight; the
   // answer waits for both, and a refused status answers 401 whatever the operation found.
   // Everything else may write (a GET with a body is the spec's event type update), so it starts
