@@ -11,18 +11,18 @@
  * JSON) for the 2 KB this needs. Reading BSON, the event data clients post
  * (events/event-data.ts), stays with the package.
  *
- * | value                                  | BSON element            |
- * | -------------------------------------- | ----------------------- |
- * | `null`; `undefined` in an array         | null (0x0A)             |
- * | `undefined` in a document              | (left out)              |
- * | boolean                                | boolean (0x08)          |
- * | number: a safe integer in int32, not -0 | int32 (0x10)           |
- * | any other number                       | double (0x01)           |
- * | bigint in the int64 range              | int64 (0x12)            |
- * | string                                 | string (0x02), UTF-8    |
- * | `Date`                                 | UTC datetime (0x09)     |
- * | array                                  | array (0x04)            |
- * | plain object (own enumerable keys)     | embedded document (0x03)|
+ * | value                                   | BSON element             |
+ * | --------------------------------------- | ------------------------ |
+ * | `null`; `undefined` in an array         | null (0x0A)              |
+ * | `undefined` in a document               | (left out)               |
+ * | boolean                                 | boolean (0x08)           |
+ * | number: a safe integer in int32, not -0 | int32 (0x10)             |
+ * | any other number                        | double (0x01)            |
+ * | bigint in the int64 range               | int64 (0x12)             |
+ * | string                                  | string (0x02), UTF-8     |
+ * | `Date`                                  | UTC datetime (0x09)      |
+ * | array                                   | array (0x04)             |
+ * | plain object (own enumerable keys)      | embedded document (0x03) |
  */
 
 const INT32_MIN = -0x8000_0000;

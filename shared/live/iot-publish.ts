@@ -5,18 +5,11 @@
  * `import()` itself, so that form bundled the whole client.
  */
 import { IoTDataPlaneClient, PublishCommand } from '@aws-sdk/client-iot-data-plane';
-
-const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
+import { endpointClientOptions } from './endpoint-client.ts';
 
 /** Publishes at QoS 1 to one IoT data endpoint (or the local runtime's). */
 export function iotPublish(opts: { endpoint: string; region: string }): (topic: string, payload: Uint8Array) => Promise<void> {
-  const local = LOOPBACK.has(new URL(opts.endpoint).hostname);
-  const client = new IoTDataPlaneClient({
-    region: opts.region,
-    endpoint: opts.endpoint,
-    // The local runtime does not check signatures; these never leave the machine.
-    ...(local ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
-  });
+  const client = new IoTDataPlaneClient(endpointClientOptions(opts));
   return async (topic, payload) => {
     await client.send(new PublishCommand({ topic, qos: 1, payload }));
   };

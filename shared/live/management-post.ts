@@ -5,19 +5,12 @@
  * are imported by name: esbuild cannot tree-shake a package reached by `import()` itself.
  */
 import { ApiGatewayManagementApiClient, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
+import { endpointClientOptions } from './endpoint-client.ts';
 import type { PostOutcome } from './notifier.ts';
-
-const LOOPBACK = new Set(['localhost', '127.0.0.1', '[::1]', '::1']);
 
 /** Posts bytes to one connection of the endpoint; `gone` and `too-large` are outcomes, not errors. */
 export function managementPoster(opts: { endpoint: string; region: string }): (connectionId: string, data: Uint8Array) => Promise<PostOutcome> {
-  const local = LOOPBACK.has(new URL(opts.endpoint).hostname);
-  const client = new ApiGatewayManagementApiClient({
-    region: opts.region,
-    endpoint: opts.endpoint,
-    // The local runtime does not check signatures; these never leave the machine.
-    ...(local ? { credentials: { accessKeyId: 'local', secretAccessKey: 'local' } } : {}),
-  });
+  const client = new ApiGatewayManagementApiClient(endpointClientOptions(opts));
   return async (connectionId, data) => {
     try {
       await client.send(new PostToConnectionCommand({ ConnectionId: connectionId, Data: data }));
