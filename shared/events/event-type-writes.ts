@@ -1,7 +1,8 @@
 /**
  * The writes of event types and of their membership in alarm definitions (see event-types.ts for
  * the reads and the cost of each call): add, update and delete an event type with its moniker
- * claims, add and remove an alarm definition's event type. Loaded with the first of them.
+ * claims, add and remove an alarm definition's event type. Part of what the apps and alarms
+ * functions load with the first call on an event type (event-type-operations.ts).
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { putAlarmLink } from '../db/alarm-link-writes.ts';

@@ -18,7 +18,8 @@
  * | alarm: remove                          | GetItem (alarm) + conditional DeleteItem                    |
  *
  * The reads are here; the writes (add, update, delete, alarm add and remove) are in
- * event-type-writes.ts, which the apps and alarms functions load with the first of them.
+ * event-type-writes.ts. The apps and alarms functions load both with the first call on an event
+ * type (event-type-operations.ts).
  */
 import { EVENT_TYPES_COLLECTION, alarmMembers } from '../db/eventtypes-repo.ts';
 import { isObjectKey } from '../db/keys.ts';

@@ -1,6 +1,6 @@
 /**
- * The query engine: checking a parsed query against the allow-list and the depth cap, and
- * compiling it into a matcher (mingo, with RE2's linear-time regular expressions for `$regex`).
+ * The query engine: compiling a checked query (`normalizeQuery` of `query.ts`) into a matcher
+ * (mingo, with RE2's linear-time regular expressions for `$regex`, whose syntax is checked here).
  * Loaded on demand through `loadMatcher()` of `query.ts`, which keeps the parsing and planning
  * that need none of it; aggregation (itself loaded on demand) imports it directly. RE2 (re2js,
  * three quarters of the engine's bytes) loads only for a query that holds a `$regex`: callers

@@ -1,10 +1,12 @@
 /**
- * Document-database style queries: parsing the syntax clients in the field send, and planning
- * which index a search reads. Refusing what could run code or hang a function, and compiling the
- * rest into a matcher (mingo, with a linear-time regular expression engine in place of the
- * backtracking one), is `matcher.ts`: that engine is most of the bytes a query costs (about
- * 200 KB bundled), so a function loads it with {@link loadMatcher} on the first request that
- * carries a query, and an events function serving a publish or an unfiltered list never does.
+ * Document-database style queries: parsing the syntax clients in the field send, refusing what
+ * could run code or hang a function (the allow-list, the depth cap, the shape of a `$regex`:
+ * {@link normalizeQuery}), and planning which index a search reads. Compiling the rest into a
+ * matcher (mingo, with a linear-time regular expression engine in place of the backtracking one)
+ * is `matcher.ts`: that engine is most of the bytes a query costs (about 200 KB bundled), so a
+ * function loads it with {@link loadMatcher} on the first request that carries a query, and an
+ * events function serving a publish or an unfiltered list never does. A search starts its index
+ * read before it awaits the engine.
  */
 import { ApiError } from '../errors.ts';
 import { narrowInteger, stringifyJson } from '../json.ts';
