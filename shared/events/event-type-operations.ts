@@ -15,7 +15,6 @@ import { renderEventType } from './render.ts';
 
 const p = (req: ApiRequest, name: string): string => req.params[name] ?? '';
 
-
 // ---------------------------------------------------------------------------------------------
 // apps family: event types (`{key}` is the app, `{linkKey}` the event type)
 

@@ -1,7 +1,8 @@
 /**
- * Operations whose module loads with the first call on any of them: a family's secondary
- * sub-resource (the event types of an app or an alarm definition) stays out of the code a cold
- * start serving its main collection reads. The names are the route table's operation names.
+ * Operations whose module loads with the first call on any of them: what a cold start serving a
+ * family's main reads does not need (the event types of an app or an alarm definition, the
+ * webhooks calls that write or send) stays out of the code it reads. The names are the route
+ * table's operation names.
  */
 import { onFirstUse } from '../first-use.ts';
 import type { BaseDeps, Operation } from './types.ts';

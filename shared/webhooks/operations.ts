@@ -8,7 +8,7 @@
 import { ApiError, badRequest, methodNotAllowed } from '../errors.ts';
 import type { StoredObject } from '../db/objects-repo.ts';
 import { getWebhook, listAttempts, webhooksOf, type StoredWebhook } from '../db/webhooks-repo.ts';
-import { onFirstUse } from '../first-use.ts';
+import { operationsOnFirstCall } from '../http/lazy-operations.ts';
 import { parsePaging } from '../http/params.ts';
 import { ok, type ApiRequest, type Operation } from '../http/types.ts';
 import type { CoreDeps } from '../deps.ts';
@@ -19,11 +19,10 @@ import type { WebhookQueue } from './queue.ts';
 import { renderWebhook } from './subscriptions.ts';
 
 /** The calls that write or send (webhook-writes.ts), loaded with the first of them: reading never loads them. */
-const writes = onFirstUse(() => import('./webhook-writes.ts'));
-const write =
-  (name: keyof Awaited<ReturnType<typeof writes>>['webhookWrites']): Operation<WebhookDeps> =>
-  async (req, deps) =>
-    (await writes()).webhookWrites[name](req, deps);
+const writes = operationsOnFirstCall(
+  () => import('./webhook-writes.ts').then((m) => m.webhookWrites),
+  ['createWebhook', 'replaceWebhook', 'removeWebhook', 'rotateSecret', 'testWebhook', 'redeliver', 'replay'],
+);
 
 export interface WebhookDeps extends CoreDeps {
   readonly queue: WebhookQueue;
@@ -94,14 +93,8 @@ const getWebhookLink: Operation<WebhookDeps> = async (req, deps) => {
 
 export const webhookOperations: Readonly<Record<string, Operation<WebhookDeps>>> = {
   listWebhooks,
-  createWebhook: write('createWebhook'),
   getWebhook: getWebhookOp,
-  replaceWebhook: write('replaceWebhook'),
-  removeWebhook: write('removeWebhook'),
-  rotateSecret: write('rotateSecret'),
-  testWebhook: write('testWebhook'),
   listDeliveries,
-  redeliver: write('redeliver'),
-  replay: write('replay'),
   getWebhookLink,
+  ...writes,
 };

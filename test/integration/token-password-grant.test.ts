@@ -183,6 +183,22 @@ describe('password grant: success', () => {
     expect(state?.failedLogins).toBe(0);
   });
 
+  it('starts reading the signing key as soon as a login may succeed, and not for a user who cannot log in', async () => {
+    // The key store sees when the grant first asks for the signing key (in AWS: a Secrets Manager read).
+    let asked = 0;
+    const keys = { signingKey: (at?: Date) => (asked++, deps.keys.signingKey(at)), publicKeys: deps.keys.publicKeys.bind(deps.keys) };
+    const watched = createApi(createCoreDeps({ config: t.config, db: t.db, now, keys }));
+    const user = await makeUser(inst.Low);
+
+    expectError(await login({ ...as(inst.Low, user), username: `${inst.Low.doc.CommonName}\\nobody` }, watched), 'user_notfound');
+    expect(asked).toBe(0);
+    // A wrong password still reads it: the read starts beside the password check, before its verdict.
+    expectError(await login(as(inst.Low, user, { password: 'Wr0ng-Horse!' }), watched), 'incorrect_password');
+    expect(asked).toBe(1);
+    expect((await login(as(inst.Low, user), watched)).status).toBe(200);
+    expect(asked).toBe(3);
+  });
+
   it('reads a returning user in one request, and never trusts that: a renamed user logs in by its new name only', async () => {
     const user = await makeUser(inst.Medium);
     const first = await measure(() => login(as(inst.Medium, user)));
