@@ -26,9 +26,9 @@
  * shared/db/published-keys.ts), and keygen rotates the keys while the stack runs (a new key
  * every 30 days, at whatever hour the schedule fires), so no value fixed at deploy time can stay
  * the whole key set. With `GATEHOUSE_PUBLIC_KEYS=table` (the stack's setting, and the bench's) it
- * reads that item with one GetItem through the same document client, beside the object's GetItem,
- * as a family's first GET does. Without it (the local runtime) it reads
- * the public half of the key ring in `GATEHOUSE_DATA_DIR`.
+ * reads that item with one GetItem through the same document client, beside the object's GetItem
+ * (a family reads it in one BatchGetItem with the caller's status, as the status floor does).
+ * Without it (the local runtime) it reads the public half of the key ring in `GATEHOUSE_DATA_DIR`.
  *
  * It reads process.env directly, as the baseline does: it stands for the smallest possible
  * function, not for ours.
@@ -71,13 +71,13 @@ async function readPublicKeys(): Promise<JSONWebKeySet> {
 }
 
 let keys: { set: ReturnType<typeof createLocalJWKSet>; at: number } | undefined;
-async function keySet(fresh: boolean): Promise<ReturnType<typeof createLocalJWKSet>> {
-  if (!keys || fresh || Date.now() - keys.at >= keyCacheMs) keys = { set: createLocalJWKSet(await readPublicKeys()), at: Date.now() };
+async function keySet(fresh: boolean, read: () => Promise<JSONWebKeySet>): Promise<ReturnType<typeof createLocalJWKSet>> {
+  if (!keys || fresh || Date.now() - keys.at >= keyCacheMs) keys = { set: createLocalJWKSet(await (fresh ? readPublicKeys() : read())), at: Date.now() };
   return keys.set;
 }
 
-const verify = async (token: string, fresh: boolean) =>
-  jwtVerify(token, await keySet(fresh), { algorithms: ['ES256'], issuer, audience, requiredClaims: ['exp', 'iat', 'sub', 'jti'] });
+const verify = async (token: string, fresh: boolean, read: () => Promise<JSONWebKeySet>) =>
+  jwtVerify(token, await keySet(fresh, read), { algorithms: ['ES256'], issuer, audience, requiredClaims: ['exp', 'iat', 'sub', 'jti'] });
 
 /** What a verified access token says of its caller. */
 export interface Caller {
@@ -94,15 +94,15 @@ function callerIn(p: Record<string, unknown>): Caller | undefined {
 }
 
 /** The token's caller, or an ApiError to answer. */
-async function callerOf(token: string | undefined): Promise<Caller | ApiError> {
+async function callerOf(token: string | undefined, read: () => Promise<JSONWebKeySet>): Promise<Caller | ApiError> {
   if (!token) return unauthorized('Authorization: Bearer <token> is required.');
   try {
     let payload;
     try {
-      ({ payload } = await verify(token, false));
+      ({ payload } = await verify(token, false, read));
     } catch (err) {
       if ((err as { code?: string }).code !== 'ERR_JWKS_NO_MATCHING_KEY') throw err;
-      ({ payload } = await verify(token, true));
+      ({ payload } = await verify(token, true, read));
     }
     return callerIn(payload) ?? unauthorized('The access token is missing required claims.');
   } catch {
@@ -116,9 +116,10 @@ const bearer = (authorization: string | undefined): string | undefined => /^Bear
 /**
  * Whether the caller the token claims may still call (user and instance enabled, sessions not
  * revoked): read beside the token's verification, so it is given the claims before they are
- * verified; its answer counts only once they are.
+ * verified; its answer counts only once they are. It may read the public keys in the same request
+ * (`keys`, as the families read them with the status on a cold start); else they are read apart.
  */
-export type StatusRead = (claimed: Caller) => Promise<boolean>;
+export type StatusRead = (claimed: Caller) => { readonly allowed: Promise<boolean>; readonly keys?: Promise<JSONWebKeySet> };
 
 /** The claims of a token, decoded without verifying them (undefined when they do not decode). */
 function claimedCaller(token: string): Caller | undefined {
@@ -142,10 +143,12 @@ export function floorHandler(status?: StatusRead): (event: APIGatewayProxyEventV
     const key = event.rawPath.slice(event.rawPath.lastIndexOf('/') + 1);
     const token = bearer(event.headers?.authorization);
     const claimed = status && token ? claimedCaller(token) : undefined;
+    const read = claimed ? status!(claimed) : { allowed: Promise.resolve(true) };
+    const keysRead = read.keys;
     const [caller, out, allowed] = await Promise.all([
-      callerOf(token),
+      callerOf(token, keysRead ? () => keysRead : readPublicKeys),
       client.send(new GetCommand({ TableName: tableName, Key: { PK: objectPk(key), SK: OBJECT_SK } })),
-      claimed ? status!(claimed) : Promise.resolve(true),
+      read.allowed,
     ]);
     if (caller instanceof ApiError) return answer(caller.status, caller.toBody());
     // The status answers for the claims it was given: the verified ones.

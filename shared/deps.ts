@@ -6,6 +6,7 @@
 import { createAuthenticator } from './auth/authenticator.ts';
 import { createStatusCheck } from './auth/status-check.ts';
 import { assembleDeps, type CoreDeps, type CoreDepsOverrides } from './core-deps.ts';
+import { readTogether } from './db/item-reads.ts';
 
 export type { CoreDeps, CoreDepsOverrides } from './core-deps.ts';
 
@@ -15,6 +16,7 @@ export function createCoreDeps(over: CoreDepsOverrides = {}): CoreDeps {
       over.checkStatus === false
         ? undefined
         : (over.checkStatus ?? createStatusCheck({ db, now, ...(over.statusCacheMs !== undefined ? { cacheMs: over.statusCacheMs } : {}) }));
-    return createAuthenticator({ config, keys, ...(checkStatus ? { checkStatus } : {}) });
+    // The keys (the table's item in AWS) and the status are read as one request on a cold start.
+    return createAuthenticator({ config, keys, together: readTogether, ...(checkStatus ? { checkStatus } : {}) });
   });
 }

@@ -8,11 +8,15 @@ import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { objectOperations } from '#shared/objects/operations.ts';
 import { relationHooks } from '#shared/objects/relation-hooks.ts';
-import { usageOperations } from '#shared/usage/operations.ts';
+import { operationsOnFirstCall } from '#shared/http/lazy-operations.ts';
 
 const objects = objectOperations(relationHooks);
 
-export const operations = { ...objects.collection, ...objects.folder, ...objects.users, ...usageOperations };
+// The usage report (an operator's occasional call) loads with its first call: a cold start
+// serving the folders and the API root does not read it.
+const usage = operationsOnFirstCall(() => import('#shared/usage/operations.ts').then((m) => m.usageOperations), ['usage']);
+
+export const operations = { ...objects.collection, ...objects.folder, ...objects.users, ...usage };
 
 export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'folders', operations, deps });
 

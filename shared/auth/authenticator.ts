@@ -84,6 +84,11 @@ export interface AuthenticatorOptions {
   readonly checkStatus?: (principal: Principal) => Promise<void>;
   /** Verified tokens remembered until their `exp` (0 turns the cache off); default {@link VERIFIED_TOKENS_MAX}. */
   readonly verifiedTokens?: number;
+  /**
+   * Runs `fn`, sending the reads it starts as one request where they can be (the table's
+   * `readTogether`): a new environment reads the public keys and the caller's status together.
+   */
+  readonly together?: <T>(fn: () => T) => T;
 }
 
 export function createAuthenticator(opts: AuthenticatorOptions): Authenticator {
@@ -156,32 +161,41 @@ export function createAuthenticator(opts: AuthenticatorOptions): Authenticator {
     }
   }
 
+  const together = opts.together ?? ((fn) => fn());
+
+  /** The caller a token names, and the promise of its verdict (the verification, then the status). */
+  async function deferred(authorization: string | undefined): Promise<{ principal: Principal; status: Promise<void> }> {
+    const token = tokenOf(authorization);
+    // The environment's first token: the keys are not read yet, and reading them is a round trip
+    // (the table's JWKS item in AWS). The caller's status is read with them, from the claims
+    // before they are verified (one request: `together`), and a read-only caller's operation need
+    // not wait for either: the deferred verdict (signature, expiry, issuer, audience, then the
+    // status) decides the answer, which waits for it. The same contract as the status check: a
+    // refused caller learns nothing. Once the keys are known, verifying is CPU only and always
+    // comes first, so a forged token never starts a read then.
+    const claimed = keySet === undefined && !verified?.get(token) ? claimedPrincipal(token) : undefined;
+    if (claimed) {
+      const [checked, status] = together(() => [
+        verify(token).then((principal) => {
+          if (JSON.stringify(principal) !== JSON.stringify(claimed)) throw unauthorized('The access token is not valid.');
+        }),
+        opts.checkStatus ? opts.checkStatus(claimed) : Promise.resolve(),
+      ]);
+      status.catch(() => {});
+      // The token's verdict first: a forged token learns nothing of the status of whom it names.
+      return { principal: claimed, status: checked.then(() => status) };
+    }
+    const principal = await verify(token);
+    return { principal, status: opts.checkStatus ? opts.checkStatus(principal) : Promise.resolve() };
+  }
+
   return {
     async authenticate(authorization) {
-      const principal = await verify(tokenOf(authorization));
-      await opts.checkStatus?.(principal);
+      // Whatever the caller does next waits here for the whole verdict.
+      const { principal, status } = await deferred(authorization);
+      await status;
       return principal;
     },
-    async authenticateDeferred(authorization) {
-      const token = tokenOf(authorization);
-      // The environment's first token: the keys are not read yet, and reading them is a round trip
-      // (the table's JWKS item in AWS). A read-only caller's operation need not wait for it: the
-      // claims go ahead unverified, and the deferred verdict (signature, expiry, issuer, audience,
-      // then the status) decides the answer, which waits for it. The same contract as the status
-      // check: a refused caller learns nothing. Once the keys are known, verifying is CPU only and
-      // always comes first, so a forged token never starts a read then.
-      const claimed = keySet === undefined && !verified?.get(token) ? claimedPrincipal(token) : undefined;
-      if (claimed) {
-        const checked = verify(token).then((principal) => {
-          if (JSON.stringify(principal) !== JSON.stringify(claimed)) throw unauthorized('The access token is not valid.');
-        });
-        const status = opts.checkStatus ? opts.checkStatus(claimed) : Promise.resolve();
-        status.catch(() => {});
-        // The token's verdict first: a forged token learns nothing of the status of whom it names.
-        return { principal: claimed, status: checked.then(() => status) };
-      }
-      const principal = await verify(token);
-      return { principal, status: opts.checkStatus ? opts.checkStatus(principal) : Promise.resolve() };
-    },
+    authenticateDeferred: deferred,
   };
 }

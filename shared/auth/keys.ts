@@ -14,7 +14,8 @@ import type { JSONWebKeySet } from 'jose';
 import type { Config } from '../config.ts';
 import type { Db } from '../db/client.ts';
 import type { KeyRing, RotationPolicy } from './key-ring.ts';
-import { readPublishedJwks } from '../db/published-keys.ts';
+import { getItems } from '../db/item-reads.ts';
+import { PUBLIC_KEYS_PK, PUBLIC_KEYS_SK } from '../db/keys.ts';
 import { DEFAULT_KEY_CACHE_MS, keyImporter, refreshing, signingKeyAt, type KeyStore } from './key-store.ts';
 import { onFirstUse } from '../first-use.ts';
 
@@ -39,7 +40,10 @@ export function tableKeyStore(
   opts: { readonly cacheMs?: number; readonly ring?: RingSource } = {},
 ): KeyStore {
   const jwks = refreshing(async () => {
-    const text = await readPublishedJwks(db.raw, db.tableName);
+    // Through getItems (an eventually consistent read, as keygen publishes a key a cache lifetime
+    // before it signs): a cold start's first call reads the keys and the caller's status together.
+    const [item] = await getItems(db, [{ PK: PUBLIC_KEYS_PK, SK: PUBLIC_KEYS_SK }]);
+    const text = typeof item?.Jwks === 'string' ? item.Jwks : undefined;
     if (!text) throw new Error('no public keys are published in the table (the key manager writes them when the stack deploys)');
     return JSON.parse(text) as JSONWebKeySet;
   }, opts.cacheMs ?? DEFAULT_KEY_CACHE_MS);

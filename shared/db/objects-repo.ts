@@ -17,19 +17,14 @@
  */
 import { parseJson } from '../json.ts';
 import { BatchGetCommand, QueryCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
-import {
-  BatchGetItemCommand,
-  GetItemCommand,
-  type BatchGetItemCommandInput,
-  type BatchGetItemCommandOutput,
-  type GetItemCommandOutput,
-} from '@aws-sdk/client-dynamodb';
-import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { StoreUnavailable } from '../errors.ts';
 import { sendTo } from './send.ts';
+import { getItem, getItems, type ItemKey } from './item-reads.ts';
 import type { Db } from './client.ts';
 import { expandEventDoc, occurredOfItem } from './event-doc.ts';
 import { CLAIM_SK, OBJECT_SK, STATUS_SK, TOMBSTONE_SK, claimPk, collectionPk, objectPk } from './keys.ts';
+
+// The reads by key live in item-reads.ts (with the gathering of reads started together).
+export { getItem, getItems, readTogether, type ItemKey } from './item-reads.ts';
 
 export interface StoredObject {
   readonly key: string;
@@ -86,12 +81,6 @@ export function fromItem(item: Record<string, unknown>): StoredObject {
 /** The key of a claim's item. */
 export const claimItemKey = (c: Claim): ItemKey => ({ PK: claimPk(c.scope, c.kind, c.value), SK: CLAIM_SK });
 
-/** The primary key of any item of the table. */
-export interface ItemKey {
-  readonly PK: string;
-  readonly SK: string;
-}
-
 /** The key of an object's item. */
 export const objectItemKey = (key: string): ItemKey => ({ PK: objectPk(key), SK: OBJECT_SK });
 
@@ -111,30 +100,6 @@ export async function getObjects(db: Db, keys: readonly string[], consistent = f
     found.set(o.key, o);
   }
   return keys.map((k) => found.get(k)).filter((o): o is StoredObject => o !== undefined);
-}
-
-/**
- * Reads any items by key (BatchGetItem, 100 keys a request, unprocessed keys tried again with
- * backoff); missing items are left out, in no particular order. `consistent` reads them strongly
- * consistent (twice the read capacity). Through the plain client, as {@link getItem}: the keys are
- * two strings, and the document client's marshalling middleware, resolved again on every call,
- * cost more CPU than the rest (and on a cold start, the token status check is this call).
- */
-export async function getItems(db: Db, keys: readonly ItemKey[], consistent = false): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  for (let i = 0; i < keys.length; i += 100) {
-    let request: BatchGetItemCommandInput['RequestItems'] = {
-      [db.tableName]: { Keys: keys.slice(i, i + 100).map((k) => ({ PK: { S: k.PK }, SK: { S: k.SK } })), ...(consistent ? { ConsistentRead: true } : {}) },
-    };
-    for (let attempt = 0; request && Object.keys(request).length > 0 && attempt < 8; attempt++) {
-      if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
-      const out: BatchGetItemCommandOutput = await send<BatchGetItemCommandOutput>(db, new BatchGetItemCommand({ RequestItems: request }), db.raw);
-      for (const item of out.Responses?.[db.tableName] ?? []) items.push(unmarshall(item));
-      request = out.UnprocessedKeys;
-    }
-    if (request && Object.keys(request).length > 0) throw new StoreUnavailable(new Error('unprocessed keys'));
-  }
-  return items;
 }
 
 /** The owner of a claim, or undefined. */
@@ -234,20 +199,6 @@ export async function queryAll(
     start = out.LastEvaluatedKey;
   } while (start && items.length < (opts.max ?? Number.POSITIVE_INFINITY));
   return items;
-}
-
-/** Any item by key (auth state, status items). */
-export async function getItem(db: Db, pk: string, sk: string, consistent = false): Promise<Record<string, unknown> | undefined> {
-  // The plain client, not the document client: a GetItem is the hottest call there is (every
-  // object GET), and the document client resolves its marshalling middleware again on every call,
-  // which costs more CPU than the rest of the call. The key is two strings; the item is
-  // unmarshalled as the document client does (the same function, the same default options).
-  const out = await send<GetItemCommandOutput>(
-    db,
-    new GetItemCommand({ TableName: db.tableName, Key: { PK: { S: pk }, SK: { S: sk } }, ConsistentRead: consistent }),
-    db.raw,
-  );
-  return out.Item ? unmarshall(out.Item) : undefined;
 }
 
 /** The latest status document stored for an object (inputs), or undefined. */

@@ -23,7 +23,7 @@ import type { StoredObject } from '#shared/db/objects-repo.ts';
 import { createCoreDeps } from '#shared/deps.ts';
 import { newKey } from '#shared/model/placement.ts';
 import { createApi } from '../support/api.ts';
-import { createTestDb, type TestDb } from '../support/db.ts';
+import { commandsOf, createTestDb, type TestDb } from '../support/db.ts';
 import { mintToken, seedUser, uniqueName } from '../support/tokens.ts';
 
 const PASSWORD = 'Publ1shed-Keys!';
@@ -113,10 +113,19 @@ describe('the public keys in the table', () => {
     const token = await login();
     expect(decodeProtectedHeader(token).kid).toBe(signing.kid);
     const fresh = verifierApi();
-    const first = await fresh.get(`/api/f/${acme.key}/users/${user.key}`, { token });
+    const { result: first, commands } = await commandsOf(t, () => fresh.get(`/api/f/${acme.key}/users/${user.key}`, { token }));
     expect(first.status, first.text).toBe(200);
     expect(first.body.CommonName).toBe(user.doc.CommonName);
+    // The keys and the caller's user and instance in one BatchGetItem; the user asked for beside it.
+    expect(commands.sort()).toEqual(['BatchGetItem', 'GetItem']);
     expect((await fresh.get('/api', { token })).status).toBe(200);
+    // A write on a new environment waits for the verdict, but still reads the keys and the status together.
+    const { result: write, commands: writeReads } = await commandsOf(t, () =>
+      verifierApi().post(`/api/f/${acme.key}/people`, { token, body: { $type: 'PersonInfo', GivenName: 'Grace', Surname: 'Keys' } }),
+    );
+    expect(write.status, write.text).toBe(201);
+    // The keys and the status first (one request), then the operation: its folder, its write.
+    expect(writeReads).toEqual(['BatchGetItem', 'GetItem', 'TransactWriteItems']);
   });
 
   it('answer a forged token on a new environment\'s first request with 401 and nothing the operation read', async () => {

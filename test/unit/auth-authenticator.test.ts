@@ -183,6 +183,47 @@ describe('the first token of an environment (keys not read yet)', () => {
     expect(await rejection(pending)).toMatchObject({ status: 401 });
   });
 
+  it('starts the key read and the status check together, for a caller that waits for the verdict too', async () => {
+    const k = slowKeys();
+    const started: string[] = [];
+    let inside = false;
+    const auth = createAuthenticator({
+      config,
+      keys: { ...k.store, publicKeys: async () => (started.push(`keys${inside ? ' together' : ''}`), k.store.publicKeys()) },
+      checkStatus: async (p) => {
+        started.push(`status ${p.userKey}${inside ? ' together' : ''}`);
+      },
+      together: (fn) => {
+        inside = true;
+        try {
+          return fn();
+        } finally {
+          inside = false;
+        }
+      },
+    });
+    const t = await issueAccessToken(keys, config, subject, new Date());
+    const pending = auth.authenticate(`Bearer ${t.token}`);
+    await new Promise((r) => setTimeout(r, 20));
+    // Both reads started in the same gathering, before the keys arrived; nothing answered yet.
+    expect(started.sort()).toEqual(['keys together', `status ${subject.userKey} together`]);
+    k.release();
+    await expect(pending).resolves.toMatchObject({ userKey: subject.userKey, role: 'Operator' });
+    // A forged token on another new environment: the token's refusal, whatever the status says.
+    const k2 = slowKeys();
+    const refusing = createAuthenticator({
+      config,
+      keys: k2.store,
+      checkStatus: async () => {
+        throw new OAuthError('unauthorized', 'The user is disabled.', 401);
+      },
+    });
+    const forged = await issueAccessToken(fileKeyStore(mkdtempSync(join(tmpdir(), 'gh-keys-'))), config, subject, new Date());
+    const refused = refusing.authenticate(`Bearer ${forged.token}`);
+    k2.release();
+    expect(await rejection(refused)).toMatchObject({ status: 401, description: 'The access token is not valid.' });
+  });
+
   it('answers a key store failure as the service\'s, not as a bad token', async () => {
     const failing = { signingKey: keys.signingKey, publicKeys: async () => Promise.reject(new Error('table unreachable')) };
     const auth = createAuthenticator({ config, keys: failing });

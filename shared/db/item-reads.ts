@@ -1,0 +1,129 @@
+/**
+ * Items read by key, through the plain client: {@link getItem} (GetItem) and {@link getItems}
+ * (BatchGetItem), and {@link readTogether}, which sends the `getItems` calls started in one
+ * synchronous stretch as one request.
+ *
+ * Why gathering matters: a new execution environment's first protected call reads the published
+ * public keys (the verifier's) and the caller's user and instance (the status check) before it
+ * can answer. Two calls in flight on a cold client cost two signed requests, two connections (two
+ * TLS handshakes in AWS) and, on DynamoDB Local, two turns of its request queue; one BatchGetItem
+ * of the same three items costs one of each, and the same read units (BatchGetItem counts every
+ * item as a GetItem of it would).
+ */
+import { BatchGetItemCommand, GetItemCommand, type BatchGetItemCommandInput, type BatchGetItemCommandOutput, type GetItemCommandOutput } from '@aws-sdk/client-dynamodb';
+import { unmarshall } from '@aws-sdk/util-dynamodb';
+import { StoreUnavailable } from '../errors.ts';
+import type { Db } from './client.ts';
+import { sendTo } from './send.ts';
+
+/** The primary key of any item of the table. */
+export interface ItemKey {
+  readonly PK: string;
+  readonly SK: string;
+}
+
+/** What the item reads need of a {@link Db}. */
+export type ItemDb = Pick<Db, 'raw' | 'tableName'>;
+
+/** Any item by key (auth state, status items). */
+export async function getItem(db: ItemDb, pk: string, sk: string, consistent = false): Promise<Record<string, unknown> | undefined> {
+  // The plain client, not the document client: a GetItem is the hottest call there is (every
+  // object GET), and the document client resolves its marshalling middleware again on every call,
+  // which costs more CPU than the rest of the call. The key is two strings; the item is
+  // unmarshalled as the document client does (the same function, the same default options).
+  const out = await sendTo<GetItemCommandOutput>(db.raw, new GetItemCommand({ TableName: db.tableName, Key: { PK: { S: pk }, SK: { S: sk } }, ConsistentRead: consistent }));
+  return out.Item ? unmarshall(out.Item) : undefined;
+}
+
+/** A `getItems` call waiting for its gathered request. */
+interface Gathered {
+  readonly db: ItemDb;
+  readonly keys: readonly ItemKey[];
+  readonly consistent: boolean;
+  readonly resolve: (items: Record<string, unknown>[]) => void;
+  readonly reject: (err: unknown) => void;
+}
+
+/** The calls gathered by the {@link readTogether} running now, if any. */
+let gathering: Gathered[] | undefined;
+
+/**
+ * Runs `fn`, and sends the {@link getItems} calls it starts before it returns (synchronously: an
+ * async function runs up to its first `await`) as one BatchGetItem per table and consistency,
+ * each caller given the items of its own keys. Nothing else can run meanwhile, so a request's
+ * reads are never gathered with another's, and the read units count for the request that
+ * started them.
+ */
+export function readTogether<T>(fn: () => T): T {
+  if (gathering) return fn();
+  const gathered: Gathered[] = [];
+  gathering = gathered;
+  try {
+    return fn();
+  } finally {
+    gathering = undefined;
+    sendGathered(gathered);
+  }
+}
+
+const idOf = (k: { readonly PK: unknown; readonly SK: unknown }) => `${String(k.PK)}\u0000${String(k.SK)}`;
+
+function sendGathered(gathered: readonly Gathered[]): void {
+  // One request per client, table and consistency (a gathering holds one of each in practice).
+  const groups: Gathered[][] = [];
+  for (const g of gathered) {
+    const group = groups.find(([f]) => f!.db.raw === g.db.raw && f!.db.tableName === g.db.tableName && f!.consistent === g.consistent);
+    if (group) group.push(g);
+    else groups.push([g]);
+  }
+  for (const group of groups) {
+    const first = group[0]!;
+    if (group.length === 1) {
+      readItems(first.db, first.keys, first.consistent).then(first.resolve, first.reject);
+      continue;
+    }
+    const unique = new Map<string, ItemKey>();
+    for (const g of group) for (const k of g.keys) unique.set(idOf(k), k);
+    readItems(first.db, [...unique.values()], first.consistent).then(
+      (items) => {
+        for (const g of group) {
+          const mine = new Set(g.keys.map(idOf));
+          g.resolve(items.filter((item) => mine.has(idOf(item as { PK: unknown; SK: unknown }))));
+        }
+      },
+      (err: unknown) => {
+        for (const g of group) g.reject(err);
+      },
+    );
+  }
+}
+
+/**
+ * Reads any items by key (BatchGetItem, 100 keys a request, unprocessed keys tried again with
+ * backoff); missing items are left out, in no particular order. `consistent` reads them strongly
+ * consistent (twice the read capacity). Through the plain client, as {@link getItem}: the keys are
+ * two strings, and the document client's marshalling middleware, resolved again on every call,
+ * cost more CPU than the rest. Inside {@link readTogether}, sent with the other calls it gathers.
+ */
+export function getItems(db: ItemDb, keys: readonly ItemKey[], consistent = false): Promise<Record<string, unknown>[]> {
+  const into = gathering;
+  if (into && keys.length > 0) return new Promise((resolve, reject) => into.push({ db, keys, consistent, resolve, reject }));
+  return readItems(db, keys, consistent);
+}
+
+async function readItems(db: ItemDb, keys: readonly ItemKey[], consistent: boolean): Promise<Record<string, unknown>[]> {
+  const items: Record<string, unknown>[] = [];
+  for (let i = 0; i < keys.length; i += 100) {
+    let request: BatchGetItemCommandInput['RequestItems'] = {
+      [db.tableName]: { Keys: keys.slice(i, i + 100).map((k) => ({ PK: { S: k.PK }, SK: { S: k.SK } })), ...(consistent ? { ConsistentRead: true } : {}) },
+    };
+    for (let attempt = 0; request && Object.keys(request).length > 0 && attempt < 8; attempt++) {
+      if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
+      const out: BatchGetItemCommandOutput = await sendTo<BatchGetItemCommandOutput>(db.raw, new BatchGetItemCommand({ RequestItems: request }));
+      for (const item of out.Responses?.[db.tableName] ?? []) items.push(unmarshall(item));
+      request = out.UnprocessedKeys;
+    }
+    if (request && Object.keys(request).length > 0) throw new StoreUnavailable(new Error('unprocessed keys'));
+  }
+  return items;
+}
