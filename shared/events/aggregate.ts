@@ -38,7 +38,7 @@ import * as type from 'mingo/operators/expression/type';
 import * as variable from 'mingo/operators/expression/variable';
 import { $literal } from 'mingo/operators/expression';
 import { $addFields, $bucket, $count, $group, $limit, $match, $project, $set, $skip, $sort, $sortByCount, $unwind } from 'mingo/operators/pipeline';
-import type { queryFolderEvents, SortRange } from '../db/events-repo.ts';
+import type { queryFolderEvents, SortRange } from '../db/event-reads.ts';
 import type { StoredObject } from '../db/objects-repo.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import { boolParam } from '../http/params.ts';

@@ -22,7 +22,7 @@
  * (narrow it with startingOn/endingOn): a short page would tell a client the data had ended.
  */
 import { ApiError } from '../errors.ts';
-import { queryFolderEvents, queryPointers, type EventPointer, type SortRange } from '../db/events-repo.ts';
+import { queryFolderEvents, queryPointers, type EventPointer, type SortRange } from '../db/event-reads.ts';
 import { getObjects, type StoredObject } from '../db/objects-repo.ts';
 import { connectionsTo, type Connection } from '../db/relations-repo.ts';
 import { SCHEDULED_ACCESS_LEVEL } from '../relations/rules.ts';

@@ -3,17 +3,11 @@
  * respond. The event types of apps and alarms are in event-type-operations.ts: the events list
  * compiles queries (mingo and re2js), which those families never load.
  */
-import { dateParam } from '../http/params.ts';
-import { accepted, created, ok, type ApiRequest, type Operation } from '../http/types.ts';
+import { accepted, created, type ApiRequest, type Operation } from '../http/types.ts';
+import { operationsOnFirstCall } from '../http/lazy-operations.ts';
 import { contextOf } from '../objects/context.ts';
-import { queryFolderEvents } from '../db/events-repo.ts';
-import { requireFolderInScope } from '../objects/access.ts';
-import { foldersOf, listEvents } from './list.ts';
-import { parseEventListQuery } from './list-query.ts';
 import { publish } from './publish.ts';
-import { acknowledge, eventLink, lastEvents, locateEvent } from './read.ts';
 import { renderEvent } from './render.ts';
-import { onFirstUse } from '../first-use.ts';
 
 const p = (req: ApiRequest, name: string): string => req.params[name] ?? '';
 
@@ -24,57 +18,13 @@ const publishOp: Operation = async (req, deps) => {
   return live ? accepted(renderEvent(event, ctx.ns)) : created(renderEvent(event, ctx.ns));
 };
 
-const listEventsOp: Operation = async (req, deps) => {
-  const ctx = contextOf(req, deps);
-  const q = await parseEventListQuery(req);
-  const events = await listEvents(ctx, p(req, 'folderKey'), q);
-  return ok(events.map((e) => renderEvent(e, ctx.ns)));
-};
-
-const getEventOp: Operation = async (req, deps) => {
-  const ctx = contextOf(req, deps);
-  return ok(renderEvent(await locateEvent(ctx, p(req, 'folderKey'), p(req, 'key')), ctx.ns));
-};
-
-const getEventLinkOp: Operation = async (req, deps) => {
-  const ctx = contextOf(req, deps);
-  return ok(await eventLink(ctx, p(req, 'folderKey'), p(req, 'key'), p(req, 'link').toLowerCase()));
-};
-
-const acknowledgeOp: Operation = async (req, deps) => {
-  const ctx = contextOf(req, deps);
-  const event = await acknowledge(ctx, p(req, 'folderKey'), p(req, 'key'), req.body);
-  return created(renderEvent(event, ctx.ns));
-};
-
-// GET with a JSON array body (the spec's form) and POST (for clients that cannot send GET bodies).
-const lastEventOp: Operation = async (req, deps) => {
-  const ctx = contextOf(req, deps);
-  return ok(await lastEvents(ctx, p(req, 'folderKey'), dateParam(req, 'since'), req.body));
-};
-
 /**
- * The aggregation engine (mingo) is loaded on the first aggregation, not on every cold start of the
- * family: evaluating it at start cost about 30 ms. It gets its reads from here (see `AggregateReads`).
+ * The calls on stored events (read-operations.ts) load with the first of them: publish, the
+ * family's hot call and what most cold starts serve, needs none of their code.
  */
-const aggregation = onFirstUse(() => import('./aggregate.ts'));
+const reads = operationsOnFirstCall(
+  () => import('./read-operations.ts').then((m) => m.eventReadOperations),
+  ['listEvents', 'getEvent', 'getEventLink', 'acknowledge', 'lastEvent', 'aggregateEvents'],
+);
 
-const aggregateEventsOp: Operation = async (req, deps) => {
-  const ctx = contextOf(req, deps);
-  const { aggregateEvents, parseAggregateQuery, loadRegexEngine } = await aggregation();
-  // A stage may hold its `$regex` inside a JSON string: RE2 loads before the pipeline is read.
-  await loadRegexEngine();
-  const q = parseAggregateQuery(req);
-  const limits = { maxEvents: deps.config.aggregateMaxEvents, clock: () => deps.now().getTime() };
-  return ok(await aggregateEvents(ctx, p(req, 'folderKey'), q, limits, { requireFolderInScope, foldersOf, queryFolderEvents }));
-};
-
-export const eventOperations: Readonly<Record<string, Operation>> = {
-  publish: publishOp,
-  listEvents: listEventsOp,
-  getEvent: getEventOp,
-  getEventLink: getEventLinkOp,
-  acknowledge: acknowledgeOp,
-  lastEvent: lastEventOp,
-  aggregateEvents: aggregateEventsOp,
-};
+export const eventOperations: Readonly<Record<string, Operation>> = { publish: publishOp, ...reads };

@@ -9,7 +9,7 @@
  * | POST events/<key>/acknowledgements | 1 GetItem + 1 conditional UpdateItem (re-read and retried if another acknowledgement got in first) |
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { getEvent, lastEventOf, updateEventDoc } from '../db/events-repo.ts';
+import { getEvent, lastEventOf, updateEventDoc } from '../db/event-reads.ts';
 import { isObjectKey } from '../db/keys.ts';
 import { getObjects, ownInstance, type StoredObject } from '../db/objects-repo.ts';
 import { ApiError, ConditionFailed, conflict, notFound, validationFailed } from '../errors.ts';

@@ -3,7 +3,7 @@
  * carries the configured namespace. An EventMessageData has exactly the spec's fields and `$type`;
  * an event type is rendered like any object, with its Href under its app.
  */
-import type { EventPointer } from '../db/events-repo.ts';
+import type { EventPointer } from '../db/event-reads.ts';
 import type { StoredObject } from '../db/objects-repo.ts';
 import { eventHref } from '../db/event-doc.ts';
 import { linksOf, objectHref, renderObject, renderValue } from '../model/render.ts';

@@ -4,7 +4,7 @@
  * them, and holds the reads and the scope checks).
  */
 import { ApiError, badRequest, conflict, ConditionFailed } from '../errors.ts';
-import { getEvent, queryFolderEvents } from '../db/events-repo.ts';
+import { getEvent, queryFolderEvents } from '../db/event-reads.ts';
 import type { StoredObject } from '../db/objects-repo.ts';
 import { deleteWebhook, getAttempt, putWebhook, replaceWebhookSettings, rotateWebhookSecret, type StoredWebhook } from '../db/webhooks-repo.ts';
 import { foldersOf } from '../events/folders.ts';

@@ -1,0 +1,180 @@
+/**
+ * Reading stored events: one event by key (and its acknowledgement's update), a folder's timeline,
+ * an object's event pointers and its last event (the item layout is in events-repo.ts, which
+ * writes them). A module of its own so that the events family's publish, its hot call, does not
+ * load the reads at a cold start (shared/events/read-operations.ts loads on first use).
+ */
+import { stringifyJson } from '../json.ts';
+import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { ConditionFailed } from '../errors.ts';
+import type { Db } from './client.ts';
+import { packEventDoc } from './event-doc.ts';
+import { EVENTS_COLLECTION, type EventSummary } from './events-repo.ts';
+import { OBJECT_SK, eventFolderPk, eventPointerPk, objectPk } from './keys.ts';
+import { fromItem, getItem, send, type StoredObject } from './objects-repo.ts';
+
+/** An event by key (strongly consistent), or undefined when missing, expired or not an event. */
+export async function getEvent(db: Db, key: string, nowEpoch: number): Promise<StoredObject | undefined> {
+  const item = await getItem(db, objectPk(key), OBJECT_SK, true);
+  if (!item || item.Coll !== EVENTS_COLLECTION) return undefined;
+  if (typeof item.ttl === 'number' && item.ttl <= nowEpoch) return undefined;
+  return fromItem(item);
+}
+
+/**
+ * Replaces an event's document if its version is still `event.version` (acknowledgements):
+ * bumps the version. Throws {@link ConditionFailed} when another writer got in first.
+ */
+export async function updateEventDoc(db: Db, event: StoredObject, doc: Record<string, unknown>): Promise<StoredObject> {
+  try {
+    await send(
+      db,
+      new UpdateCommand({
+        TableName: db.tableName,
+        Key: { PK: objectPk(event.key), SK: OBJECT_SK },
+        UpdateExpression: 'SET #doc = :doc, #v = :next',
+        ConditionExpression: 'attribute_exists(PK) AND #v = :v',
+        ExpressionAttributeNames: { '#doc': 'Doc', '#v': 'Version' },
+        // Packed like a new event's (OccurredOn kept: the write does not see the timeline key).
+        ExpressionAttributeValues: {
+          ':doc': stringifyJson(packEventDoc(doc, { key: event.key, folder: event.folder, occurredOn: undefined })),
+          ':v': event.version,
+          ':next': event.version + 1,
+        },
+      }),
+    );
+  } catch (err) {
+    if ((err as { name?: string }).name === 'ConditionalCheckFailedException') throw new ConditionFailed('The event changed.');
+    throw err;
+  }
+  return { ...event, doc, version: event.version + 1 };
+}
+
+/** A range of `OccurredOn` sort keys: `from` included, `to` excluded (ISO strings or full sort keys). */
+export interface SortRange {
+  readonly from?: string;
+  readonly to?: string;
+}
+
+function rangeCondition(attr: string, range: SortRange, values: Record<string, unknown>): string {
+  // `#` sorts before every digit, so `<from>` ≤ `<from>#key` and `<to>` ≤ any key at `to`.
+  if (range.from && range.to) {
+    values[':from'] = range.from;
+    values[':to'] = range.to;
+    return ` AND ${attr} BETWEEN :from AND :to`;
+  }
+  if (range.from) {
+    values[':from'] = range.from;
+    return ` AND ${attr} >= :from`;
+  }
+  if (range.to) {
+    values[':to'] = range.to;
+    return ` AND ${attr} < :to`;
+  }
+  return '';
+}
+
+export interface EventPage {
+  readonly items: StoredObject[];
+  /** The timeline sort key of each item (same order as `items`). */
+  readonly sortKeys: string[];
+  /** Pass back to read on; undefined at the end of the range. */
+  readonly next: Record<string, unknown> | undefined;
+  /** Items DynamoDB read (before the TTL filter): the cost of the page. */
+  readonly scanned: number;
+}
+
+/**
+ * Events of one folder, newest first, with their timeline sort key in [from, to), one Query of at
+ * most `limit` items.
+ */
+export async function queryFolderEvents(
+  db: Db,
+  folder: string,
+  range: SortRange,
+  limit: number,
+  start?: Record<string, unknown>,
+  nowEpoch = Math.floor(Date.now() / 1000),
+): Promise<EventPage> {
+  const page = await queryNewest(db, { index: 'GSI1', pkAttr: 'GSI1PK', pk: eventFolderPk(folder), skAttr: 'GSI1SK', range, limit, start, nowEpoch });
+  return { ...page, items: page.items.map(fromItem), sortKeys: page.items.map((i) => i.GSI1SK as string) };
+}
+
+/**
+ * One Query of a partition (of the table or an index), newest first, sort key in [from, to),
+ * at most `limit` items, expired ones left out (TTL deletion is lazy: an expired event is never
+ * served). `scanned` counts what DynamoDB read before that filter: the cost of the page.
+ */
+async function queryNewest(
+  db: Db,
+  q: {
+    readonly index?: string;
+    readonly pkAttr: string;
+    readonly pk: string;
+    readonly skAttr: string;
+    readonly range: SortRange;
+    readonly limit: number;
+    readonly start?: Record<string, unknown> | undefined;
+    readonly nowEpoch: number;
+  },
+): Promise<{ items: Record<string, unknown>[]; next: Record<string, unknown> | undefined; scanned: number }> {
+  const values: Record<string, unknown> = { ':pk': q.pk, ':now': q.nowEpoch };
+  const out = await send<{ Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown>; ScannedCount?: number }>(
+    db,
+    new QueryCommand({
+      TableName: db.tableName,
+      ...(q.index ? { IndexName: q.index } : {}),
+      KeyConditionExpression: `${q.pkAttr} = :pk` + rangeCondition(q.skAttr, q.range, values),
+      FilterExpression: 'attribute_not_exists(#ttl) OR #ttl > :now',
+      ExpressionAttributeNames: { '#ttl': 'ttl' },
+      ExpressionAttributeValues: values,
+      ScanIndexForward: false,
+      Limit: q.limit,
+      ...(q.start ? { ExclusiveStartKey: q.start } : {}),
+    }),
+  );
+  // BETWEEN includes `to` itself; a range excludes its end.
+  const to = q.range.to;
+  const items = (out.Items ?? []).filter((i) => !to || (i[q.skAttr] as string) < to);
+  return { items, next: out.LastEvaluatedKey, scanned: out.ScannedCount ?? out.Items?.length ?? 0 };
+}
+
+/** A pointer item: an event related to an object. */
+export interface EventPointer extends EventSummary {
+  readonly ObjectKey: string;
+  /** The event's folder (pointers written before it was recorded lack it). */
+  readonly Folder?: string;
+  readonly Instances: string[];
+  /** The event's timeline sort key. */
+  readonly SK: string;
+}
+
+export interface PointerPage {
+  readonly items: EventPointer[];
+  readonly next: Record<string, unknown> | undefined;
+  readonly scanned: number;
+}
+
+/** Events related to an object, newest first, sort key in [from, to): one Query of at most `limit` pointers. */
+export async function queryPointers(
+  db: Db,
+  objectKey: string,
+  range: SortRange,
+  limit: number,
+  start?: Record<string, unknown>,
+  nowEpoch = Math.floor(Date.now() / 1000),
+): Promise<PointerPage> {
+  const page = await queryNewest(db, { pkAttr: 'PK', pk: eventPointerPk(objectKey), skAttr: 'SK', range, limit, start, nowEpoch });
+  return { ...page, items: page.items as unknown as EventPointer[] };
+}
+
+/** The newest event pointer of an object at or after `since` (ISO), or undefined. One Query. */
+export async function lastEventOf(
+  db: Db,
+  objectKey: string,
+  since: string | undefined,
+  nowEpoch = Math.floor(Date.now() / 1000),
+): Promise<EventPointer | undefined> {
+  const page = await queryNewest(db, { pkAttr: 'PK', pk: eventPointerPk(objectKey), skAttr: 'SK', range: since ? { from: since } : {}, limit: 1, nowEpoch });
+  return page.items[0] as unknown as EventPointer | undefined;
+}

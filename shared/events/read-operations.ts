@@ -1,0 +1,72 @@
+/**
+ * The `events` family's calls on stored events: the list, one event and its links, an
+ * acknowledgement, lastevent and aggregation. Loaded with the first of them (operations.ts): a
+ * cold start serving a publish, the family's hot call (one per badge swipe), reads none of it, nor
+ * the list's query compiler.
+ */
+import { dateParam } from '../http/params.ts';
+import { created, ok, type ApiRequest, type Operation } from '../http/types.ts';
+import { contextOf } from '../objects/context.ts';
+import { queryFolderEvents } from '../db/event-reads.ts';
+import { requireFolderInScope } from '../objects/access.ts';
+import { foldersOf, listEvents } from './list.ts';
+import { parseEventListQuery } from './list-query.ts';
+import { acknowledge, eventLink, lastEvents, locateEvent } from './read.ts';
+import { renderEvent } from './render.ts';
+import { onFirstUse } from '../first-use.ts';
+
+const p = (req: ApiRequest, name: string): string => req.params[name] ?? '';
+
+const listEventsOp: Operation = async (req, deps) => {
+  const ctx = contextOf(req, deps);
+  const q = await parseEventListQuery(req);
+  const events = await listEvents(ctx, p(req, 'folderKey'), q);
+  return ok(events.map((e) => renderEvent(e, ctx.ns)));
+};
+
+const getEventOp: Operation = async (req, deps) => {
+  const ctx = contextOf(req, deps);
+  return ok(renderEvent(await locateEvent(ctx, p(req, 'folderKey'), p(req, 'key')), ctx.ns));
+};
+
+const getEventLinkOp: Operation = async (req, deps) => {
+  const ctx = contextOf(req, deps);
+  return ok(await eventLink(ctx, p(req, 'folderKey'), p(req, 'key'), p(req, 'link').toLowerCase()));
+};
+
+const acknowledgeOp: Operation = async (req, deps) => {
+  const ctx = contextOf(req, deps);
+  const event = await acknowledge(ctx, p(req, 'folderKey'), p(req, 'key'), req.body);
+  return created(renderEvent(event, ctx.ns));
+};
+
+// GET with a JSON array body (the spec's form) and POST (for clients that cannot send GET bodies).
+const lastEventOp: Operation = async (req, deps) => {
+  const ctx = contextOf(req, deps);
+  return ok(await lastEvents(ctx, p(req, 'folderKey'), dateParam(req, 'since'), req.body));
+};
+
+/**
+ * The aggregation engine (mingo) is loaded on the first aggregation, not on every cold start of the
+ * family: evaluating it at start cost about 30 ms. It gets its reads from here (see `AggregateReads`).
+ */
+const aggregation = onFirstUse(() => import('./aggregate.ts'));
+
+const aggregateEventsOp: Operation = async (req, deps) => {
+  const ctx = contextOf(req, deps);
+  const { aggregateEvents, parseAggregateQuery, loadRegexEngine } = await aggregation();
+  // A stage may hold its `$regex` inside a JSON string: RE2 loads before the pipeline is read.
+  await loadRegexEngine();
+  const q = parseAggregateQuery(req);
+  const limits = { maxEvents: deps.config.aggregateMaxEvents, clock: () => deps.now().getTime() };
+  return ok(await aggregateEvents(ctx, p(req, 'folderKey'), q, limits, { requireFolderInScope, foldersOf, queryFolderEvents }));
+};
+
+export const eventReadOperations = {
+  listEvents: listEventsOp,
+  getEvent: getEventOp,
+  getEventLink: getEventLinkOp,
+  acknowledge: acknowledgeOp,
+  lastEvent: lastEventOp,
+  aggregateEvents: aggregateEventsOp,
+} satisfies Readonly<Record<string, Operation>>;
