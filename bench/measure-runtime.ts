@@ -272,6 +272,13 @@ export async function measureFanout(input: FanoutInput): Promise<Fanout> {
   const progress = input.progress ?? newFanoutProgress();
   progress.step = 'connecting the MQTT subscriber';
   const ws = new WebSocket(`${rt.ws}?access_token=${encodeURIComponent(rt.token)}`);
+  // Listened for at once: the socket may open while the MQTT subscriber below connects.
+  const opened = new Promise<void>((resolve, reject) => {
+    ws.once('open', () => resolve());
+    ws.once('error', reject);
+    ws.once('unexpected-response', (_req, res) => reject(new Error(`WebSocket handshake answered ${res.statusCode}`)));
+  });
+  opened.catch(() => {});
   const topic = `/${rt.instanceKey}/$`;
   const receivedAt = new Map<string, number>();
   let duplicates = 0;
@@ -330,11 +337,7 @@ export async function measureFanout(input: FanoutInput): Promise<Fanout> {
   });
   try {
     progress.step = 'opening the WebSocket';
-    await new Promise<void>((resolve, reject) => {
-      ws.once('open', () => resolve());
-      ws.once('error', reject);
-      ws.once('unexpected-response', (_req, res) => reject(new Error(`WebSocket handshake answered ${res.statusCode}`)));
-    });
+    await opened;
     progress.step = 'subscribing over WebSocket';
     ws.send(JSON.stringify({ action: 'subscribe', topic }));
     await withTimeout(isSubscribed, 10_000, 'no "subscribed" answer within 10 s');
