@@ -8,7 +8,6 @@ import { refusingAuthenticator } from '#shared/public-deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { ok, type Operation } from '#shared/http/types.ts';
 import { loginOutcome } from '#shared/auth/login-outcome.ts';
-import { warmUpPasswords } from '#shared/auth/passwords.ts';
 import { NO_STORE, checkClient, parseTokenFields, readTokenRequest } from '#shared/auth/token-request.ts';
 import { secretRingFor } from '#shared/auth/secret-ring.ts';
 import { passwordGrant, refreshGrant } from '#shared/auth/token-service.ts';
@@ -30,9 +29,6 @@ const jwks: Operation<CoreDeps> = async (_req, deps) =>
 export const operations = { token, jwks };
 
 export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'token', operations, deps, loginOutcome });
-
-// Cold start: make the dummy hash now, so the first unknown-user login costs what later ones do.
-warmUpPasswords();
 
 // The one function that sends codes and signs tokens: the only HTTP family bundling the SNS and
 // Secrets Manager clients. Its routes are all public: it bundles no token verification.

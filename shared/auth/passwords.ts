@@ -64,17 +64,23 @@ export function parseHash(encoded: string): ParsedHash | undefined {
  */
 export async function verifyPassword(password: string, encoded: string): Promise<boolean> {
   const parsed = parseHash(encoded);
-  const h = parsed ?? (await dummy());
+  const h = parsed ?? dummy();
   const n = 2 ** h.logN;
   const key = await scrypt(password, h.salt, h.key.length, { N: n, r: h.r, p: h.p, maxmem: maxmemFor(n, h.r, h.p) });
   return timingSafeEqual(key, h.key) && parsed !== undefined;
 }
 
-let dummyHash: Promise<ParsedHash> | undefined;
+let dummyHash: ParsedHash | undefined;
 
-/** A hash of a random password with the current parameters, made once per execution environment. */
-function dummy(): Promise<ParsedHash> {
-  dummyHash ??= hashPassword(randomBytes(16).toString('hex')).then((s) => parseHash(s)!);
+/**
+ * A hash no password matches, with the current parameters: a random salt and a random key. The
+ * work of checking a password against it is the work of checking one against a real hash (scrypt
+ * with the same N, r, p and key length), and making it costs no scrypt: an execution environment's
+ * first unknown-user login costs what later ones do, without hashing in the background at every
+ * cold start of the token function (128 MiB and a core's worth of scrypt beside its first request).
+ */
+function dummy(): ParsedHash {
+  dummyHash ??= { logN: config().passwordHashCost, r: R, p: P, salt: randomBytes(SALT_LENGTH), key: randomBytes(KEY_LENGTH) };
   return dummyHash;
 }
 
@@ -83,16 +89,11 @@ function dummy(): Promise<ParsedHash> {
  * user does not exist (or has no password), so timing does not reveal which user names exist.
  */
 export async function verifyAgainstDummy(password: string): Promise<false> {
-  const h = await dummy();
+  const h = dummy();
   const n = 2 ** h.logN;
   const key = await scrypt(password, h.salt, h.key.length, { N: n, r: h.r, p: h.p, maxmem: maxmemFor(n, h.r, h.p) });
   timingSafeEqual(key, h.key);
   return false;
-}
-
-/** Prepares the dummy hash in the background (token function cold start). */
-export function warmUpPasswords(): void {
-  void dummy();
 }
 
 export const DEFAULT_MINIMUM_PASSWORD_LENGTH = 8;
