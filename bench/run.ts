@@ -42,7 +42,7 @@ const COST_FILE = join(ROOT, 'docs', 'cost.md');
 
 /** The coldStart phase's limit, and the time after which it starts no new round of drivers. */
 const COLD_START_PHASE_MS = 90_000;
-const COLD_START_ROUNDS_MS = 60_000;
+const COLD_START_ROUNDS_MS = 90_000;
 
 /** How much of everything a run measures. */
 const SETTINGS = {
@@ -70,7 +70,7 @@ const SETTINGS = {
     repetitions: 5,
     passwordSamples: 6,
     refreshSamples: 12,
-    coldStartRounds: 5,
+    coldStartRounds: 9,
     fanoutEvents: 1_000,
     fanoutSettleMs: 15_000,
     webhookEvents: 1_000,
