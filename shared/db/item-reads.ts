@@ -1,7 +1,8 @@
 /**
  * Items read by key, through the plain client: {@link getItem} (GetItem) and {@link getItems}
- * (BatchGetItem), and {@link readTogether}, which sends the `getItems` calls started in one
- * synchronous stretch as one request.
+ * (BatchGetItem), and the gathering of reads started together into one request:
+ * {@link readTogether} gathers the reads one synchronous stretch starts, {@link gatherReads} those
+ * started until it is closed (a request's own reads, where invocations run one at a time).
  *
  * Why gathering matters: a new execution environment's first protected call reads the published
  * public keys (the verifier's) and the caller's user and instance (the status check) before it
@@ -25,8 +26,14 @@ export interface ItemKey {
 /** What the item reads need of a {@link Db}. */
 export type ItemDb = Pick<Db, 'raw' | 'tableName'>;
 
-/** Any item by key (auth state, status items). */
-export async function getItem(db: ItemDb, pk: string, sk: string, consistent = false): Promise<Record<string, unknown> | undefined> {
+/** Any item by key (auth state, status items). Inside a gathering, sent with the reads it gathers. */
+export function getItem(db: ItemDb, pk: string, sk: string, consistent = false): Promise<Record<string, unknown> | undefined> {
+  const into = gathering;
+  if (into) return new Promise((resolve, reject) => into.push({ db, keys: [{ PK: pk, SK: sk }], consistent, single: true, resolve: (items) => resolve(items[0]), reject }));
+  return readItem(db, pk, sk, consistent);
+}
+
+async function readItem(db: ItemDb, pk: string, sk: string, consistent: boolean): Promise<Record<string, unknown> | undefined> {
   // The plain client, not the document client: a GetItem is the hottest call there is (every
   // object GET), and the document client resolves its marshalling middleware again on every call,
   // which costs more CPU than the rest of the call. The key is two strings; the item is
@@ -35,56 +42,81 @@ export async function getItem(db: ItemDb, pk: string, sk: string, consistent = f
   return out.Item ? unmarshall(out.Item) : undefined;
 }
 
-/** A `getItems` call waiting for its gathered request. */
+/** A `getItems` (or `getItem`: `single`) call waiting for its gathered request. */
 interface Gathered {
   readonly db: ItemDb;
   readonly keys: readonly ItemKey[];
   readonly consistent: boolean;
+  readonly single?: boolean;
   readonly resolve: (items: Record<string, unknown>[]) => void;
   readonly reject: (err: unknown) => void;
 }
 
-/** The calls gathered by the {@link readTogether} running now, if any. */
+/** The calls gathered by the gathering open now, if any. */
 let gathering: Gathered[] | undefined;
 
 /**
- * Runs `fn`, and sends the {@link getItems} calls it starts before it returns (synchronously: an
- * async function runs up to its first `await`) as one BatchGetItem per table and consistency,
- * each caller given the items of its own keys. Nothing else can run meanwhile, so a request's
- * reads are never gathered with another's, and the read units count for the request that
- * started them.
+ * Opens a gathering: the {@link getItem} and {@link getItems} calls started until the returned
+ * function is called are sent as one BatchGetItem per table (a lone GetItem as itself; strongly
+ * consistent when any of them asks), each caller given the items of its own keys. Closed at the latest on the event loop's
+ * next turn. Inside an open gathering it opens none (the outer one sends). Between opening and
+ * closing, every read of the process joins: only where invocations run one at a time (a Lambda
+ * execution environment) may it stay open across an `await`, so that a request never waits on
+ * another's reads and its read units count for it.
  */
-export function readTogether<T>(fn: () => T): T {
-  if (gathering) return fn();
+export function gatherReads(): () => void {
+  if (gathering) return () => {};
   const gathered: Gathered[] = [];
   gathering = gathered;
+  let open = true;
+  const close = () => {
+    if (!open) return;
+    open = false;
+    if (gathering === gathered) gathering = undefined;
+    sendGathered(gathered);
+  };
+  setImmediate(close);
+  return close;
+}
+
+/**
+ * Runs `fn`, and sends the reads it starts before it returns (synchronously: an async function
+ * runs up to its first `await`) as {@link gatherReads} does. Nothing else can run meanwhile, so a
+ * request's reads are never gathered with another's.
+ */
+export function readTogether<T>(fn: () => T): T {
+  const close = gatherReads();
   try {
     return fn();
   } finally {
-    gathering = undefined;
-    sendGathered(gathered);
+    close();
   }
 }
 
 const idOf = (k: { readonly PK: unknown; readonly SK: unknown }) => `${String(k.PK)}\u0000${String(k.SK)}`;
 
 function sendGathered(gathered: readonly Gathered[]): void {
-  // One request per client, table and consistency (a gathering holds one of each in practice).
+  // One request per client and table (a gathering holds one of each in practice).
   const groups: Gathered[][] = [];
   for (const g of gathered) {
-    const group = groups.find(([f]) => f!.db.raw === g.db.raw && f!.db.tableName === g.db.tableName && f!.consistent === g.consistent);
+    const group = groups.find(([f]) => f!.db.raw === g.db.raw && f!.db.tableName === g.db.tableName);
     if (group) group.push(g);
     else groups.push([g]);
   }
   for (const group of groups) {
     const first = group[0]!;
     if (group.length === 1) {
-      readItems(first.db, first.keys, first.consistent).then(first.resolve, first.reject);
+      const k = first.keys[0]!;
+      const read = first.single ? readItem(first.db, k.PK, k.SK, first.consistent).then((item) => (item ? [item] : [])) : readItems(first.db, first.keys, first.consistent);
+      read.then(first.resolve, first.reject);
       continue;
     }
     const unique = new Map<string, ItemKey>();
     for (const g of group) for (const k of g.keys) unique.set(idOf(k), k);
-    readItems(first.db, [...unique.values()], first.consistent).then(
+    // Strongly consistent when any caller asked for it: the others are served a fresher read
+    // than they needed, at one read unit per item instead of half of one, for one request less.
+    const consistent = group.some((g) => g.consistent);
+    readItems(first.db, [...unique.values()], consistent).then(
       (items) => {
         for (const g of group) {
           const mine = new Set(g.keys.map(idOf));
@@ -103,7 +135,7 @@ function sendGathered(gathered: readonly Gathered[]): void {
  * backoff); missing items are left out, in no particular order. `consistent` reads them strongly
  * consistent (twice the read capacity). Through the plain client, as {@link getItem}: the keys are
  * two strings, and the document client's marshalling middleware, resolved again on every call,
- * cost more CPU than the rest. Inside {@link readTogether}, sent with the other calls it gathers.
+ * cost more CPU than the rest. Inside a gathering, sent with the reads it gathers.
  */
 export function getItems(db: ItemDb, keys: readonly ItemKey[], consistent = false): Promise<Record<string, unknown>[]> {
   const into = gathering;

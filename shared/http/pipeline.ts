@@ -21,6 +21,7 @@ import { ApiError, ConditionFailed, StoreUnavailable, internalError, serviceUnav
 import type { Family } from '../model/collections.ts';
 import { parseJson, stringifyJson } from '../json.ts';
 import { consumedCapacity, withCapacityScope } from '../db/capacity.ts';
+import { gatherReads } from '../db/item-reads.ts';
 import { createRequestMetrics, type RequestMetrics } from '../metrics.ts';
 import { requestCounter } from '../usage/meter.ts';
 import { createUsageRecorder, type UsageRecorder } from '../usage/recorder.ts';
@@ -43,6 +44,8 @@ interface State {
   tenant?: string;
   /** The caller's status check, still running beside a read-only operation (see `authentication`). */
   status?: Promise<void>;
+  /** Sends the reads gathered since the caller's token was checked (see `authentication`). */
+  sendReads?: () => void;
 }
 
 interface MiddyRequest {
@@ -264,7 +267,14 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
       const authorization = s.req!.headers.authorization;
       const readOnly = s.req!.route.reads === true || (s.req!.method === 'GET' && s.req!.rawBody === undefined);
       if (readOnly && authenticator.authenticateDeferred) {
-        const { principal, status } = await authenticator.authenticateDeferred(authorization);
+        // Where invocations run one at a time, the reads of the caller's keys and status (a new
+        // environment's) and the operation's first reads by key go out as one request, when the
+        // operation has started (runOperation): one connection, not two, on a cold start's GET.
+        if (getDeps().config.invocationsOneAtATime) s.sendReads = gatherReads();
+        const { principal, status } = await authenticator.authenticateDeferred(authorization).catch((err: unknown) => {
+          s.sendReads?.();
+          throw err;
+        });
         // Awaited by runOperation; until then a refusal must not count as unhandled.
         status.catch(() => {});
         s.status = status;
@@ -316,8 +326,11 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
     if (!op) throw new ApiError(501, 'NotImplemented', `${s.operation} is not implemented yet.`);
     let res: ApiResponse;
     try {
-      res = await op(s.req, getDeps());
+      const answer = op(s.req, getDeps());
+      s.sendReads?.();
+      res = await answer;
     } catch (err) {
+      s.sendReads?.();
       // The caller's status decides first: a refused caller learns nothing from the operation's error.
       await s.status;
       throw err;

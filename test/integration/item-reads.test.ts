@@ -6,7 +6,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
-import { getItems, readTogether, type ItemKey } from '#shared/db/item-reads.ts';
+import { gatherReads, getItem, getItems, readTogether, type ItemKey } from '#shared/db/item-reads.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';
 
 let t: TestDb;
@@ -37,15 +37,19 @@ describe('reads started together', () => {
     expect(t.calls.at(-1)!.read).toBe(2);
   });
 
-  it('are sent apart when their consistency differs, and one alone is sent as it was asked', async () => {
+  it('are read strongly consistent together when one of them asks, and one alone is sent as it was asked', async () => {
     const before = t.calls.length;
-    const [eventual, strong] = readTogether(() => [getItems(t.db, [key('a')]), getItems(t.db, [key('a')], true)]);
+    const [eventual, strong] = readTogether(() => [getItems(t.db, [key('a')]), getItems(t.db, [key('b')], true)]);
     expect(ids(await eventual)).toEqual(['READS#a']);
-    expect(ids(await strong)).toEqual(['READS#a']);
-    const calls = t.calls.slice(before);
-    expect(calls.map((c) => c.command)).toEqual(['BatchGetItem', 'BatchGetItem']);
-    // The strongly consistent read costs a whole unit, the other half of one.
-    expect(calls.map((c) => c.read).sort()).toEqual([0.5, 1]);
+    expect(ids(await strong)).toEqual(['READS#b']);
+    const together = t.calls.slice(before);
+    expect(together.map((c) => c.command)).toEqual(['BatchGetItem']);
+    // Both items at a strongly consistent read's unit each.
+    expect(together[0]!.read).toBe(2);
+    const alone = t.calls.length;
+    const [single] = readTogether(() => [getItem(t.db, key('c').PK, 'X')]);
+    expect((await single)?.N).toBe('c');
+    expect(t.calls.slice(alone).map((c) => c.command)).toEqual(['GetItem']);
   });
 
   it('include only the calls started before the gathering returns, and nest into the outer one', async () => {
@@ -61,6 +65,24 @@ describe('reads started together', () => {
     expect(ids(await inner)).toEqual(['READS#b']);
     expect(ids(await later!)).toEqual(['READS#c']);
     expect(t.calls.slice(before).map((c) => c.command)).toEqual(['BatchGetItem', 'BatchGetItem']);
+  });
+
+  it('stay open across awaits until closed, and a missing item is undefined to its getItem', async () => {
+    const before = t.calls.length;
+    const close = gatherReads();
+    const first = getItem(t.db, key('a').PK, 'X');
+    await Promise.resolve();
+    const later = getItem(t.db, key('missing').PK, 'X', true);
+    const many = getItems(t.db, [key('b'), key('c')]);
+    close();
+    expect((await first)?.N).toBe('a');
+    expect(await later).toBeUndefined();
+    expect(ids(await many)).toEqual(['READS#b', 'READS#c']);
+    expect(t.calls.slice(before).map((c) => c.command)).toEqual(['BatchGetItem']);
+    // Closed at the latest on the next turn of the event loop, even if no one closes it.
+    gatherReads();
+    const unclosed = getItem(t.db, key('d').PK, 'X');
+    expect((await unclosed)?.N).toBe('d');
   });
 
   it('fail together: every caller of a failed request is given its error', async () => {

@@ -128,6 +128,28 @@ describe('the public keys in the table', () => {
     expect(writeReads).toEqual(['BatchGetItem', 'GetItem', 'TransactWriteItems']);
   });
 
+  it('are read with the status and the object in one request on a Lambda environment\'s first GET', async () => {
+    const token = await login();
+    // As in AWS: one invocation at a time (AWS_LAMBDA_FUNCTION_NAME set, no maximum concurrency).
+    const lambda = () => createApi(createCoreDeps({ config: { ...config, invocationsOneAtATime: true }, db: t.db }));
+    const first = lambda();
+    const { result: got, commands } = await commandsOf(t, () => first.get(`/api/f/${acme.key}/users/${user.key}`, { token }));
+    expect(got.status, got.text).toBe(200);
+    expect(got.body.CommonName).toBe(user.doc.CommonName);
+    expect(commands).toEqual(['BatchGetItem']);
+    // Warm: the keys and the status are known, and the object's read is a GetItem as before.
+    expect((await commandsOf(t, () => first.get(`/api/f/${acme.key}/users/${user.key}`, { token }))).commands).toEqual(['GetItem']);
+    // A list cannot join (a Query): its keys and status still go out as one request beside it.
+    const { result: list, commands: listReads } = await commandsOf(t, () => lambda().get(`/api/f/${acme.key}/users`, { token }));
+    expect(list.status, list.text).toBe(200);
+    expect(listReads.sort()).toEqual(['BatchGetItem', 'Query']);
+    // A forged token learns nothing from the shared request.
+    const forged = await mintToken(config, fileKeyStore(`${t.config.dataDir}-elsewhere`), user, acme, { role: 'Administrator' });
+    const refused = await lambda().get(`/api/f/${acme.key}/users/${user.key}`, { token: forged });
+    expect(refused.status).toBe(401);
+    expect(refused.text).not.toContain(String(user.doc.CommonName));
+  });
+
   it('answer a forged token on a new environment\'s first request with 401 and nothing the operation read', async () => {
     const forged = await mintToken(config, fileKeyStore(`${t.config.dataDir}-elsewhere`), user, acme, { role: 'Administrator' });
     for (const path of [`/api/f/${acme.key}/users/${user.key}`, `/api/f/${acme.key}/users`]) {
