@@ -12,9 +12,9 @@
  * - verifies the ES256 access token with jose (`jwtVerify` against a local JWKS: algorithm,
  *   signature, `exp`, issuer, audience and the registered claims the families require), reading
  *   the keys again once when the token names a `kid` it does not know (a rollover);
- * - reads the object the path names with one GetItem (document client, created at module load),
- *   beside the verification, and answers 404 unless it lies in the token's instance (the tenant scope every protected path
- *   checks, from the item's own `Instances`);
+ * - reads the object the path names (document client, created at module load) and answers 404
+ *   unless it lies in the token's instance (the tenant scope every protected path checks, from
+ *   the item's own `Instances`);
  * - logs the request once through Powertools Logger (our logger: the same secret redaction);
  * - answers JSON.
  * It has no router, no body validation, no metrics, no usage metering and no status check of the
@@ -26,9 +26,10 @@
  * shared/db/published-keys.ts), and keygen rotates the keys while the stack runs (a new key
  * every 30 days, at whatever hour the schedule fires), so no value fixed at deploy time can stay
  * the whole key set. With `GATEHOUSE_PUBLIC_KEYS=table` (the stack's setting, and the bench's) it
- * reads that item with one GetItem through the same document client, beside the object's GetItem
- * (a family reads it in one BatchGetItem with the caller's status, as the status floor does).
- * Without it (the local runtime) it reads the public half of the key ring in `GATEHOUSE_DATA_DIR`.
+ * reads that item in the same BatchGetItem as the object (and, in the status floor, the caller's
+ * user and instance), as a family's first GET in Lambda does (shared/db/item-reads.ts): one
+ * request. Without it (the local runtime) it reads the public half of the key ring in
+ * `GATEHOUSE_DATA_DIR`.
  *
  * It reads process.env directly, as the baseline does: it stands for the smallest possible
  * function, not for ours.
@@ -36,7 +37,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { JSONWebKeySet } from 'jose';
 import { createLocalJWKSet } from 'jose/jwks/local';
@@ -114,12 +115,14 @@ async function callerOf(token: string | undefined, read: () => Promise<JSONWebKe
 const bearer = (authorization: string | undefined): string | undefined => /^Bearer\s+([A-Za-z0-9_\-.]+)\s*$/i.exec(authorization ?? '')?.[1];
 
 /**
- * Whether the caller the token claims may still call (user and instance enabled, sessions not
- * revoked): read beside the token's verification, so it is given the claims before they are
- * verified; its answer counts only once they are. It may read the public keys in the same request
- * (`keys`, as the families read them with the status on a cold start); else they are read apart.
+ * The check that the caller the token claims may still call (user and instance enabled, sessions
+ * not revoked): the items it needs are read with the object and the keys, so it is given the
+ * claims before they are verified; its answer counts only once they are.
  */
-export type StatusRead = (claimed: Caller) => { readonly allowed: Promise<boolean>; readonly keys?: Promise<JSONWebKeySet> };
+export interface StatusCheck {
+  readonly keys: (claimed: Caller) => ReadonlyArray<{ readonly PK: string; readonly SK: string }>;
+  readonly allowed: (claimed: Caller, items: ReadonlyArray<Record<string, unknown>>) => boolean;
+}
 
 /** The claims of a token, decoded without verifying them (undefined when they do not decode). */
 function claimedCaller(token: string): Caller | undefined {
@@ -130,35 +133,43 @@ function claimedCaller(token: string): Caller | undefined {
   }
 }
 
-/** The floor's handler; with `status`, the caller's status is read beside the token and the object. */
-export function floorHandler(status?: StatusRead): (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2> {
+/** The published keys among the items read, or a read of them apart (the local ring, or none published). */
+function keysIn(items: ReadonlyArray<Record<string, unknown>>): () => Promise<JSONWebKeySet> {
+  const published = items.find((i) => i.PK === PUBLIC_KEYS_PK);
+  return typeof published?.Jwks === 'string' ? async () => JSON.parse(published.Jwks as string) as JSONWebKeySet : readPublicKeys;
+}
+
+/** The floor's handler; with `status`, the caller's status is read with the object and checked. */
+export function floorHandler(status?: StatusCheck): (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2> {
   return async (event) => {
     const started = performance.now();
     const answer = (statusCode: number, body: unknown): APIGatewayProxyStructuredResultV2 => {
       logger.info('request', { family: 'floor', status: statusCode, ms: Math.round(performance.now() - started) });
       return { statusCode, headers: { 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(body) };
     };
-    // The token's verdict and the object's read run side by side (a read only: nothing is answered
-    // before the verdict), as a family's first GET does while it reads the keys.
+    // The object, the keys (while none are cached) and the status items in one request, before
+    // the token is verified (a read only: nothing is answered before the verdict), as a family's
+    // first GET does in Lambda.
     const key = event.rawPath.slice(event.rawPath.lastIndexOf('/') + 1);
     const token = bearer(event.headers?.authorization);
     const claimed = status && token ? claimedCaller(token) : undefined;
-    const read = claimed ? status!(claimed) : { allowed: Promise.resolve(true) };
-    const keysRead = read.keys;
-    const [caller, out, allowed] = await Promise.all([
-      callerOf(token, keysRead ? () => keysRead : readPublicKeys),
-      client.send(new GetCommand({ TableName: tableName, Key: { PK: objectPk(key), SK: OBJECT_SK } })),
-      read.allowed,
-    ]);
+    const objectKey = { PK: objectPk(key), SK: OBJECT_SK };
+    const wanted = [objectKey, ...(!keys && env.GATEHOUSE_PUBLIC_KEYS === 'table' ? [{ PK: PUBLIC_KEYS_PK, SK: PUBLIC_KEYS_SK }] : []), ...(claimed ? status!.keys(claimed) : [])];
+    const items =
+      wanted.length === 1
+        ? [(await client.send(new GetCommand({ TableName: tableName, Key: objectKey }))).Item].filter((i) => i !== undefined)
+        : ((await client.send(new BatchGetCommand({ RequestItems: { [tableName]: { Keys: wanted } } }))).Responses?.[tableName] ?? []);
+    const caller = await callerOf(token, keysIn(items));
     if (caller instanceof ApiError) return answer(caller.status, caller.toBody());
     // The status answers for the claims it was given: the verified ones.
-    if (status && (!claimed || claimed.user !== caller.user || claimed.instance !== caller.instance || claimed.generation !== caller.generation || !allowed)) {
+    if (status && (!claimed || claimed.user !== caller.user || claimed.instance !== caller.instance || claimed.generation !== caller.generation || !status.allowed(claimed, items))) {
       const refused = unauthorized('The user or instance of this token is disabled, or its sessions were revoked.');
       return answer(refused.status, refused.toBody());
     }
-    const instances = out.Item?.Instances as readonly string[] | undefined;
-    if (!out.Item || !instances?.includes(caller.instance)) return answer(404, notFound().toBody());
-    return answer(200, out.Item);
+    const item = items.find((i) => i.PK === objectKey.PK && i.SK === OBJECT_SK);
+    const instances = item?.Instances as readonly string[] | undefined;
+    if (!item || !instances?.includes(caller.instance)) return answer(404, notFound().toBody());
+    return answer(200, item);
   };
 }
 
