@@ -9,7 +9,8 @@
  * can answer. Two calls in flight on a cold client cost two signed requests, two connections (two
  * TLS handshakes in AWS) and, on DynamoDB Local, two turns of its request queue; one BatchGetItem
  * of the same three items costs one of each, and the same read units (BatchGetItem counts every
- * item as a GetItem of it would).
+ * item as a GetItem of it would) unless one of the reads gathered is strongly consistent, which
+ * the whole request then is.
  */
 import { BatchGetItemCommand, GetItemCommand, type BatchGetItemCommandInput, type BatchGetItemCommandOutput, type GetItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
@@ -58,11 +59,11 @@ let gathering: Gathered[] | undefined;
 /**
  * Opens a gathering: the {@link getItem} and {@link getItems} calls started until the returned
  * function is called are sent as one BatchGetItem per table (a lone GetItem as itself; strongly
- * consistent when any of them asks), each caller given the items of its own keys. Closed at the latest on the event loop's
- * next turn. Inside an open gathering it opens none (the outer one sends). Between opening and
- * closing, every read of the process joins: only where invocations run one at a time (a Lambda
- * execution environment) may it stay open across an `await`, so that a request never waits on
- * another's reads and its read units count for it.
+ * consistent when any of them asks), each caller given the items of its own keys. Closed at the
+ * latest on the event loop's next turn. Inside an open gathering it opens none (the outer one
+ * sends). Between opening and closing, every read of the process joins: only where invocations
+ * run one at a time (a Lambda execution environment) may it stay open across an `await`, so that
+ * a request never waits on another's reads and its read units count for it.
  */
 export function gatherReads(): () => void {
   if (gathering) return () => {};
