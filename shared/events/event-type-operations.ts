@@ -6,21 +6,19 @@
  * queries: these families load no query engine.
  */
 import { stringParam } from '../http/params.ts';
-import { created, noContent, ok, type ApiRequest, type Operation } from '../http/types.ts';
+import { created, noContent, ok, pathParam, type Operation } from '../http/types.ts';
 import { contextOf } from '../objects/context.ts';
 import { parsePaging } from '../objects/paging.ts';
 import { addAlarmEventType, addEventType, removeAlarmEventType, removeEventType, updateEventType } from './event-type-writes.ts';
 import { eventTypeLink, findEventType, listAlarmEventTypes, listEventTypes, locateEventType } from './event-types.ts';
 import { renderEventType } from './render.ts';
 
-const p = (req: ApiRequest, name: string): string => req.params[name] ?? '';
-
 // ---------------------------------------------------------------------------------------------
 // apps family: event types (`{key}` is the app, `{linkKey}` the event type)
 
 const addEventTypeOp: Operation = async (req, deps) => {
   const ctx = contextOf(req, deps);
-  return created(renderEventType(await addEventType(ctx, p(req, 'folderKey'), p(req, 'key'), req.body), ctx.ns));
+  return created(renderEventType(await addEventType(ctx, pathParam(req, 'folderKey'), pathParam(req, 'key'), req.body), ctx.ns));
 };
 
 const listEventTypesOp: Operation = async (req, deps) => {
@@ -28,15 +26,15 @@ const listEventTypesOp: Operation = async (req, deps) => {
   const namespace = stringParam(req, 'namespace');
   const nickname = stringParam(req, 'nickname');
   if (namespace !== undefined || nickname !== undefined) {
-    return ok(renderEventType(await findEventType(ctx, p(req, 'folderKey'), p(req, 'key'), namespace, nickname), ctx.ns));
+    return ok(renderEventType(await findEventType(ctx, pathParam(req, 'folderKey'), pathParam(req, 'key'), namespace, nickname), ctx.ns));
   }
-  const types = await listEventTypes(ctx, p(req, 'folderKey'), p(req, 'key'), parsePaging(req));
+  const types = await listEventTypes(ctx, pathParam(req, 'folderKey'), pathParam(req, 'key'), parsePaging(req));
   return ok(types.map((t) => renderEventType(t, ctx.ns)));
 };
 
 const updateEventTypeOp: Operation = async (req, deps) => {
   const ctx = contextOf(req, deps);
-  await updateEventType(ctx, p(req, 'folderKey'), p(req, 'key'), p(req, 'linkKey'), req.body);
+  await updateEventType(ctx, pathParam(req, 'folderKey'), pathParam(req, 'key'), pathParam(req, 'linkKey'), req.body);
   return noContent();
 };
 
@@ -44,18 +42,18 @@ const updateEventTypeOp: Operation = async (req, deps) => {
 const getEventTypeOp: Operation = async (req, deps) => {
   if (req.body !== undefined) return updateEventTypeOp(req, deps);
   const ctx = contextOf(req, deps);
-  return ok(renderEventType(await locateEventType(ctx, p(req, 'folderKey'), p(req, 'key'), p(req, 'linkKey')), ctx.ns));
+  return ok(renderEventType(await locateEventType(ctx, pathParam(req, 'folderKey'), pathParam(req, 'key'), pathParam(req, 'linkKey')), ctx.ns));
 };
 
 const removeEventTypeOp: Operation = async (req, deps) => {
   const ctx = contextOf(req, deps);
-  await removeEventType(ctx, p(req, 'folderKey'), p(req, 'key'), p(req, 'linkKey'));
+  await removeEventType(ctx, pathParam(req, 'folderKey'), pathParam(req, 'key'), pathParam(req, 'linkKey'));
   return noContent();
 };
 
 const getEventTypeLinkOp: Operation = async (req, deps) => {
   const ctx = contextOf(req, deps);
-  return ok(await eventTypeLink(ctx, p(req, 'folderKey'), p(req, 'key'), p(req, 'linkKey'), p(req, 'link').toLowerCase()));
+  return ok(await eventTypeLink(ctx, pathParam(req, 'folderKey'), pathParam(req, 'key'), pathParam(req, 'linkKey'), pathParam(req, 'link').toLowerCase()));
 };
 
 export const eventTypeOperations: Readonly<Record<string, Operation>> = {
@@ -71,18 +69,18 @@ export const eventTypeOperations: Readonly<Record<string, Operation>> = {
 // alarms family: event types of an alarm definition (`{key}` is the alarm, `{linkKey}` the event type)
 
 const addAlarmEventTypeOp: Operation = async (req, deps) => {
-  await addAlarmEventType(contextOf(req, deps), p(req, 'folderKey'), p(req, 'key'), req.body);
+  await addAlarmEventType(contextOf(req, deps), pathParam(req, 'folderKey'), pathParam(req, 'key'), req.body);
   return noContent();
 };
 
 const listAlarmEventTypesOp: Operation = async (req, deps) => {
   const ctx = contextOf(req, deps);
-  const types = await listAlarmEventTypes(ctx, p(req, 'folderKey'), p(req, 'key'), parsePaging(req));
+  const types = await listAlarmEventTypes(ctx, pathParam(req, 'folderKey'), pathParam(req, 'key'), parsePaging(req));
   return ok(types.map((t) => renderEventType(t, ctx.ns)));
 };
 
 const removeAlarmEventTypeOp: Operation = async (req, deps) => {
-  await removeAlarmEventType(contextOf(req, deps), p(req, 'folderKey'), p(req, 'key'), p(req, 'linkKey'));
+  await removeAlarmEventType(contextOf(req, deps), pathParam(req, 'folderKey'), pathParam(req, 'key'), pathParam(req, 'linkKey'));
   return noContent();
 };
 

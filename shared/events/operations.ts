@@ -3,17 +3,15 @@
  * respond. The event types of apps and alarms are in event-type-operations.ts: the events list
  * compiles queries (mingo and re2js), which those families never load.
  */
-import { accepted, created, type ApiRequest, type Operation } from '../http/types.ts';
+import { accepted, created, pathParam, type Operation } from '../http/types.ts';
 import { operationsOnFirstCall } from '../http/lazy-operations.ts';
 import { contextOf } from '../objects/context.ts';
 import { publish } from './publish.ts';
 import { renderEvent } from './render.ts';
 
-const p = (req: ApiRequest, name: string): string => req.params[name] ?? '';
-
 const publishOp: Operation = async (req, deps) => {
   const ctx = contextOf(req, deps);
-  const { event, live } = await publish(ctx, deps.config.eventRetentionDays, p(req, 'folderKey'), req.body);
+  const { event, live } = await publish(ctx, deps.config.eventRetentionDays, pathParam(req, 'folderKey'), req.body);
   // A NonLogging event is delivered live and not stored: 202 with the event as delivered.
   return live ? accepted(renderEvent(event, ctx.ns)) : created(renderEvent(event, ctx.ns));
 };

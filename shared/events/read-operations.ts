@@ -5,7 +5,7 @@
  * the list's query compiler.
  */
 import { dateParam } from '../http/params.ts';
-import { created, ok, type ApiRequest, type Operation } from '../http/types.ts';
+import { created, ok, pathParam, type Operation } from '../http/types.ts';
 import { contextOf } from '../objects/context.ts';
 import { queryFolderEvents } from '../db/event-reads.ts';
 import { requireFolderInScope } from '../objects/access.ts';
@@ -15,35 +15,33 @@ import { acknowledge, eventLink, lastEvents, locateEvent } from './read.ts';
 import { renderEvent } from './render.ts';
 import { onFirstUse } from '../first-use.ts';
 
-const p = (req: ApiRequest, name: string): string => req.params[name] ?? '';
-
 const listEventsOp: Operation = async (req, deps) => {
   const ctx = contextOf(req, deps);
   const q = await parseEventListQuery(req);
-  const events = await listEvents(ctx, p(req, 'folderKey'), q);
+  const events = await listEvents(ctx, pathParam(req, 'folderKey'), q);
   return ok(events.map((e) => renderEvent(e, ctx.ns)));
 };
 
 const getEventOp: Operation = async (req, deps) => {
   const ctx = contextOf(req, deps);
-  return ok(renderEvent(await locateEvent(ctx, p(req, 'folderKey'), p(req, 'key')), ctx.ns));
+  return ok(renderEvent(await locateEvent(ctx, pathParam(req, 'folderKey'), pathParam(req, 'key')), ctx.ns));
 };
 
 const getEventLinkOp: Operation = async (req, deps) => {
   const ctx = contextOf(req, deps);
-  return ok(await eventLink(ctx, p(req, 'folderKey'), p(req, 'key'), p(req, 'link').toLowerCase()));
+  return ok(await eventLink(ctx, pathParam(req, 'folderKey'), pathParam(req, 'key'), pathParam(req, 'link').toLowerCase()));
 };
 
 const acknowledgeOp: Operation = async (req, deps) => {
   const ctx = contextOf(req, deps);
-  const event = await acknowledge(ctx, p(req, 'folderKey'), p(req, 'key'), req.body);
+  const event = await acknowledge(ctx, pathParam(req, 'folderKey'), pathParam(req, 'key'), req.body);
   return created(renderEvent(event, ctx.ns));
 };
 
 // GET with a JSON array body (the spec's form) and POST (for clients that cannot send GET bodies).
 const lastEventOp: Operation = async (req, deps) => {
   const ctx = contextOf(req, deps);
-  return ok(await lastEvents(ctx, p(req, 'folderKey'), dateParam(req, 'since'), req.body));
+  return ok(await lastEvents(ctx, pathParam(req, 'folderKey'), dateParam(req, 'since'), req.body));
 };
 
 /**
@@ -59,7 +57,7 @@ const aggregateEventsOp: Operation = async (req, deps) => {
   await loadRegexEngine();
   const q = parseAggregateQuery(req);
   const limits = { maxEvents: deps.config.aggregateMaxEvents, clock: () => deps.now().getTime() };
-  return ok(await aggregateEvents(ctx, p(req, 'folderKey'), q, limits, { requireFolderInScope, foldersOf, queryFolderEvents }));
+  return ok(await aggregateEvents(ctx, pathParam(req, 'folderKey'), q, limits, { requireFolderInScope, foldersOf, queryFolderEvents }));
 };
 
 export const eventReadOperations = {

@@ -83,6 +83,9 @@ export interface BaseDeps {
 
 export type Operation<D extends BaseDeps = BaseDeps> = (req: ApiRequest, deps: D) => Promise<ApiResponse>;
 
+/** A path parameter of the route (`{key}`); '' when the route has none of that name. */
+export const pathParam = (req: Pick<ApiRequest, 'params'>, name: string): string => req.params[name] ?? '';
+
 export const ok = (body: unknown, headers?: Record<string, string>): ApiResponse => ({ status: 200, body, ...(headers ? { headers } : {}) });
 export const created = (body: unknown): ApiResponse => ({ status: 201, body });
 export const accepted = (body: unknown): ApiResponse => ({ status: 202, body });

@@ -10,7 +10,7 @@
  * relationship service they bring are code a cold start that serves a read never reads.
  */
 import { notFound } from '../errors.ts';
-import { ok, queryValue, type ApiRequest, type BaseDeps, type Operation } from '../http/types.ts';
+import { ok, pathParam, queryValue, type ApiRequest, type BaseDeps, type Operation } from '../http/types.ts';
 import { collectionByName, type CollectionDef } from '../model/collections.ts';
 import { locate, type Locator } from './access.ts';
 import { personByCard } from './cards.ts';
@@ -26,8 +26,6 @@ type ContextOf = (req: ApiRequest, deps: BaseDeps) => Ctx;
 /** The write operations' module, loaded by the first write of this execution environment. */
 const writes = onFirstUse(() => import('./writes.ts').then((m) => m.objectWrites));
 
-const param = (req: ApiRequest, name: string): string => req.params[name] ?? '';
-
 /** The collection of a generic route row. */
 function collectionOf(req: ApiRequest): CollectionDef {
   const def = req.route.collection ? collectionByName(req.route.collection) : undefined;
@@ -38,11 +36,11 @@ function collectionOf(req: ApiRequest): CollectionDef {
 const memberAt = (req: ApiRequest): Locator => ({
   kind: 'member',
   collection: collectionOf(req).name,
-  folderKey: param(req, 'folderKey'),
-  key: param(req, 'key'),
+  folderKey: pathParam(req, 'folderKey'),
+  key: pathParam(req, 'key'),
 });
-const folderAt = (req: ApiRequest): Locator => ({ kind: 'folder', key: param(req, 'folderKey') });
-const peripheralAt = (req: ApiRequest): Locator => ({ kind: 'peripheral', folderKey: param(req, 'folderKey'), key: param(req, 'key') });
+const folderAt = (req: ApiRequest): Locator => ({ kind: 'folder', key: pathParam(req, 'folderKey') });
+const peripheralAt = (req: ApiRequest): Locator => ({ kind: 'peripheral', folderKey: pathParam(req, 'folderKey'), key: pathParam(req, 'key') });
 
 /** GET, PUT and DELETE of an object, and its sub-resources, wherever the locator points. */
 function operationsAt(at: (req: ApiRequest) => Locator, ctxOf: ContextOf) {
@@ -52,13 +50,13 @@ function operationsAt(at: (req: ApiRequest) => Locator, ctxOf: ContextOf) {
   };
   const replace: Operation = async (req, deps) => (await writes()).replace(ctxOf(req, deps), at(req), req.body);
   const remove: Operation = async (req, deps) => (await writes()).remove(ctxOf(req, deps), at(req));
-  const getLink: Operation = async (req, deps) => ok(await readLink(ctxOf(req, deps), at(req), param(req, 'link')));
-  const postLink: Operation = async (req, deps) => (await writes()).postLink(ctxOf(req, deps), at(req), param(req, 'link'), req.body);
+  const getLink: Operation = async (req, deps) => ok(await readLink(ctxOf(req, deps), at(req), pathParam(req, 'link')));
+  const postLink: Operation = async (req, deps) => (await writes()).postLink(ctxOf(req, deps), at(req), pathParam(req, 'link'), req.body);
   const deleteLinkItem: Operation = async (req, deps) =>
-    (await writes()).deleteLinkItem(ctxOf(req, deps), at(req), param(req, 'link'), param(req, 'linkKey'));
-  const putLink: Operation = async (req, deps) => (await writes()).putLink(ctxOf(req, deps), at(req), param(req, 'link'), req.body);
+    (await writes()).deleteLinkItem(ctxOf(req, deps), at(req), pathParam(req, 'link'), pathParam(req, 'linkKey'));
+  const putLink: Operation = async (req, deps) => (await writes()).putLink(ctxOf(req, deps), at(req), pathParam(req, 'link'), req.body);
   const putLinkItem: Operation = async (req, deps) =>
-    (await writes()).putLinkItem(ctxOf(req, deps), at(req), param(req, 'link'), param(req, 'linkKey'), req.body);
+    (await writes()).putLinkItem(ctxOf(req, deps), at(req), pathParam(req, 'link'), pathParam(req, 'linkKey'), req.body);
   return { get, replace, remove, getLink, postLink, deleteLinkItem, putLink, putLinkItem };
 }
 
@@ -86,10 +84,10 @@ export function objectOperations(hooks: ObjectHooks = NO_HOOKS): ObjectOperation
       list: async (req, deps) => {
         const ctx = ctxOf(req, deps);
         const paging = parsePaging(req);
-        const items = await listObjects(ctx, collectionOf(req), param(req, 'folderKey'), paging);
+        const items = await listObjects(ctx, collectionOf(req), pathParam(req, 'folderKey'), paging);
         return ok(items.map((o) => view(ctx, o)));
       },
-      create: async (req, deps) => (await writes()).create(ctxOf(req, deps), collectionOf(req), param(req, 'folderKey'), req.body),
+      create: async (req, deps) => (await writes()).create(ctxOf(req, deps), collectionOf(req), pathParam(req, 'folderKey'), req.body),
       ...member,
     }),
     folder: Object.freeze({
@@ -109,7 +107,7 @@ export function objectOperations(hooks: ObjectHooks = NO_HOOKS): ObjectOperation
         const ctx = ctxOf(req, deps);
         const facility = queryValue(req, 'facilityCode') ?? queryValue(req, 'facilitycode');
         const number = queryValue(req, 'cardNumber') ?? queryValue(req, 'cardnumber') ?? '';
-        return ok(view(ctx, await personByCard(ctx, param(req, 'folderKey'), number, facility === '' ? undefined : facility)));
+        return ok(view(ctx, await personByCard(ctx, pathParam(req, 'folderKey'), number, facility === '' ? undefined : facility)));
       },
     }),
     peripheral: Object.freeze({
