@@ -96,6 +96,40 @@ describe('mqttauth', () => {
     for (const x of [P, A, C, S]) expect(parent.policyDocuments.join('')).toContain(`topic//${x.instance.key}/*`);
   });
 
+  it("starts the scope's Query beside the token's status read, and drops it for a token that claims another instance", async () => {
+    const timeline: string[] = [];
+    const name = 'mqttauthTimeline';
+    t.db.raw.middlewareStack.add(
+      (next, ctx) => async (args) => {
+        const command = String(ctx.commandName).replace(/Command$/, '');
+        timeline.push(`start ${command}`);
+        try {
+          return await next(args);
+        } finally {
+          timeline.push(`end ${command}`);
+        }
+      },
+      { step: 'initialize', name },
+    );
+    try {
+      // A fresh environment: nothing of the caller's status is cached, so the verification reads it.
+      const cold = testDeps(t);
+      const answer = await createHandler(() => cold)(mqttEvent(A.tokens.Operator), context);
+      expect(answer.isAuthenticated).toBe(true);
+      expect(answer.policyDocuments.join('')).toContain(`topicfilter//${C.instance.key}/*`);
+      const queryStarts = timeline.indexOf('start Query');
+      const statusEnds = timeline.findIndex((e) => e.startsWith('end ') && e !== 'end Query');
+      expect(queryStarts).toBeGreaterThanOrEqual(0);
+      expect(statusEnds).toBeGreaterThan(queryStarts);
+
+      // A payload rewritten to claim the parent instance: its early read is dropped, nothing granted.
+      const [tampered] = (await invalidTokens(cold.config, cold.keys, A.users.Administrator, A.instance, P.instance)).filter((b) => b.name === 'tampered payload');
+      expect(await createHandler(() => testDeps(t))(mqttEvent(tampered!.token), context)).toMatchObject({ isAuthenticated: false, policyDocuments: [] });
+    } finally {
+      t.db.raw.middlewareStack.remove(name);
+    }
+  });
+
   it('splits a large scope over several policy documents, each under 2048 characters, and caps it', async () => {
     const root = await seedInstance(t, uniqueName('Big'));
     for (let i = 0; i < 24; i++) await seedInstance(t, uniqueName('Sub'), root);
