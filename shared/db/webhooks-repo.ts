@@ -21,6 +21,7 @@ import { ConditionFailed, StoreUnavailable } from '../errors.ts';
 import { parseJson, stringifyJson } from '../json.ts';
 import type { Db } from './client.ts';
 import { WEBHOOK_QUEUE_PK, webhookAttemptPk, webhookPk, webhookQueueSk } from './keys.ts';
+import { getItem } from './item-reads.ts';
 import { queryAll, send } from './objects-repo.ts';
 
 /** What the client sets on a subscription (stored as the document). */
@@ -92,11 +93,9 @@ export async function putWebhook(db: Db, w: StoredWebhook): Promise<void> {
 
 /** One subscription, or undefined. One strongly consistent GetItem. */
 export async function getWebhook(db: Db, instanceKey: string, key: string): Promise<StoredWebhook | undefined> {
-  const out = await send<{ Item?: Record<string, unknown> }>(
-    db,
-    new GetCommand({ TableName: db.tableName, Key: { PK: webhookPk(instanceKey), SK: key }, ConsistentRead: true }),
-  );
-  return out.Item ? toWebhook(out.Item) : undefined;
+  // Through getItem: it joins a gathering of reads by key (shared/db/item-reads.ts).
+  const item = await getItem(db, webhookPk(instanceKey), key, true);
+  return item ? toWebhook(item) : undefined;
 }
 
 /** How long the sender reuses a subscription it read (per execution environment). */

@@ -6,6 +6,7 @@
  * that write or send are in webhook-writes.ts.
  */
 import { ApiError, badRequest, methodNotAllowed } from '../errors.ts';
+import { isObjectKey } from '../db/keys.ts';
 import type { StoredObject } from '../db/objects-repo.ts';
 import { getWebhook, listAttempts, webhooksOf, type StoredWebhook } from '../db/webhooks-repo.ts';
 import { operationsOnFirstCall } from '../http/lazy-operations.ts';
@@ -35,9 +36,14 @@ export async function instanceOf(ctx: Ctx, req: ApiRequest): Promise<StoredObjec
   return f;
 }
 
+/**
+ * A subscription of the instance a path names. The subscription is read beside the instance (one
+ * request where reads are gathered, as on a cold GET in Lambda; two at once elsewhere), and counts
+ * only once the folder is an instance in the caller's scope.
+ */
 export async function webhookOf(ctx: Ctx, req: ApiRequest): Promise<StoredWebhook> {
-  const instance = await instanceOf(ctx, req);
-  const hook = await getWebhook(ctx.db, instance.key, req.params.key!);
+  const folderKey = req.params.folderKey!;
+  const [, hook] = await Promise.all([instanceOf(ctx, req), isObjectKey(folderKey) ? getWebhook(ctx.db, folderKey, req.params.key!) : undefined]);
   if (!hook) throw objectNotFound();
   return hook;
 }
@@ -46,9 +52,10 @@ export const manage = (ctx: Ctx) => requireRole(ctx, 'Operator', 'manage webhook
 
 const listWebhooks: Operation<WebhookDeps> = async (req, deps) => {
   const ctx = contextOf(req, deps);
-  const instance = await instanceOf(ctx, req);
   const paging = parsePaging(req);
-  const hooks = await webhooksOf(ctx.db, instance.key);
+  // The subscriptions are read beside the instance: they count only once it is in the caller's scope.
+  const folderKey = req.params.folderKey!;
+  const [, hooks] = await Promise.all([instanceOf(ctx, req), isObjectKey(folderKey) ? webhooksOf(ctx.db, folderKey) : []]);
   const start = paging.page * paging.pageSize;
   return ok(hooks.slice(start, start + paging.pageSize).map((w) => renderWebhook(w, ctx.ns)));
 };

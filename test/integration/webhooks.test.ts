@@ -146,6 +146,43 @@ describe('webhooks collection', () => {
     expect(below.status, below.text).toBe(201);
   });
 
+  it('reads a subscription and the list beside their instance, and in one request on a Lambda environment\'s first GET', async () => {
+    const made = await api.post(hooks(root), { token: root.tokens.Operator, body: { Url: 'https://h.example.com/together' } });
+    expect(made.status, made.text).toBe(201);
+    const timeline: string[] = [];
+    const name = 'webhooksTimeline';
+    t.db.raw.middlewareStack.add(
+      (next, ctx) => async (args) => {
+        const command = String(ctx.commandName).replace(/Command$/, '');
+        timeline.push(`start ${command}`);
+        try {
+          return await next(args);
+        } finally {
+          timeline.push(`end ${command}`);
+        }
+      },
+      { step: 'initialize', name },
+    );
+    try {
+      for (const path of [String(made.body.Href), hooks(root)]) {
+        timeline.length = 0;
+        const res = await api.get(path, { token: root.tokens.ReadOnly });
+        expect(res.status, res.text).toBe(200);
+        // The instance's read and the subscription's (or the list's) are both out before either is back.
+        expect(timeline.slice(0, 2).every((e) => e.startsWith('start ')), timeline.join(', ')).toBe(true);
+      }
+    } finally {
+      t.db.raw.middlewareStack.remove(name);
+    }
+    // Where invocations run one at a time, a new environment's first GET of a subscription reads the
+    // keys, the caller's status, the instance and the subscription as one BatchGetItem.
+    const lambda = createApi({ ...testDeps(t, { config: { ...t.config, invocationsOneAtATime: true } }), queue: tableQueue(t.db) });
+    const { result, commands } = await commandsOf(t, () => lambda.get(String(made.body.Href), { token: root.tokens.ReadOnly }));
+    expect(result.status, result.text).toBe(200);
+    expect(result.body.Url).toBe('https://h.example.com/together');
+    expect(commands).toEqual(['BatchGetItem']);
+  });
+
   it('lets ReadOnly users read but not manage, and keeps tenants apart', async () => {
     const ro = await api.post(hooks(root), { token: root.tokens.ReadOnly, body: { Url: 'https://h.example.com/' } });
     expect(ro.status).toBe(403);
