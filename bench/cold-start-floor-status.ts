@@ -14,13 +14,15 @@
 import { OBJECT_SK, objectPk } from '#shared/db/keys.ts';
 import { floorHandler, type StatusCheck } from './cold-start-floor.ts';
 
+export type { StatusCheck };
+
 const disabled = (item: Record<string, unknown> | undefined): boolean => {
   if (!item || typeof item.Doc !== 'string') return true;
   return (JSON.parse(item.Doc) as { IsDisabled?: unknown }).IsDisabled === true;
 };
 
 /** The user and the instance, read with the object and the keys. */
-const status: StatusCheck = {
+export const status: StatusCheck = {
   keys: (caller) => [caller.user, caller.instance].map((k) => ({ PK: objectPk(k), SK: OBJECT_SK })),
   allowed: (caller, items) => {
     const user = items.find((i) => i.PK === objectPk(caller.user));

@@ -37,13 +37,13 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { BatchGetCommand, DynamoDBDocumentClient, GetCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchGetCommand, DynamoDBDocumentClient, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { JSONWebKeySet } from 'jose';
 import { createLocalJWKSet } from 'jose/jwks/local';
 import { jwtVerify } from 'jose/jwt/verify';
 import { parseRing, publicJwksOf } from '#shared/auth/key-ring.ts';
-import { OBJECT_SK, PUBLIC_KEYS_PK, PUBLIC_KEYS_SK, objectPk } from '#shared/db/keys.ts';
+import { OBJECT_SK, PUBLIC_KEYS_PK, PUBLIC_KEYS_SK, collectionPk, objectPk } from '#shared/db/keys.ts';
 import { ApiError, notFound, unauthorized } from '#shared/errors.ts';
 import { createLogger } from '#shared/logger.ts';
 
@@ -170,6 +170,50 @@ export function floorHandler(status?: StatusCheck): (event: APIGatewayProxyEvent
     const instances = item?.Instances as readonly string[] | undefined;
     if (!item || !instances?.includes(caller.instance)) return answer(404, notFound().toBody());
     return answer(200, item);
+  };
+}
+
+/**
+ * The list floor's handler (bench/cold-start-floor-list.ts): the first page of a collection of the
+ * token's instance (`/api/f/<instance>/<collection>`), one Query of the collection's index beside
+ * the keys and status BatchGetItem (a Query cannot join a BatchGetItem: two requests at once, as a
+ * family's first list sends), answered once the token is verified, the status allows it and the
+ * path's instance is the token's.
+ */
+export function listFloorHandler(status: StatusCheck): (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyStructuredResultV2> {
+  return async (event) => {
+    const started = performance.now();
+    const answer = (statusCode: number, body: unknown): APIGatewayProxyStructuredResultV2 => {
+      logger.info('request', { family: 'listFloor', status: statusCode, ms: Math.round(performance.now() - started) });
+      return { statusCode, headers: { 'content-type': 'application/json; charset=utf-8' }, body: JSON.stringify(body) };
+    };
+    const [, , , instance = '', collection = ''] = event.rawPath.split('/');
+    const pageSize = Math.min(1000, Math.max(1, Number(event.queryStringParameters?.pageSize ?? 20) || 20));
+    const token = bearer(event.headers?.authorization);
+    const claimed = token ? claimedCaller(token) : undefined;
+    const wanted = [...(!keys && env.GATEHOUSE_PUBLIC_KEYS === 'table' ? [{ PK: PUBLIC_KEYS_PK, SK: PUBLIC_KEYS_SK }] : []), ...(claimed ? status.keys(claimed) : [])];
+    const [items, page] = await Promise.all([
+      wanted.length > 0
+        ? client.send(new BatchGetCommand({ RequestItems: { [tableName]: { Keys: wanted } } })).then((out) => out.Responses?.[tableName] ?? [])
+        : Promise.resolve([]),
+      client.send(
+        new QueryCommand({
+          TableName: tableName,
+          IndexName: 'GSI1',
+          KeyConditionExpression: 'GSI1PK = :pk',
+          ExpressionAttributeValues: { ':pk': collectionPk(instance, collection) },
+          Limit: pageSize,
+        }),
+      ),
+    ]);
+    const caller = await callerOf(token, keysIn(items));
+    if (caller instanceof ApiError) return answer(caller.status, caller.toBody());
+    if (!claimed || claimed.user !== caller.user || claimed.instance !== caller.instance || claimed.generation !== caller.generation || !status.allowed(claimed, items)) {
+      const refused = unauthorized('The user or instance of this token is disabled, or its sessions were revoked.');
+      return answer(refused.status, refused.toBody());
+    }
+    if (instance !== caller.instance) return answer(403, { Error: 'Forbidden' });
+    return answer(200, { Results: page.Items ?? [] });
   };
 }
 

@@ -40,12 +40,15 @@ export const PROTECTED_FLOOR = 'protectedFloor';
 export const PROTECTED_FLOOR_ENTRY = fileURLToPath(new URL('./cold-start-floor.ts', import.meta.url));
 export const STATUS_FLOOR = 'statusFloor';
 export const STATUS_FLOOR_ENTRY = fileURLToPath(new URL('./cold-start-floor-status.ts', import.meta.url));
+export const LIST_FLOOR = 'listFloor';
+export const LIST_FLOOR_ENTRY = fileURLToPath(new URL('./cold-start-floor-list.ts', import.meta.url));
 /** The reference bundles measured beside the functions (not functions themselves), with their entries. */
-export const REFERENCES = [BASELINE, PROTECTED_FLOOR, STATUS_FLOOR] as const;
+export const REFERENCES = [BASELINE, PROTECTED_FLOOR, STATUS_FLOOR, LIST_FLOOR] as const;
 export const REFERENCE_ENTRIES: Readonly<Record<(typeof REFERENCES)[number], string>> = {
   [BASELINE]: BASELINE_ENTRY,
   [PROTECTED_FLOOR]: PROTECTED_FLOOR_ENTRY,
   [STATUS_FLOOR]: STATUS_FLOOR_ENTRY,
+  [LIST_FLOOR]: LIST_FLOOR_ENTRY,
 };
 const isReference = (name: string): boolean => (REFERENCES as readonly string[]).includes(name);
 const DRIVER = fileURLToPath(new URL('./cold-start-driver.mjs', import.meta.url));
@@ -78,6 +81,7 @@ export function firstRequests(c: ColdStartContext, families: readonly string[], 
     [BASELINE]: { what: 'GetItem of the person', event: { key: { PK: objectPk(c.personKey), SK: OBJECT_SK } } },
     [PROTECTED_FLOOR]: { what: 'GET person (the same request and token as people)', event: httpEvent('GET', c.personHref, auth) },
     [STATUS_FLOOR]: { what: 'GET person (the same request and token as people)', event: httpEvent('GET', c.personHref, auth) },
+    [LIST_FLOOR]: { ...list('accesslevels'), what: 'GET accesslevels?pageSize=1 (the same request and token as access)' },
     service: { what: 'GET /api/sysinfo', event: httpEvent('GET', '/api/sysinfo') },
     token: { what: 'GET /.well-known/jwks.json', event: httpEvent('GET', '/.well-known/jwks.json') },
     folders: { what: 'GET /api', event: httpEvent('GET', '/api', auth) },
@@ -349,6 +353,10 @@ export async function measureColdStart(input: ColdStartInput): Promise<ColdStart
     const b = bundles.get(name)!;
     const f = figures(name);
     const ratio = ratioOf(f.totalMs, base.totalMs);
+    // A function whose first request carries the access token, over the floor of the same kind of
+    // request: a page (a Query: the list floor) or anything else (the status floor).
+    const protectedRequest = JSON.stringify(requests[name]!.event).includes(context.token);
+    const floorOfKind = !protectedRequest ? undefined : requests[name]!.what.includes('pageSize') ? LIST_FLOOR : STATUS_FLOOR;
     const bytesOk = within(b.bundleBytes, bytesGoal);
     const beyond = beyondBaseline(b.contributors, baseBundle.contributors);
     const notes: string[] = [];
@@ -378,6 +386,7 @@ export async function measureColdStart(input: ColdStartInput): Promise<ColdStart
             top: beyondBaseline(b.contributors, floorBundle.contributors).slice(0, TOP_CONTRIBUTORS),
           }
         : null,
+      overFloorOfKind: floorOfKind && bundles.has(floorOfKind) ? { floor: floorOfKind, ratio: orNull(ratioOf(f.totalMs, figures(floorOfKind).totalMs)) } : null,
       floor: orNull(base.totalMs),
       ratio: orNull(ratio),
       goal: `${goal} (import + first request / the baseline's)`,
@@ -410,6 +419,11 @@ export async function measureColdStart(input: ColdStartInput): Promise<ColdStart
       'the protected floor plus the smallest check that refuses a disabled user or instance or revoked sessions, which every ' +
         'protected family makes: one BatchGetItem of the user and the instance beside the verification and the read ' +
         '(bench/cold-start-floor-status.ts)',
+    ),
+    listFloor: reference(
+      LIST_FLOOR,
+      "the status floor serving the first page of a collection instead of one object: the Query of the page beside the keys' " +
+        "and status's BatchGetItem (a Query cannot join it), as a family's first list sends them (bench/cold-start-floor-list.ts)",
     ),
     floor: orNull(base.totalMs),
     ratio: worst?.ratio ?? null,

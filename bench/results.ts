@@ -81,6 +81,12 @@ export interface ColdStartFamily extends Verdict {
     readonly cpuRatio: number | null;
     readonly top: ReadonlyArray<{ readonly name: string; readonly bytes: number }>;
   } | null;
+  /**
+   * A function whose first request carries an access token, against the floor of the same kind of
+   * request ({@link ColdStart.listFloor} for a page, {@link ColdStart.statusFloor} otherwise): (import
+   * + first request) / the floor's. Reported, not a goal; null for the functions without a token.
+   */
+  readonly overFloorOfKind: { readonly floor: string; readonly ratio: number | null } | null;
 }
 
 /**
@@ -128,6 +134,11 @@ export interface ColdStart extends Verdict {
    * what any protected function that refuses disabled callers costs; null when it could not be bundled.
    */
   readonly statusFloor: ColdStartProtectedFloor | null;
+  /**
+   * The status floor serving the first page of a collection (bench/cold-start-floor-list.ts): the
+   * least a protected function whose first request is a list costs; null when it could not be bundled.
+   */
+  readonly listFloor: ColdStartProtectedFloor | null;
   /** The family the top-level ratio is of (the worst). */
   readonly worst: string | null;
   readonly maxBundleBytes: number;

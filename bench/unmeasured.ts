@@ -34,6 +34,7 @@ export const unmeasured: { readonly [K in keyof Results]: (reason: string, measu
     baseline: { bundleBytes: 0, startFiles: 0, topContributors: [], importMs: null, firstRequestMs: null, totalMs: null, cpuMs: null, what: '' },
     protectedFloor: null,
     statusFloor: null,
+    listFloor: null,
     worst: null,
     maxBundleBytes: 0,
     buildMs: 0,

@@ -191,7 +191,24 @@ describe('the protected floor in the cold-start report', () => {
     meetsGoal: false,
     beyondBaseline: { bytes: 220_000, top: [{ name: 'jose', bytes: 22_000 }] },
     overProtectedFloor: { bytes: 100_000, ratio: 1.07, cpuRatio: 1.04, top: [{ name: 'zod', bytes: 28_000 }, { name: 'shared/json.ts', bytes: 8_000 }] },
+    overFloorOfKind: null,
   };
+  const floorOf = (bundleBytes: number, totalMs: number, ratio: number) => ({
+    bundleBytes,
+    startFiles: 9,
+    topContributors: [],
+    beyondBaseline: { bytes: bundleBytes - 342_000, top: [] },
+    importMs: 100,
+    firstRequestMs: totalMs - 100,
+    totalMs,
+    cpuMs: totalMs - 5,
+    ratio,
+    cpuRatio: ratio,
+    runs: 1,
+    firstRequest: 'GET accesslevels?pageSize=1',
+    firstStatus: 200,
+    what: 'the list floor',
+  });
   const coldStart: Results['coldStart'] = {
     ...r.coldStart,
     baseline: { ...r.coldStart.baseline, bundleBytes: 342_000, totalMs: 115, topContributors: [{ name: '@smithy/core', bytes: 133_627 }] },
@@ -231,9 +248,19 @@ describe('the protected floor in the cold-start report', () => {
     expect(people).toContain('over the protected floor +100000 B, 1.07x (cpu 1.04x)');
   });
 
+  it("has a row for the list floor, and a listing function's ratio over it", () => {
+    const access = { ...family, overFloorOfKind: { floor: 'listFloor', ratio: 1.12 } };
+    const rows = rowsOf({ ...r, coldStart: { ...coldStart, listFloor: floorOf(463_000, 145, 1.26), families: { access } } });
+    expect(rows.find((row) => row.entry === 'coldStart (list floor)')).toMatchObject({ ratio: '1.26', floor: 'baseline 115 ms' });
+    expect(rows.find((row) => row.entry === 'coldStart (list floor)')?.figure).toMatch(/^463000 B in 9 files \(\+121000\), 145 ms/);
+    expect(rows.find((row) => row.entry === 'coldStart.access')?.figure).toContain('; over the list floor 1.12x');
+  });
+
   it('has no floor row when the floor was not measured', () => {
     expect(rowsOf(r).some((row) => row.entry === 'coldStart (protected floor)')).toBe(false);
     expect(r.coldStart.protectedFloor).toBeNull();
+    expect(r.coldStart.listFloor).toBeNull();
+    expect(rowsOf(r).some((row) => row.entry === 'coldStart (list floor)')).toBe(false);
   });
 });
 
