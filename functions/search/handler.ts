@@ -9,12 +9,13 @@ import { ownInstance } from '#shared/db/objects-repo.ts';
 import { loadFolder } from '#shared/objects/access.ts';
 import { contextOf } from '#shared/objects/context.ts';
 import { loadMatcher } from '#shared/search/query.ts';
-import { descendantInstances, search } from '#shared/search/service.ts';
+import { descendantInstances, needsQueryEngine, search } from '#shared/search/service.ts';
 
 const searchOperation: Operation<CoreDeps> = async (req, deps) => {
-  // The query engine loads (the first search of an environment) while the folder is read; a
-  // refused call leaves the load unawaited, so its failure is caught here and met again by search.
-  loadMatcher().catch(() => undefined);
+  // The query engine loads (the first search of an environment) while the folder is read, unless
+  // the query is string equalities only (a lookup by name or key), which need none; a refused call
+  // leaves the load unawaited, so its failure is caught here and met again by search.
+  if (needsQueryEngine(req.body)) loadMatcher().catch(() => undefined);
   const ctx = contextOf(req, deps);
   const folderKey = req.params.folderKey!;
   const paging = parsePaging(req);

@@ -302,6 +302,37 @@ export interface Matcher {
   test(doc: Record<string, unknown>): boolean;
 }
 
+/** A top-level field name: no path (`a.b`), no operator, not `_t`. */
+const PLAIN_FIELD = /^[A-Za-z][A-Za-z0-9_]*$/;
+
+/**
+ * The matcher of a normalised query made only of string equalities on top-level fields (`{"CommonName":
+ * "Front door"}`, `{"_t": "Door", "Key": "..."}`), the usual lookup, which needs no query engine.
+ * It answers as the engine does: a field holding that very string matches, a missing field does not,
+ * and `_t` (a document's type names, always an array) matches when it holds the name. Its `test`
+ * answers undefined for a document whose compared field holds anything else (an array, a date, a
+ * number): the engine decides those. Undefined for any other query.
+ */
+export function equalityMatcher(q: QueryDoc): { test(doc: Record<string, unknown>): boolean | undefined } | undefined {
+  const pairs = Object.entries(q);
+  if (pairs.length === 0) return undefined;
+  for (const [k, v] of pairs) if (typeof v !== 'string' || (k !== '_t' && !PLAIN_FIELD.test(k))) return undefined;
+  const wanted = pairs as ReadonlyArray<readonly [string, string]>;
+  return {
+    test(doc) {
+      let matches = true;
+      for (const [k, v] of wanted) {
+        const x = doc[k];
+        if (k === '_t' && Array.isArray(x) && x.every((t) => typeof t === 'string')) matches &&= x.includes(v);
+        else if (typeof x === 'string') matches &&= x === v;
+        else if (x !== undefined) return undefined;
+        else matches = false;
+      }
+      return matches;
+    },
+  };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Planning
 // ---------------------------------------------------------------------------------------------

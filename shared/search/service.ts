@@ -14,6 +14,7 @@ import { hideOuterFolder } from '../model/render.ts';
 import { discriminators, typeChain, canonicalTypeName } from '../model/type-hierarchy.ts';
 import type { Db } from '../db/client.ts';
 import {
+  equalityMatcher,
   loadMatcher,
   normalizeQuery,
   parseQueryBody,
@@ -21,8 +22,21 @@ import {
   requestedTypes,
   reviveDates,
   rewriteTypeArrays,
+  type Matcher,
   type Plan,
 } from './query.ts';
+
+/**
+ * Whether a search body needs the query engine (anything but string equalities on plain fields):
+ * a caller may start loading it early. A body that does not parse needs it (its error is the engine's to tell).
+ */
+export function needsQueryEngine(body: unknown): boolean {
+  try {
+    return equalityMatcher(normalizeQuery(parseQueryBody(body))) === undefined;
+  } catch {
+    return true;
+  }
+}
 
 export interface SearchInput {
   readonly db: Db;
@@ -81,9 +95,15 @@ export async function search(input: SearchInput): Promise<Record<string, unknown
   const plan = planQuery(query, types);
   const reading = candidates(input, plan, newBudget());
   reading.catch(() => undefined);
-  const { compileQuery, regexFor } = await loadMatcher();
-  await regexFor(query);
-  const matcher = compileQuery(rewriteTypeArrays(query));
+  const compile = async (): Promise<Matcher> => {
+    const { compileQuery, regexFor } = await loadMatcher();
+    await regexFor(query);
+    return compileQuery(rewriteTypeArrays(query));
+  };
+  // String equalities on plain fields (a lookup by name or key) need no engine unless a candidate
+  // holds something else in a compared field; any other query compiles while the index is read.
+  const equalities = equalityMatcher(query);
+  let matcher = equalities ? undefined : await compile();
   let found: StoredObject[];
   try {
     found = await reading;
@@ -96,16 +116,17 @@ export async function search(input: SearchInput): Promise<Record<string, unknown
   const within = new Set(input.instances);
   const folderScope = input.folderScope;
   const seen = new Set<string>();
-  const matches: Array<{ key: string; view: Record<string, unknown> }> = [];
+  const shown: Array<{ key: string; view: Record<string, unknown>; doc: Record<string, unknown> }> = [];
   for (const o of found) {
     if (seen.has(o.key) || o.collection === 'events') continue;
     seen.add(o.key);
     if (!within.has(ownInstance(o))) continue;
     if (folderScope && !o.path.includes(folderScope)) continue;
     const view = hideOuterFolder(renderAny(o, input.ns), o, input.callerInstance);
-    if (!matcher.test({ ...(reviveDates(view) as Record<string, unknown>), _t: discriminators(o.type) })) continue;
-    matches.push({ key: o.key, view });
+    shown.push({ key: o.key, view, doc: { ...(reviveDates(view) as Record<string, unknown>), _t: discriminators(o.type) } });
   }
+  if (equalities && shown.some((s) => equalities.test(s.doc) === undefined)) matcher = await compile();
+  const matches = shown.filter((s) => (matcher ? matcher.test(s.doc) : equalities!.test(s.doc) === true));
   matches.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const { page, pageSize } = input.paging;
   return matches.slice(page * pageSize, page * pageSize + pageSize).map((m) => m.view);

@@ -1,8 +1,10 @@
+import fc from 'fast-check';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '#shared/errors.ts';
 import { discriminators, typesSelectedBy } from '#shared/model/type-hierarchy.ts';
 import { compileQuery, loadRegexEngine } from '#shared/search/matcher.ts';
 import {
+  equalityMatcher,
   normalizeQuery,
   parseQueryBody,
   parseRelaxed,
@@ -140,6 +142,45 @@ describe('planner', () => {
     expect(plan({ CommonName: { $regex: 'Ann', $options: 'i' } })).toEqual({ kind: 'types', types: undefined });
     expect(plan({ _t: ['Person', 'Input'], Age: 3 })).toEqual({ kind: 'types', types: ['Person', 'Input'] });
     expect(parseRelaxed('{}')).toEqual({});
+  });
+});
+
+describe('string equalities without the engine', () => {
+  const doc = (p: (typeof people)[number]) => reviveDates(p) as Record<string, unknown>;
+  const q = (query: unknown) => normalizeQuery(parseQueryBody(query));
+
+  it('takes only string equalities on top-level fields and _t', () => {
+    for (const plain of [{ CommonName: 'Ann Lee' }, { _id: 'aaaaaaaaaaaaaaaaaaaaaaa1', _t: 'PersonInfo' }, "{CommonName: 'Ann Lee', Department: 'Sales'}"]) {
+      expect(equalityMatcher(q(plain)), JSON.stringify(plain)).toBeDefined();
+    }
+    for (const other of [{}, { Age: 40 }, { 'Addresses.MailTo': 'ann@example.com' }, { CommonName: { $eq: 'Ann Lee' } }, { _t: ['PersonInfo'] }, { CommonName: null }, { 'CardAssignments.ActiveOn': '2024-01-01T00:00:00.000Z' }, { $or: [{ CommonName: 'x' }] }]) {
+      expect(equalityMatcher(q(other)), JSON.stringify(other)).toBeUndefined();
+    }
+  });
+
+  it('answers as the engine does, and leaves to it every field that does not hold a string', () => {
+    const m = equalityMatcher(q({ CommonName: 'Ann Lee', _t: 'Person' }))!;
+    expect(people.map((p) => m.test(doc(p)))).toEqual([true, false, false]);
+    expect(equalityMatcher(q({ Tags: 'vip' }))!.test(doc(people[0]!))).toBeUndefined();
+    expect(equalityMatcher(q({ Vendor: 'x' }))!.test(doc(people[0]!))).toBe(false);
+    expect(equalityMatcher(q({ constructor: 'x' }))!.test(doc(people[0]!))).toBeUndefined();
+
+    const value = fc.oneof(fc.constantFrom('a', 'b', 'A'), fc.array(fc.constantFrom('a', 'b')), fc.integer({ min: 0, max: 2 }), fc.constant(undefined), fc.record({ a: fc.constant('a') }));
+    fc.assert(
+      fc.property(
+        fc.dictionary(fc.constantFrom('F', 'G', 'H'), fc.constantFrom('a', 'b', 'A'), { minKeys: 1 }),
+        fc.record({ F: value, G: value, H: value }, { requiredKeys: [] }),
+        fc.constantFrom('PersonInfo', 'Door'),
+        (query, fields, type) => {
+          const d = { ...fields, _t: discriminators(type) } as Record<string, unknown>;
+          const withType = { ...query, _t: 'Person' };
+          for (const each of [query, withType]) {
+            const answer = equalityMatcher(q(each))!.test(d);
+            if (answer !== undefined) expect(answer).toBe(compileQuery(rewriteTypeArrays(q(each))).test(d));
+          }
+        },
+      ),
+    );
   });
 });
 
