@@ -9,9 +9,8 @@
  * library. The password is ignored.
  */
 import type { Context } from 'aws-lambda';
-import { decodeJwt } from 'jose/jwt/decode';
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
-import { instanceScope, iotPolicyDocuments, verifyMqttToken } from '#shared/live/mqtt-auth.ts';
+import { instanceScope, iotPolicyDocuments, verifyMqttTokenWith } from '#shared/live/mqtt-auth.ts';
 import { mappingErrorStacks } from '#shared/error-stacks.ts';
 
 /** IoT Core's bounds for `disconnectAfterInSeconds` and `refreshAfterInSeconds`. */
@@ -50,26 +49,6 @@ export function tokenOf(event: IotAuthorizerEvent): string | undefined {
   return new URLSearchParams(query.startsWith('?') ? query.slice(1) : query).get('access_token') || undefined;
 }
 
-/** The instance a token claims (`ins`), read without verifying it; undefined when it does not decode. */
-export function claimedInstance(token: string | undefined): string | undefined {
-  if (!token) return undefined;
-  try {
-    const ins = decodeJwt(token).ins;
-    return typeof ins === 'string' && ins ? ins : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
-type Settled<T> = { readonly value: T } | { readonly error: unknown };
-/** A promise that never rejects (a dropped read must not be an unhandled rejection). */
-const settled = <T>(p: Promise<T>): Promise<Settled<T>> => p.then((value) => ({ value }), (error: unknown) => ({ error }));
-const outcome = async <T>(p: Promise<Settled<T>>): Promise<T> => {
-  const s = await p;
-  if ('error' in s) throw s.error;
-  return s.value;
-};
-
 const refused = (): IotAuthorizerResponse => ({
   isAuthenticated: false,
   principalId: 'refused',
@@ -81,30 +60,25 @@ const refused = (): IotAuthorizerResponse => ({
 export function createHandler(deps: () => CoreDeps) {
   return async function mqttauth(event: IotAuthorizerEvent, context?: Context): Promise<IotAuthorizerResponse> {
     const d = deps();
-    const token = tokenOf(event);
-    // The scope's first Query starts beside the verification, for the instance the token claims:
-    // one round trip instead of two. Its answer counts only once the token is verified and names
-    // that instance; a refused token's read is dropped unanswered.
-    const claimed = claimedInstance(token);
-    const early = claimed === undefined ? undefined : settled(instanceScope(d.db, claimed));
-    const verdict = await verifyMqttToken(d, token);
+    // The policy's instance scope is read beside the token's checks (see verifyMqttTokenWith).
+    const verdict = await verifyMqttTokenWith(d, tokenOf(event), (principal) => instanceScope(d.db, principal.instanceKey));
     if ('refused' in verdict) {
       d.logger.info('mqtt connection refused', { reason: verdict.refused });
       return refused();
     }
-    const left = verdict.expiresAt - Math.floor(d.now().getTime() / 1000);
+    const left = verdict.session.expiresAt - Math.floor(d.now().getTime() / 1000);
     // IoT Core cannot disconnect sooner than 300 s: a token closer to its expiry is refused, and
     // the client (CONNACK 5) logs in again, so no connection outlives its token.
     if (left < MIN_SESSION_SECONDS) {
       d.logger.info('mqtt connection refused', { reason: 'The access token expires within 5 minutes.' });
       return refused();
     }
-    const scope = early && claimed === verdict.principal.instanceKey ? await outcome(early) : await instanceScope(d.db, verdict.principal.instanceKey);
+    const scope = verdict.value;
     if (scope.truncated) d.logger.warn('mqtt policy names only the first instances of the scope', { instances: scope.keys.length });
     const [, partition = 'aws', , region = d.config.region, account = ''] = (context?.invokedFunctionArn ?? '').split(':');
     return {
       isAuthenticated: true,
-      principalId: verdict.principal.userKey,
+      principalId: verdict.session.principal.userKey,
       disconnectAfterInSeconds: Math.min(MAX_SESSION_SECONDS, left),
       refreshAfterInSeconds: Math.min(REFRESH_SECONDS, left),
       policyDocuments: iotPolicyDocuments({ partition, region, account: account || '*' }, scope.keys),

@@ -122,9 +122,13 @@ describe('mqttauth', () => {
       expect(queryStarts).toBeGreaterThanOrEqual(0);
       expect(statusEnds).toBeGreaterThan(queryStarts);
 
-      // A payload rewritten to claim the parent instance: its early read is dropped, nothing granted.
+      // A payload rewritten to claim the parent instance: on a new environment its early read is
+      // dropped and nothing granted; once the keys are known, it is refused before any read.
       const [tampered] = (await invalidTokens(cold.config, cold.keys, A.users.Administrator, A.instance, P.instance)).filter((b) => b.name === 'tampered payload');
       expect(await createHandler(() => testDeps(t))(mqttEvent(tampered!.token), context)).toMatchObject({ isAuthenticated: false, policyDocuments: [] });
+      timeline.length = 0;
+      expect(await createHandler(() => cold)(mqttEvent(tampered!.token), context)).toMatchObject({ isAuthenticated: false, policyDocuments: [] });
+      expect(timeline).toEqual([]);
     } finally {
       t.db.raw.middlewareStack.remove(name);
     }
