@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHandler, tokenOf, type IotAuthorizerEvent } from '#functions/mqttauth/handler.ts';
 import type { CoreDeps } from '#shared/deps.ts';
 import { instanceScope } from '#shared/live/mqtt-auth.ts';
-import { createTestDb, type TestDb } from '../support/db.ts';
+import { createTestDb, withTimeline, type TestDb } from '../support/db.ts';
 import { invalidTokens, mintToken, seedInstance, seedTenant, seedUser, testDeps, uniqueName, type Tenant } from '../support/tokens.ts';
 
 let t: TestDb;
@@ -97,21 +97,7 @@ describe('mqttauth', () => {
   });
 
   it("starts the scope's Query beside the token's status read, and drops it for a token that claims another instance", async () => {
-    const timeline: string[] = [];
-    const name = 'mqttauthTimeline';
-    t.db.raw.middlewareStack.add(
-      (next, ctx) => async (args) => {
-        const command = String(ctx.commandName).replace(/Command$/, '');
-        timeline.push(`start ${command}`);
-        try {
-          return await next(args);
-        } finally {
-          timeline.push(`end ${command}`);
-        }
-      },
-      { step: 'initialize', name },
-    );
-    try {
+    await withTimeline(t, async (timeline) => {
       // A fresh environment: nothing of the caller's status is cached, so the verification reads it.
       const cold = testDeps(t);
       const answer = await createHandler(() => cold)(mqttEvent(A.tokens.Operator), context);
@@ -129,9 +115,7 @@ describe('mqttauth', () => {
       timeline.length = 0;
       expect(await createHandler(() => cold)(mqttEvent(tampered!.token), context)).toMatchObject({ isAuthenticated: false, policyDocuments: [] });
       expect(timeline).toEqual([]);
-    } finally {
-      t.db.raw.middlewareStack.remove(name);
-    }
+    });
   });
 
   it('splits a large scope over several policy documents, each under 2048 characters, and caps it', async () => {

@@ -16,7 +16,7 @@ import { DISABLED_FAILING, handleJob, postOnce } from '#shared/webhooks/sender.t
 import { messageIdOf } from '#shared/webhooks/signing.ts';
 import { handleQueueBatch } from '#shared/webhooks/consumer.ts';
 import { createApi } from '../support/api.ts';
-import { commandsOf, createTestDb, type TestDb } from '../support/db.ts';
+import { commandsOf, createTestDb, withTimeline, type TestDb } from '../support/db.ts';
 import { seedTenant, testDeps, type Tenant } from '../support/tokens.ts';
 
 interface Received {
@@ -149,21 +149,7 @@ describe('webhooks collection', () => {
   it('reads a subscription and the list beside their instance, and in one request on a Lambda environment\'s first GET', async () => {
     const made = await api.post(hooks(root), { token: root.tokens.Operator, body: { Url: 'https://h.example.com/together' } });
     expect(made.status, made.text).toBe(201);
-    const timeline: string[] = [];
-    const name = 'webhooksTimeline';
-    t.db.raw.middlewareStack.add(
-      (next, ctx) => async (args) => {
-        const command = String(ctx.commandName).replace(/Command$/, '');
-        timeline.push(`start ${command}`);
-        try {
-          return await next(args);
-        } finally {
-          timeline.push(`end ${command}`);
-        }
-      },
-      { step: 'initialize', name },
-    );
-    try {
+    await withTimeline(t, async (timeline) => {
       for (const path of [String(made.body.Href), hooks(root)]) {
         timeline.length = 0;
         const res = await api.get(path, { token: root.tokens.ReadOnly });
@@ -171,9 +157,7 @@ describe('webhooks collection', () => {
         // The instance's read and the subscription's (or the list's) are both out before either is back.
         expect(timeline.slice(0, 2).every((e) => e.startsWith('start ')), timeline.join(', ')).toBe(true);
       }
-    } finally {
-      t.db.raw.middlewareStack.remove(name);
-    }
+    });
     // Where invocations run one at a time, a new environment's first GET of a subscription reads the
     // keys, the caller's status, the instance and the subscription as one BatchGetItem.
     const lambda = createApi({ ...testDeps(t, { config: { ...t.config, invocationsOneAtATime: true } }), queue: tableQueue(t.db) });

@@ -21,6 +21,35 @@ export interface TestDb {
   readonly calls: CapacityRecord[];
 }
 
+let timelines = 0;
+
+/**
+ * Runs `fn` while every DynamoDB request made through `t` is recorded in the array it is given,
+ * as it starts and as it ends (`start Query`, `end Query`, in order): what a test of requests
+ * sent side by side reads. `fn` may empty the array between its steps.
+ */
+export async function withTimeline<T>(t: TestDb, fn: (timeline: string[]) => Promise<T>): Promise<T> {
+  const timeline: string[] = [];
+  const name = `timeline${++timelines}`;
+  t.db.raw.middlewareStack.add(
+    (next, ctx) => async (args) => {
+      const command = String(ctx.commandName).replace(/Command$/, '');
+      timeline.push(`start ${command}`);
+      try {
+        return await next(args);
+      } finally {
+        timeline.push(`end ${command}`);
+      }
+    },
+    { step: 'initialize', name },
+  );
+  try {
+    return await fn(timeline);
+  } finally {
+    t.db.raw.middlewareStack.remove(name);
+  }
+}
+
 /** What `fn` returned, and the DynamoDB requests (by command) made through `t` while it ran. */
 export async function commandsOf<T>(t: TestDb, fn: () => Promise<T>): Promise<{ result: T; commands: string[] }> {
   const before = t.calls.length;
