@@ -10,7 +10,7 @@
  */
 import type { Context } from 'aws-lambda';
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
-import { instanceScope, iotPolicyDocuments, verifyMqttTokenWith } from '#shared/live/mqtt-auth.ts';
+import { instanceScope, iotPolicyDocuments, MAX_POLICY_INSTANCES, verifyMqttTokenWith } from '#shared/live/mqtt-auth.ts';
 import { mappingErrorStacks } from '#shared/error-stacks.ts';
 
 /** IoT Core's bounds for `disconnectAfterInSeconds` and `refreshAfterInSeconds`. */
@@ -61,7 +61,9 @@ export function createHandler(deps: () => CoreDeps) {
   return async function mqttauth(event: IotAuthorizerEvent, context?: Context): Promise<IotAuthorizerResponse> {
     const d = deps();
     // The policy's instance scope is read beside the token's checks (see verifyMqttTokenWith).
-    const verdict = await verifyMqttTokenWith(d, tokenOf(event), (principal) => instanceScope(d.db, principal.instanceKey));
+    const verdict = await verifyMqttTokenWith(d, tokenOf(event), (principal, accepted) =>
+      instanceScope(d.db, principal.instanceKey, MAX_POLICY_INSTANCES, accepted),
+    );
     if ('refused' in verdict) {
       d.logger.info('mqtt connection refused', { reason: verdict.refused });
       return refused();

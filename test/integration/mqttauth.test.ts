@@ -97,7 +97,7 @@ describe('mqttauth', () => {
   });
 
   it("starts the scope's Query beside the token's status read, and drops it for a token that claims another instance", async () => {
-    await withTimeline(t, async (timeline) => {
+    await withTimeline(t, async (timeline, idle) => {
       // A fresh environment: nothing of the caller's status is cached, so the verification reads it.
       const cold = testDeps(t);
       const answer = await createHandler(() => cold)(mqttEvent(A.tokens.Operator), context);
@@ -108,10 +108,15 @@ describe('mqttauth', () => {
       expect(queryStarts).toBeGreaterThanOrEqual(0);
       expect(statusEnds).toBeGreaterThan(queryStarts);
 
-      // A payload rewritten to claim the parent instance: on a new environment its early read is
-      // dropped and nothing granted; once the keys are known, it is refused before any read.
+      // A payload rewritten to claim the parent instance (which has instances below it): on a new
+      // environment its early read is one Query, dropped, and nothing is granted; once the keys
+      // are known, it is refused before any read.
       const [tampered] = (await invalidTokens(cold.config, cold.keys, A.users.Administrator, A.instance, P.instance)).filter((b) => b.name === 'tampered payload');
+      await idle();
+      timeline.length = 0;
       expect(await createHandler(() => testDeps(t))(mqttEvent(tampered!.token), context)).toMatchObject({ isAuthenticated: false, policyDocuments: [] });
+      await idle();
+      expect(timeline.filter((e) => e === 'start Query')).toHaveLength(1);
       timeline.length = 0;
       expect(await createHandler(() => cold)(mqttEvent(tampered!.token), context)).toMatchObject({ isAuthenticated: false, policyDocuments: [] });
       expect(timeline).toEqual([]);

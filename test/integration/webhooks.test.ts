@@ -149,8 +149,9 @@ describe('webhooks collection', () => {
   it('reads a subscription and the list beside their instance, and in one request on a Lambda environment\'s first GET', async () => {
     const made = await api.post(hooks(root), { token: root.tokens.Operator, body: { Url: 'https://h.example.com/together' } });
     expect(made.status, made.text).toBe(201);
-    await withTimeline(t, async (timeline) => {
+    await withTimeline(t, async (timeline, idle) => {
       for (const path of [String(made.body.Href), hooks(root)]) {
+        await idle();
         timeline.length = 0;
         const res = await api.get(path, { token: root.tokens.ReadOnly });
         expect(res.status, res.text).toBe(200);

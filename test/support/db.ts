@@ -26,10 +26,16 @@ let timelines = 0;
 /**
  * Runs `fn` while every DynamoDB request made through `t` is recorded in the array it is given,
  * as it starts and as it ends (`start Query`, `end Query`, in order): what a test of requests
- * sent side by side reads. `fn` may empty the array between its steps.
+ * sent side by side reads. `fn` may empty the array between its steps, after `idle()`: every
+ * request recorded as started has ended (a call may answer before a read it no longer needs).
  */
-export async function withTimeline<T>(t: TestDb, fn: (timeline: string[]) => Promise<T>): Promise<T> {
+export async function withTimeline<T>(t: TestDb, fn: (timeline: string[], idle: () => Promise<void>) => Promise<T>): Promise<T> {
   const timeline: string[] = [];
+  const open = () => timeline.filter((e) => e.startsWith('start ')).length - timeline.filter((e) => e.startsWith('end ')).length;
+  const idle = async () => {
+    for (let i = 0; i < 500 && open() > 0; i++) await new Promise((r) => setTimeout(r, 10));
+    if (open() > 0) throw new Error(`DynamoDB requests still running after 5 s: ${timeline.join(', ')}`);
+  };
   const name = `timeline${++timelines}`;
   t.db.raw.middlewareStack.add(
     (next, ctx) => async (args) => {
@@ -44,7 +50,7 @@ export async function withTimeline<T>(t: TestDb, fn: (timeline: string[]) => Pro
     { step: 'initialize', name },
   );
   try {
-    return await fn(timeline);
+    return await fn(timeline, idle);
   } finally {
     t.db.raw.middlewareStack.remove(name);
   }
