@@ -7,7 +7,7 @@ import { boolParam, parsePaging } from '#shared/http/params.ts';
 import { ok, type Operation } from '#shared/http/types.ts';
 import { ownInstance } from '#shared/db/objects-repo.ts';
 import { loadFolder } from '#shared/objects/access.ts';
-import { contextOf } from '#shared/objects/context.ts';
+import { contextOf, readSteps } from '#shared/objects/context.ts';
 import { loadMatcher } from '#shared/search/query.ts';
 import { descendantInstances, needsQueryEngine, search } from '#shared/search/service.ts';
 
@@ -20,8 +20,11 @@ const searchOperation: Operation<CoreDeps> = async (req, deps) => {
   const folderKey = req.params.folderKey!;
   const paging = parsePaging(req);
   const children = boolParam(req, 'includeChildInstances');
+  // The search's first read goes out at once; the others wait for the caller's verdict while it is
+  // not in (a new environment's first call: ApiRequest.verdict).
+  const step = readSteps(ctx);
   const run = (instances: readonly string[], folderScope?: string) =>
-    search({ db: ctx.db, ns: ctx.ns, instances, ...(folderScope ? { folderScope } : {}), body: req.body, paging, callerInstance: ctx.principal.instanceKey });
+    search({ db: ctx.db, ns: ctx.ns, instances, ...(folderScope ? { folderScope } : {}), body: req.body, paging, callerInstance: ctx.principal.instanceKey, step });
   if (!children && folderKey.toLowerCase() === ctx.principal.instanceKey) {
     // The caller's own instance, the usual search: the instance is known, so its check and the
     // search's reads run side by side (one round trip less). The check decides first: a refused
@@ -33,7 +36,7 @@ const searchOperation: Operation<CoreDeps> = async (req, deps) => {
   }
   const scope = await loadFolder(ctx, folderKey);
   const instance = ownInstance(scope);
-  const instances = children ? await descendantInstances(ctx.db, instance) : [instance];
+  const instances = children ? await descendantInstances(ctx.db, instance, step) : [instance];
   return ok(await run(instances, scope.collection === 'folders' ? scope.key : undefined));
 };
 

@@ -151,6 +151,7 @@ export async function listCollectionKeys(
   collection: string,
   count: number,
   afterKey?: string,
+  step?: () => Promise<void> | undefined,
 ): Promise<string[]> {
   const pk = collectionPk(folder, collection);
   const keys: string[] = [];
@@ -158,6 +159,7 @@ export async function listCollectionKeys(
     ? { GSI1PK: pk, GSI1SK: afterKey, PK: objectPk(afterKey), SK: OBJECT_SK }
     : undefined;
   while (keys.length < count) {
+    await step?.();
     const out: { Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown> } = await send(
       db,
       new QueryCommand({
@@ -179,16 +181,18 @@ export async function listCollectionKeys(
 
 /**
  * Every item of a Query, page after page (DynamoDB pages at 1 MB). `onPage` sees each page as it
- * arrives and may throw to stop (a read budget); reading stops past `max` items.
+ * arrives and may throw to stop (a read budget); reading stops past `max` items. `step` is awaited
+ * before each page's request (a call's read steps: shared/objects/context.ts `readSteps`).
  */
 export async function queryAll(
   db: Db,
   input: Record<string, unknown>,
-  opts: { readonly max?: number; readonly onPage?: (items: readonly Record<string, unknown>[]) => void } = {},
+  opts: { readonly max?: number; readonly onPage?: (items: readonly Record<string, unknown>[]) => void; readonly step?: () => Promise<void> | undefined } = {},
 ): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
   let start: Record<string, unknown> | undefined;
   do {
+    await opts.step?.();
     const out: { Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown> } = await send(
       db,
       new QueryCommand({ TableName: db.tableName, ...input, ...(start ? { ExclusiveStartKey: start } : {}) } as never),

@@ -19,17 +19,20 @@ export class SearchTooBroad extends Error {
 
 export interface SearchBudget {
   left: number;
+  /** Awaited before each request (a call's read steps: shared/objects/context.ts `readSteps`). */
+  readonly step?: () => Promise<void> | undefined;
 }
 
 /** Charges each page read to the search's budget; past it the search stops. */
 const spend = (budget: SearchBudget) => ({
+  ...(budget.step ? { step: budget.step } : {}),
   onPage: (items: readonly Record<string, unknown>[]) => {
     budget.left -= items.length;
     if (budget.left < 0) throw new SearchTooBroad();
   },
 });
 
-export const newBudget = (): SearchBudget => ({ left: MAX_SEARCH_READ });
+export const newBudget = (step?: () => Promise<void> | undefined): SearchBudget => ({ left: MAX_SEARCH_READ, ...(step ? { step } : {}) });
 
 /** Every object of a collection in an instance (any folder). */
 export async function readPartition(db: Db, instanceKey: string, collection: string, budget: SearchBudget): Promise<StoredObject[]> {

@@ -5,7 +5,7 @@
  */
 import { ApiError } from '../errors.ts';
 import { listCollection } from '../db/objects-repo.ts';
-import type { Ctx } from '../objects/context.ts';
+import { readSteps, type Ctx, type ReadStep } from '../objects/context.ts';
 
 /** Folders one listing may merge. */
 export const MAX_FOLDERS = 1_000;
@@ -13,7 +13,12 @@ export const MAX_FOLDERS = 1_000;
 const tooBroad = (what: string) => new ApiError(400, 'QueryTooBroad', `The events query ${what}: narrow it with startingOn/endingOn or fewer folders.`);
 
 /** Every folder key whose timeline a listing reads, the listed folder first. */
-export async function foldersOf(ctx: Ctx, folderKey: string, q: { readonly includeSubFolders: boolean; readonly spanScope: boolean }): Promise<string[]> {
+export async function foldersOf(
+  ctx: Ctx,
+  folderKey: string,
+  q: { readonly includeSubFolders: boolean; readonly spanScope: boolean },
+  step: ReadStep = readSteps(ctx),
+): Promise<string[]> {
   const out = [folderKey];
   const seen = new Set(out);
   const add = (k: string) => {
@@ -26,6 +31,7 @@ export async function foldersOf(ctx: Ctx, folderKey: string, q: { readonly inclu
     const keys: string[] = [];
     let after: string | undefined;
     do {
+      await step();
       const page = await listCollection(ctx.db, parent, collection, 1000, after);
       keys.push(...page.items.map((o) => o.key));
       after = page.nextStart;

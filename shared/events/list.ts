@@ -28,7 +28,7 @@ import { connectionsTo, type Connection } from '../db/relations-repo.ts';
 import { SCHEDULED_ACCESS_LEVEL } from '../relations/rules.ts';
 import { windowHolds, windowOf } from '../relations/window.ts';
 import { requireFolderInScope } from '../objects/access.ts';
-import type { Ctx } from '../objects/context.ts';
+import { readSteps, type Ctx, type ReadStep } from '../objects/context.ts';
 import { TtlCache } from '../ttl-cache.ts';
 import { foldersOf } from './folders.ts';
 import { eventFilter, type EventDocView, type EventListQuery } from './list-query.ts';
@@ -94,15 +94,17 @@ async function take(streams: readonly Stream[], budget: Budget): Promise<Entry |
 /** A stream not read yet, reading its pages with `read`. */
 const newStream = (limit: number, read: Stream['read']): Stream => ({ buf: [], pos: 0, started: false, next: undefined, limit, read });
 
-function folderStream(ctx: Ctx, folder: string, range: SortRange, limit: number, nowEpoch: number): Stream {
+function folderStream(ctx: Ctx, folder: string, range: SortRange, limit: number, nowEpoch: number, step: ReadStep): Stream {
   return newStream(limit, async (n, start) => {
+    await step();
     const page = await queryFolderEvents(ctx.db, folder, range, n, start, nowEpoch);
     return { entries: page.items.map((event, i) => ({ sk: page.sortKeys[i]!, key: event.key, event })), next: page.next, scanned: page.scanned };
   });
 }
 
-function pointerStream(ctx: Ctx, objectKey: string, range: SortRange, limit: number, nowEpoch: number): Stream {
+function pointerStream(ctx: Ctx, objectKey: string, range: SortRange, limit: number, nowEpoch: number, step: ReadStep): Stream {
   return newStream(limit, async (n, start) => {
+    await step();
     const page = await queryPointers(ctx.db, objectKey, range, n, start, nowEpoch);
     return { entries: page.items.map((pointer) => ({ sk: pointer.SK, key: pointer.EventKey, pointer })), next: page.next, scanned: page.scanned };
   });
@@ -112,8 +114,13 @@ function pointerStream(ctx: Ctx, objectKey: string, range: SortRange, limit: num
  * People connected to any of the access levels: by AccessLevel, or by a ScheduledAccessLevel whose
  * window holds the time of the call (a level that has not started or has ended does not count).
  */
-async function peopleIn(ctx: Ctx, accessLevels: readonly string[]): Promise<Set<string>> {
-  const lists = await Promise.all(accessLevels.map((a) => connectionsTo(ctx.db, a)));
+async function peopleIn(ctx: Ctx, accessLevels: readonly string[], step: ReadStep): Promise<Set<string>> {
+  const lists = await Promise.all(
+    accessLevels.map(async (a) => {
+      await step();
+      return connectionsTo(ctx.db, a);
+    }),
+  );
   const counts = (c: Connection) =>
     c.relation === 'AccessLevel' || (c.relation === SCHEDULED_ACCESS_LEVEL && windowHolds(windowOf(c), ctx.now));
   return new Set(lists.flat().filter(counts).map((c) => c.from));
@@ -129,9 +136,12 @@ export async function listEvents(ctx: Ctx, folderKey: string, q: EventListQuery)
   const end = q.endingOn?.toISOString();
   if (from !== undefined && end !== undefined && from >= end) return [];
 
+  // The listing's first read goes out at once; the others wait for the caller's verdict while it
+  // is not in (a new environment's first call: ApiRequest.verdict).
+  const step = readSteps(ctx);
   const [folders, people] = await Promise.all([
-    foldersOf(ctx, folderKey, q),
-    q.forPeopleInAccessLevels.length > 0 ? peopleIn(ctx, q.forPeopleInAccessLevels) : Promise.resolve(undefined),
+    foldersOf(ctx, folderKey, q, step),
+    q.forPeopleInAccessLevels.length > 0 ? peopleIn(ctx, q.forPeopleInAccessLevels, step) : Promise.resolve(undefined),
   ]);
   if (people && people.size === 0) return [];
   const inListing = new Set(folders);
@@ -148,7 +158,7 @@ export async function listEvents(ctx: Ctx, folderKey: string, q: EventListQuery)
   const sources = byPointers ? objectKeys : folders;
   const first = sources.length === 1 ? Math.min(1000, needed) : Math.min(1000, Math.max(10, Math.ceil((2 * needed) / sources.length)));
   const nowEpoch = Math.floor(ctx.now.getTime() / 1000);
-  const streams = sources.map((k) => (byPointers ? pointerStream : folderStream)(ctx, k, range, first, nowEpoch));
+  const streams = sources.map((k) => (byPointers ? pointerStream : folderStream)(ctx, k, range, first, nowEpoch, step));
 
   const keep = eventFilter(q, people);
   const prefilter = (p: EventPointer) =>
@@ -176,6 +186,7 @@ export async function listEvents(ctx: Ctx, folderKey: string, q: EventListQuery)
       batch.push(e);
     }
     const missing = batch.filter((e) => !e.event).map((e) => e.key);
+    if (missing.length > 0) await step();
     const fetched = missing.length > 0 ? new Map((await getObjects(ctx.db, missing)).map((o) => [o.key, o])) : undefined;
     budget.scanned += missing.length;
     for (const e of batch) {

@@ -16,7 +16,7 @@ import { ApiError, ConditionFailed, conflict, notFound, validationFailed } from 
 import { documentLink } from '../model/render.ts';
 import { typeNameOf } from '../model/types.ts';
 import { authorName, missIn, requireFolderInScope, requireRole } from '../objects/access.ts';
-import type { Ctx } from '../objects/context.ts';
+import { readSteps, type Ctx } from '../objects/context.ts';
 import { outOfScope, wrongType } from '../objects/errors.ts';
 import { checkLimits, isPlainObject } from '../objects/validate.ts';
 import { ACK_TYPE, renderAny, renderSummary } from './render.ts';
@@ -83,9 +83,12 @@ export async function lastEvents(ctx: Ctx, folderKey: string, since: Date | unde
   const sinceIso = since?.toISOString();
   const found = new Array<Record<string, unknown> | undefined>(keys.length);
   let next = 0;
+  // The first key's read goes out at once; the others wait for the caller's verdict while it is not in.
+  const step = readSteps(ctx);
   const worker = async () => {
     while (next < keys.length) {
       const i = next++;
+      await step();
       const p = await lastEventOf(ctx.db, keys[i]!, sinceIso, nowEpoch(ctx));
       if (p && Array.isArray(p.Instances) && p.Instances.includes(ctx.principal.instanceKey)) found[i] = renderSummary(p, ctx.ns);
     }

@@ -278,7 +278,7 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
         // Awaited by runOperation; until then a refusal must not count as unhandled.
         status.catch(() => {});
         s.status = status;
-        s.req = { ...s.req!, principal };
+        s.req = { ...s.req!, principal, verdict: status.then(() => true, () => false) };
         return;
       }
       const principal = await authenticator.authenticate(authorization);

@@ -12,10 +12,44 @@ export interface Ctx {
   readonly now: Date;
   /** What other modules do around the object calls (none by default). */
   readonly hooks: ObjectHooks;
+  /** The caller's verdict while it is not in (see `ApiRequest.verdict`). */
+  readonly verdict?: Promise<boolean>;
 }
 
 export function contextOf(req: ApiRequest, deps: BaseDeps, hooks: ObjectHooks = NO_HOOKS): Ctx {
   // The pipeline authenticates every route with `auth: true` before the operation runs.
   if (!req.principal) throw unauthorized();
-  return { db: deps.db, ns: deps.config.modelNamespace, principal: req.principal, now: deps.now(), hooks };
+  return { db: deps.db, ns: deps.config.modelNamespace, principal: req.principal, now: deps.now(), hooks, ...(req.verdict ? { verdict: req.verdict } : {}) };
+}
+
+/**
+ * Before a read's later steps (the next page of keys, the instances below, the next batch of a
+ * listing): waits for the caller's verdict while it is not in, and answers 401 once the caller is
+ * refused (the pipeline then answers the refusal's own error). A call whose caller was accepted,
+ * or whose verdict came first, does not wait.
+ */
+export async function verdictIn(ctx: Pick<Ctx, 'verdict'>): Promise<void> {
+  if (ctx.verdict && !(await ctx.verdict)) throw unauthorized();
+}
+
+/**
+ * Called before each read request of a call (see {@link readSteps}): undefined when the request
+ * may go out now, else what to await first.
+ */
+export type ReadStep = () => Promise<void> | undefined;
+
+/**
+ * The steps of one call's reads: the first request goes out at once (synchronously: a read by key
+ * still joins a gathering of reads, shared/db/item-reads.ts), every later one waits for
+ * {@link verdictIn} while the verdict is not in. Shared by the parts of a call that read side by side.
+ */
+export function readSteps(ctx: Pick<Ctx, 'verdict'>): ReadStep {
+  let first = true;
+  return () => {
+    if (first) {
+      first = false;
+      return undefined;
+    }
+    return ctx.verdict ? verdictIn(ctx) : undefined;
+  };
 }

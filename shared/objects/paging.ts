@@ -16,7 +16,7 @@ import type { Db } from '../db/client.ts';
 import { isObjectKey } from '../db/keys.ts';
 import type { CollectionDef } from '../model/collections.ts';
 import { checkListedScope, requireFolderInScope } from './access.ts';
-import type { Ctx } from './context.ts';
+import { readSteps, type Ctx, type ReadStep } from './context.ts';
 import { cursorCache } from './cursor-cache.ts';
 
 import type { Paging } from '../http/paging-params.ts';
@@ -31,13 +31,13 @@ const cursorKey = (db: Db, folder: string, collection: string, pageSize: number,
  * cached (or for page 0). Only a page larger than DynamoDB's 1 MB response limit takes more than
  * one Query (a short page would tell the client the data has ended).
  */
-export async function pageOf(db: Db, folder: string, collection: string, { page, pageSize }: Paging): Promise<StoredObject[]> {
+export async function pageOf(db: Db, folder: string, collection: string, { page, pageSize }: Paging, step?: ReadStep): Promise<StoredObject[]> {
   let after: string | undefined;
   if (page > 0) {
     after = cursorCache.get(cursorKey(db, folder, collection, pageSize, page));
     if (after === undefined) {
       const skip = page * pageSize;
-      const keys = await listCollectionKeys(db, folder, collection, skip);
+      const keys = await listCollectionKeys(db, folder, collection, skip, undefined, step);
       if (keys.length < skip) return [];
       for (let p = 1; p <= page; p++) cursorCache.set(cursorKey(db, folder, collection, pageSize, p), keys[p * pageSize - 1]!);
       after = keys[skip - 1];
@@ -46,6 +46,7 @@ export async function pageOf(db: Db, folder: string, collection: string, { page,
   const items: StoredObject[] = [];
   let start = after;
   do {
+    await step?.();
     const out = await listCollection(db, folder, collection, pageSize - items.length, start);
     items.push(...out.items);
     start = out.nextStart;
@@ -61,7 +62,7 @@ export async function pageOf(db: Db, folder: string, collection: string, { page,
 export async function listObjects(ctx: Ctx, def: CollectionDef, folderKey: string, paging: Paging): Promise<StoredObject[]> {
   // A key that cannot be a folder is refused before any read.
   if (!isObjectKey(folderKey)) await requireFolderInScope(ctx, folderKey);
-  const items = await pageOf(ctx.db, folderKey, def.name, paging);
+  const items = await pageOf(ctx.db, folderKey, def.name, paging, readSteps(ctx));
   // The scope check costs nothing when the page has items (each carries its path).
   if (items.length > 0) checkListedScope(ctx, items);
   else await requireFolderInScope(ctx, folderKey);

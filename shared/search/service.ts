@@ -49,6 +49,8 @@ export interface SearchInput {
   readonly paging: Paging;
   /** The caller's instance (an object's folder above it is not shown). */
   readonly callerInstance: string;
+  /** Awaited before each read request (the call's read steps: shared/objects/context.ts `readSteps`). */
+  readonly step?: () => Promise<void> | undefined;
 }
 
 /** The collections whose objects a requested type can select. */
@@ -68,10 +70,15 @@ export function collectionsFor(types: readonly string[] | undefined): string[] {
 async function candidates(input: SearchInput, plan: Plan, budget: SearchBudget): Promise<StoredObject[]> {
   const { db, instances } = input;
   switch (plan.kind) {
-    case 'keys':
+    case 'keys': {
+      // Not awaited when it may go now: a cold GET's reads by key go out together (item-reads.ts).
+      const wait = input.step?.();
+      if (wait) await wait;
       return getObjects(db, plan.keys.slice(0, 1000));
+    }
     case 'card': {
       const owners = (await Promise.all(instances.map((i) => ownersOfCardNumber(db, i, plan.number, budget)))).flat();
+      await input.step?.();
       return getObjects(db, owners);
     }
     case 'name':
@@ -93,7 +100,7 @@ export async function search(input: SearchInput): Promise<Record<string, unknown
   const query = normalizeQuery(parseQueryBody(input.body));
   const types = requestedTypes(query);
   const plan = planQuery(query, types);
-  const reading = candidates(input, plan, newBudget());
+  const reading = candidates(input, plan, newBudget(input.step));
   reading.catch(() => undefined);
   const compile = async (): Promise<Matcher> => {
     const { compileQuery, regexFor } = await loadMatcher();
@@ -136,11 +143,12 @@ export async function search(input: SearchInput): Promise<Record<string, unknown
  * An instance and every instance below it (child instances, recursively), for
  * `includeChildInstances`. One Query per instance visited.
  */
-export async function descendantInstances(db: Db, root: string): Promise<string[]> {
+export async function descendantInstances(db: Db, root: string, step?: () => Promise<void> | undefined): Promise<string[]> {
   const out = [root];
   for (let i = 0; i < out.length && out.length < 1000; i++) {
     let after: string | undefined;
     do {
+      await step?.();
       const page = await listCollection(db, out[i]!, 'instances', 1000, after);
       out.push(...page.items.map((o) => o.key));
       after = page.nextStart;

@@ -22,7 +22,7 @@ import type { CoreDeps } from '../deps.ts';
 import { ok, queryValue, type ApiRequest, type Operation } from '../http/types.ts';
 import { typeTag } from '../model/types.ts';
 import { loadFolder, requireRole } from '../objects/access.ts';
-import { contextOf, type Ctx } from '../objects/context.ts';
+import { contextOf, verdictIn, type Ctx } from '../objects/context.ts';
 import { utcDay } from './meter.ts';
 
 /** Instances one usage answer may sum (the instance itself included). */
@@ -118,6 +118,8 @@ const usage: Operation<CoreDeps> = async (req, deps) => {
   if (instance.collection !== 'instances') throw new ApiError(404, 'NotFound', 'Usage belongs to an instance, not a folder.');
   requireRole(ctx, 'Administrator', 'read usage');
   const range = usageRange(req, ctx.now);
+  // The instance's read was the call's first: the walk below it waits for the caller's verdict.
+  await verdictIn(ctx);
   const instances = await instanceSubtree(ctx, instance.key);
   const [perInstance, stored] = await Promise.all([
     Promise.all(instances.map((k) => usageDays(ctx.db, k, range.from, range.to))),

@@ -163,6 +163,43 @@ describe('the public keys in the table', () => {
     expect(write.status).toBe(401);
   });
 
+  it("let a forged token on a new environment's first call take no read beyond the call's first", async () => {
+    // More users than a page of one, so that page 2 skips keys first (a cursor is not cached).
+    for (let i = 0; i < 3; i++) await seedUser(t, acme, 'ReadOnly');
+    const forged = await mintToken(config, fileKeyStore(`${t.config.dataDir}-elsewhere`), user, acme, { role: 'Administrator' });
+    const lambda = () => createApi(createCoreDeps({ config: { ...config, invocationsOneAtATime: true }, db: t.db }));
+    const calls: Array<{ what: string; call: (api: ReturnType<typeof lambda>) => ReturnType<ReturnType<typeof lambda>['get']>; reads: string[] }> = [
+      // The keys to skip, then the page: the page waits for the verdict.
+      { what: 'a later page', call: (api) => api.get(`/api/f/${acme.key}/users`, { token: forged, query: { page: 2, pageSize: 1 } }), reads: ['BatchGetItem', 'Query'] },
+      // The instances below, then the index: the index waits.
+      {
+        what: 'a search of the instances below',
+        call: (api) => api.post(`/api/f/${acme.key}/search`, { token: forged, query: { includeChildInstances: true }, body: { CommonName: 'Nobody' } }),
+        reads: ['BatchGetItem', 'Query'],
+      },
+      // The sub-folders, then the timelines: the timelines wait.
+      { what: 'events with sub-folders', call: (api) => api.get(`/api/f/${acme.key}/events`, { token: forged, query: { includeSubFolders: true } }), reads: ['BatchGetItem', 'Query'] },
+      // The instance, then the walk below it: the walk waits.
+      { what: 'the usage report', call: (api) => api.get(`/api/f/${acme.key}/usage`, { token: forged }), reads: ['BatchGetItem', 'GetItem'] },
+    ];
+    for (const c of calls) {
+      const { result, commands } = await commandsOf(t, () => c.call(lambda()));
+      expect(result.status, `${c.what}: ${result.text}`).toBe(401);
+      expect(result.body.error_description, c.what).toMatch(/not valid/);
+      // Beside the call's first reads, the verdict's own: the keys again, as the forged token
+      // names a kid that is not published.
+      expect(commands.sort(), c.what).toEqual(['BatchGetItem', ...c.reads].sort());
+    }
+    // A valid token's calls are answered whole on a new environment.
+    const token = await login();
+    const page = await lambda().get(`/api/f/${acme.key}/users`, { token, query: { page: 2, pageSize: 1 } });
+    expect(page.status, page.text).toBe(200);
+    expect(page.body).toHaveLength(1);
+    const found = await lambda().post(`/api/f/${acme.key}/search`, { token, query: { includeChildInstances: true }, body: { CommonName: user.doc.CommonName } });
+    expect(found.status, found.text).toBe(200);
+    expect(found.body.map((o: { Key: string }) => o.Key)).toEqual([user.key]);
+  });
+
   it('reach a verifier that cached them before a rollover: a token of the new key makes it read them again', async () => {
     const longCache = tableKeyStore(t.db, { cacheMs: 3_600_000 });
     const verifier = createApi(createCoreDeps({ config, db: t.db, keys: longCache }));
