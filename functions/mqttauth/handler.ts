@@ -61,9 +61,7 @@ export function createHandler(deps: () => CoreDeps) {
   return async function mqttauth(event: IotAuthorizerEvent, context?: Context): Promise<IotAuthorizerResponse> {
     const d = deps();
     // The policy's instance scope is read beside the token's checks (see verifyMqttTokenWith).
-    const verdict = await verifyMqttTokenWith(d, tokenOf(event), (principal, accepted) =>
-      instanceScope(d.db, principal.instanceKey, MAX_POLICY_INSTANCES, accepted),
-    );
+    const verdict = await verifyMqttTokenWith(d, tokenOf(event), (principal, step) => instanceScope(d.db, principal.instanceKey, MAX_POLICY_INSTANCES, step));
     if ('refused' in verdict) {
       d.logger.info('mqtt connection refused', { reason: verdict.refused });
       return refused();

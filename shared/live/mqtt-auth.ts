@@ -16,6 +16,7 @@ import type { Authenticator, Principal } from '../http/types.ts';
 import { INSTANCE_COLLECTION } from '../auth/directory.ts';
 import type { Db } from '../db/client.ts';
 import { listCollectionKeys } from '../db/objects-repo.ts';
+import { readSteps, type ReadStep } from '../objects/context.ts';
 import { inScope } from './connections.ts';
 import { parseTopic, type Topic } from './topics.ts';
 
@@ -65,23 +66,23 @@ export async function verifyMqttToken(
 export async function verifyMqttTokenWith<T>(
   deps: { readonly authenticator: Authenticator },
   token: string | undefined,
-  alongside: (principal: Principal, accepted: Promise<boolean>) => Promise<T>,
+  alongside: (principal: Principal, step: ReadStep) => Promise<T>,
 ): Promise<{ readonly session: MqttSession; readonly value: T } | MqttRefusal> {
   if (!token) return { refused: 'No access token in the MQTT username.' };
   const deferred = deps.authenticator.authenticateDeferred;
   if (!deferred) {
     const session = await verifyMqttToken(deps, token);
-    return 'refused' in session ? session : { session, value: await alongside(session.principal, Promise.resolve(true)) };
+    return 'refused' in session ? session : { session, value: await alongside(session.principal, readSteps({})) };
   }
   let early: Promise<{ value: T } | { error: unknown }>;
   let principal: Principal;
   try {
     const verdict = await deferred(`Bearer ${token}`);
     principal = verdict.principal;
-    // `alongside` learns whether the token was accepted, so that a read of several steps stops
-    // after its first for a refused one.
-    const accepted = verdict.status.then(() => true, () => false);
-    early = alongside(principal, accepted).then((value) => ({ value }), (error: unknown) => ({ error }));
+    // A read of several steps takes its first at once and waits for the verdict before the next,
+    // as an HTTP call's reads do (shared/objects/context.ts).
+    const step = readSteps({ verdict: verdict.status.then(() => true, () => false) });
+    early = alongside(principal, step).then((value) => ({ value }), (error: unknown) => ({ error }));
     await verdict.status;
   } catch (err) {
     if (err instanceof OAuthError) return { refused: err.message };
@@ -132,21 +133,15 @@ const INSTANCES_PER_DOCUMENT = 10;
 
 /**
  * The token's instance and the instances below it (breadth first, own instance first), at most
- * {@link MAX_POLICY_INSTANCES}: one Query on the instances collection per instance visited. With
- * `proceed` (started before the token's verdict), only the first Query goes out before it answers,
- * and none after it answers false.
+ * {@link MAX_POLICY_INSTANCES}: one Query on the instances collection per instance visited, each
+ * after `step` (a call's read steps: started before the token's verdict, only the first Query
+ * goes out before it).
  */
-export async function instanceScope(
-  db: Db,
-  root: string,
-  max = MAX_POLICY_INSTANCES,
-  proceed?: Promise<boolean>,
-): Promise<{ keys: string[]; truncated: boolean }> {
+export async function instanceScope(db: Db, root: string, max = MAX_POLICY_INSTANCES, step?: ReadStep): Promise<{ keys: string[]; truncated: boolean }> {
   const keys = [root];
   // One more than the cap tells a scope that was cut short.
   for (let i = 0; i < keys.length && keys.length <= max; i++) {
-    if (i > 0 && proceed && !(await proceed)) break;
-    keys.push(...(await listCollectionKeys(db, keys[i]!, INSTANCE_COLLECTION, max + 1 - keys.length)));
+    keys.push(...(await listCollectionKeys(db, keys[i]!, INSTANCE_COLLECTION, max + 1 - keys.length, undefined, step)));
   }
   return { keys: keys.slice(0, max), truncated: keys.length > max };
 }
