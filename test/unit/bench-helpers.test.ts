@@ -8,6 +8,7 @@ import { esbuildOptions, functionBundling } from '../../infra/bundling.ts';
 import { DEFAULT_MEMORY_MB, memoryOf } from '../../infra/sizing.ts';
 import { parseArgs } from '../../bench/args.ts';
 import { beyondBaseline, bytesByPackage, contributorOf, loadedFiles, packageOf } from '../../bench/bundle.ts';
+import { LIST_FLOOR, firstRequests } from '../../bench/measure-cold-start.ts';
 import { RESULT_KEYS, type Results } from '../../bench/results.ts';
 import { matchPositions } from '../../bench/seed.ts';
 import { bundleAnalysis, renderTable, rowsOf } from '../../bench/table.ts';
@@ -261,6 +262,17 @@ describe('the protected floor in the cold-start report', () => {
     expect(r.coldStart.protectedFloor).toBeNull();
     expect(r.coldStart.listFloor).toBeNull();
     expect(rowsOf(r).some((row) => row.entry === 'coldStart (list floor)')).toBe(false);
+  });
+});
+
+describe('firstRequests', () => {
+  it('marks the requests that read a page beside the status read, whose floor of kind is the list floor', () => {
+    const ctx = { endpoint: 'http://127.0.0.1:9', tableName: 't', dataDir: '/tmp/x', token: 'tok', instanceKey: 'i', personKey: 'p', personHref: '/api/f/i/people/p', searchName: 'Ada' };
+    const reqs = firstRequests(ctx, ['people', 'folders', 'websocket', 'access', 'events', 'search', 'mqttauth', 'token'], 'http://127.0.0.1:9/r');
+    const pages = Object.entries(reqs)
+      .filter(([, q]) => q.page)
+      .map(([name]) => name);
+    expect(pages.sort()).toEqual(['access', 'events', LIST_FLOOR, 'mqttauth', 'search'].sort());
   });
 });
 
