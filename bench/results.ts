@@ -83,9 +83,9 @@ export interface ColdStartFamily extends Verdict {
   } | null;
   /**
    * A function whose first request carries an access token, against the floor of the same kind of
-   * request ({@link ColdStart.listFloor} for one that reads a page: a Query beside the BatchGetItem;
-   * {@link ColdStart.statusFloor} otherwise): (import
-   * + first request) / the floor's. Reported, not a goal; null for the functions without a token.
+   * request ({@link ColdStart.listFloor} for one that sends a Query beside the BatchGetItem,
+   * {@link ColdStart.statusFloor} otherwise): (import + first request) / the floor's. Reported, not
+   * a goal; null for the functions without a token.
    */
   readonly overFloorOfKind: { readonly floor: string; readonly ratio: number | null } | null;
 }
