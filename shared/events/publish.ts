@@ -19,7 +19,7 @@ import { checkLimits, isPlainObject, normalizeTypes } from '../objects/validate.
 import { monikersOf } from './monikers.ts';
 import { fillTemplate, parsePosting, type Posting } from './posting.ts';
 import { EVENT_DATA_TYPE, eventHref, storedLinks } from './render.ts';
-import { objectLinks, resolveApp, resolveEventType, sinkFolder } from './resolve.ts';
+import { resolvePosting } from './resolve.ts';
 
 /** Everything an EventMessageData is made of. */
 export interface NewEvent {
@@ -134,10 +134,8 @@ export async function publish(ctx: Ctx, retentionDays: number, folderKey: string
   requireRole(ctx, 'Operator', 'publish events');
   const posting = await parsePosting(body);
   const extra = optionalFields(posting);
-  const sink = await sinkFolder(ctx, folderKey);
-  const app = await resolveApp(ctx, sink, posting.appKey);
-  const { type, requiresAck } = await resolveEventType(ctx, app, posting.eventTypeMoniker);
-  const links = await objectLinks(ctx, sink, posting.relatedObjects);
+  const { sink, app, type: resolved, links } = await resolvePosting(ctx, folderKey, posting);
+  const { type, requiresAck } = resolved;
   const t = type.doc;
   const w = eventWrite({
     key: newKey(),

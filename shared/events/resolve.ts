@@ -2,14 +2,21 @@
  * What a publish must find before it writes: the sink's folder, the app the posting names, the
  * event type of the moniker, and the canonical Hrefs of the related objects. Each answer is kept
  * per execution environment (see {@link RESOLVE_TTL_MS}) so a warm publish costs only its write
- * (one TransactWriteItems).
+ * (one BatchWriteItem).
  *
  * | step          | cold cost                                             | cached   |
  * | ------------- | ----------------------------------------------------- | -------- |
  * | sink folder   | 1 GetItem                                             | 10 s     |
- * | app           | 1 Query (GSI2 `apps` partition) per instance of the chain, in parallel | 10 s |
+ * | app           | by key: 1 GetItem; by nickname (or a key that names no app of the chain): 1 Query (GSI2 `apps` partition) per instance of the chain, in parallel | 10 s |
  * | event type    | 1 GetItem (moniker claim) + 1 Query (type and alarm links) [+ 1 BatchGet of its alarms] | 10 s |
  * | related Hrefs | 1 BatchGetItem of the keys not cached                 | found: 5 min (objects do not move); missing: 10 s |
+ *
+ * {@link resolvePosting} sends what it can read by key at once, as one BatchGetItem (item-reads.ts
+ * `readTogether`): the sink, the related objects and, when `AppKey` is an app's key, that app and
+ * the moniker's claim in it. Only the reads that need an answer wait: the apps of the sink's chain
+ * (for a nickname), the claim in the app found by nickname, the event type's Query. A cold publish
+ * naming its app by key is then three round trips before its write would be six: the BatchGetItem,
+ * the event type's Query, the write; by nickname, five.
  *
  * Only found answers of the app and the event type are kept, and a miss is read again before it
  * is a 404, so a just-created app or event type is usable at once. A change made elsewhere to an
@@ -17,8 +24,9 @@
  * {@link RESOLVE_TTL_MS}; the environment that made the change forgets its copy at once.
  */
 import { ApiError } from '../errors.ts';
-import { claimOwner, getObjects, listCollection, ownInstance, type StoredObject } from '../db/objects-repo.ts';
-import { EVENT_TYPES_COLLECTION, appsOfInstance, eventTypeWithAlarms } from '../db/eventtypes-repo.ts';
+import { readTogether } from '../db/item-reads.ts';
+import { claimOwner, getObject, getObjects, listCollection, ownInstance, type StoredObject } from '../db/objects-repo.ts';
+import { APPS_COLLECTION, EVENT_TYPES_COLLECTION, appsOfInstance, eventTypeWithAlarms } from '../db/eventtypes-repo.ts';
 import { isObjectKey } from '../db/keys.ts';
 import { monikerClaim } from '../model/claims.ts';
 import { isWithin } from '../model/placement.ts';
@@ -27,7 +35,7 @@ import type { Ctx } from '../objects/context.ts';
 import { outOfScope } from '../objects/errors.ts';
 import { TtlCache } from '../ttl-cache.ts';
 import { monikersOf } from './monikers.ts';
-import type { RelatedObject } from './posting.ts';
+import type { Posting, RelatedObject } from './posting.ts';
 import { canonicalHref } from './render.ts';
 
 /** How long a resolved sink, app list or event type is reused. */
@@ -54,6 +62,8 @@ interface Placement {
 
 const sinks = new TtlCache<StoredObject>(5_000, RESOLVE_TTL_MS);
 const apps = new TtlCache<StoredObject[]>(5_000, RESOLVE_TTL_MS);
+/** Apps read by key (found ones only), whichever instance they are in: the sink's chain decides. */
+const appsByKey = new TtlCache<StoredObject>(5_000, RESOLVE_TTL_MS);
 const types = new TtlCache<ResolvedType>(20_000, RESOLVE_TTL_MS);
 const placements = new TtlCache<Placement | null>(50_000, PLACEMENT_TTL_MS);
 
@@ -61,7 +71,7 @@ const id = (ctx: Ctx, ...parts: string[]): string => [ctx.db.tableName, ...parts
 
 /** Forgets every cached resolution (tests). */
 export function clearResolveCaches(): void {
-  for (const c of [sinks, apps, types, placements] as TtlCache<unknown>[]) c.clear();
+  for (const c of [sinks, apps, appsByKey, types, placements] as TtlCache<unknown>[]) c.clear();
 }
 
 /** Forgets a changed or deleted event type in this execution environment. */
@@ -72,6 +82,7 @@ export function forgetEventType(eventTypeKey: string): void {
 /** Forgets the cached app lists (an app changed). */
 export function forgetApps(): void {
   apps.clear();
+  appsByKey.clear();
 }
 
 /** The folder (or instance) of a sink path: scope-checked, cached. */
@@ -136,11 +147,17 @@ export async function resolveApp(ctx: Ctx, sink: StoredObject, name: string): Pr
 }
 
 /** The event type of an app by moniker; an empty Namespace also matches a unique Nickname alone. */
-export async function resolveEventType(ctx: Ctx, app: StoredObject, moniker: { Namespace: string; Nickname: string }): Promise<ResolvedType> {
-  const k = id(ctx, app.key, moniker.Namespace, moniker.Nickname);
+export async function resolveEventType(
+  ctx: Ctx,
+  app: StoredObject,
+  moniker: { Namespace: string; Nickname: string },
+  claimed?: { readonly owner: string | undefined },
+): Promise<ResolvedType> {
+  const k = typeId(ctx, app.key, moniker);
   const hit = types.get(k);
   if (hit) return hit;
-  let owner = await claimOwner(ctx.db, monikerClaim(app.key, moniker.Namespace, moniker.Nickname));
+  // The moniker's claim in this app, unless it was read already (with the sink: resolvePosting).
+  let owner = claimed ? claimed.owner : await claimOwner(ctx.db, monikerClaim(app.key, moniker.Namespace, moniker.Nickname));
   if (!owner && moniker.Namespace === '') owner = await uniqueByNickname(ctx, app.key, moniker.Nickname);
   const what = moniker.Namespace ? `${moniker.Namespace}/${moniker.Nickname}` : moniker.Nickname;
   if (!owner) throw eventTypeNotFound(what);
@@ -156,6 +173,8 @@ export async function resolveEventType(ctx: Ctx, app: StoredObject, moniker: { N
   types.set(k, resolved);
   return resolved;
 }
+
+const typeId = (ctx: Ctx, appKey: string, moniker: { Namespace: string; Nickname: string }): string => id(ctx, appKey, moniker.Namespace, moniker.Nickname);
 
 async function uniqueByNickname(ctx: Ctx, appKey: string, nickname: string): Promise<string | undefined> {
   const matches: string[] = [];
@@ -175,30 +194,44 @@ function keyInHref(href: unknown): string {
   return m ? m[1]!.toLowerCase() : '';
 }
 
+/** The object key a related object names: its LinkedObjectKey, else the key its Href ends with. */
+const keyOfRelated = (r: RelatedObject): string => (typeof r.LinkedObjectKey === 'string' ? r.LinkedObjectKey.toLowerCase() : keyInHref(r.Href));
+
+/**
+ * Where the related objects are (null: not found), from the cache or one BatchGetItem of the keys
+ * whose placement is not cached.
+ */
+async function relatedPlacements(ctx: Ctx, related: readonly RelatedObject[]): Promise<Map<string, Placement | null>> {
+  const out = new Map<string, Placement | null>();
+  const unknown: string[] = [];
+  for (const k of new Set(related.map(keyOfRelated).filter(isObjectKey))) {
+    const p = placements.get(id(ctx, k));
+    if (p === undefined) unknown.push(k);
+    else out.set(k, p);
+  }
+  if (unknown.length > 0) {
+    const byKey = new Map((await getObjects(ctx.db, unknown)).map((o) => [o.key, o]));
+    for (const k of unknown) {
+      const o = byKey.get(k);
+      const p = o ? { key: o.key, collection: o.collection, folder: o.folder, path: o.path } : null;
+      placements.set(id(ctx, k), p, p ? PLACEMENT_TTL_MS : RESOLVE_TTL_MS);
+      out.set(k, p);
+    }
+  }
+  return out;
+}
+
 /**
  * The ObjectLinks of an event from its posted RelatedObjects: Relation, LinkedObjectKey and
  * CommonName as sent (a missing LinkedObjectKey taken from the Href); Href canonical (the
  * object's own) when the object is known and within the sink's instance, whatever collection
- * path was posted (`/peripherals/<key>` included), else as sent. One BatchGetItem of the keys
- * whose placement is not cached.
+ * path was posted (`/peripherals/<key>` included), else as sent.
  */
-export async function objectLinks(ctx: Ctx, sink: StoredObject, related: readonly RelatedObject[]): Promise<Record<string, unknown>[]> {
-  const keyOf = (r: RelatedObject) => (typeof r.LinkedObjectKey === 'string' ? r.LinkedObjectKey.toLowerCase() : keyInHref(r.Href));
-  const wanted = [...new Set(related.map(keyOf).filter(isObjectKey))];
-  const unknown = wanted.filter((k) => placements.get(id(ctx, k)) === undefined);
-  if (unknown.length > 0) {
-    const found = await getObjects(ctx.db, unknown);
-    const byKey = new Map(found.map((o) => [o.key, o]));
-    for (const k of unknown) {
-      const o = byKey.get(k);
-      if (o) placements.set(id(ctx, k), { key: o.key, collection: o.collection, folder: o.folder, path: o.path });
-      else placements.set(id(ctx, k), null, RESOLVE_TTL_MS);
-    }
-  }
+function objectLinks(sink: StoredObject, related: readonly RelatedObject[], placed: ReadonlyMap<string, Placement | null>): Record<string, unknown>[] {
   const instance = ownInstance(sink);
   return related.map((r) => {
-    const k = keyOf(r);
-    const p = isObjectKey(k) ? placements.get(id(ctx, k)) : undefined;
+    const k = keyOfRelated(r);
+    const p = isObjectKey(k) ? placed.get(k) : undefined;
     const href = p && isWithin(instance, p) ? canonicalHref(p) : typeof r.Href === 'string' ? r.Href : null;
     return {
       $type: 'ObjectLinkItem',
@@ -209,4 +242,49 @@ export async function objectLinks(ctx: Ctx, sink: StoredObject, related: readonl
       MetaDataBson: r.MetaDataBson ?? null,
     };
   });
+}
+
+/** An app by its key, when there is one (cached when found). */
+async function appByKey(ctx: Ctx, key: string): Promise<StoredObject | undefined> {
+  const k = id(ctx, key);
+  const hit = appsByKey.get(k);
+  if (hit) return hit;
+  const o = await getObject(ctx.db, key);
+  if (!o || o.collection !== APPS_COLLECTION) return undefined;
+  appsByKey.set(k, o);
+  return o;
+}
+
+/** What a posting names, resolved (see the module's comment). */
+export interface ResolvedPosting {
+  readonly sink: StoredObject;
+  readonly app: StoredObject;
+  readonly type: ResolvedType;
+  readonly links: Record<string, unknown>[];
+}
+
+/**
+ * The sink, the app, the event type and the related objects' links of a posting to `folderKey`.
+ * The reads by key go out together; an app found by key counts only when it is in the sink's
+ * instance or an instance above it (else the AppKey is looked for as {@link resolveApp} does), and
+ * the claim read beside it only when the app is that one. Errors as the steps give them: the sink
+ * (403, 404) first, then AppNotFound, then EventTypeNotFound.
+ */
+export async function resolvePosting(ctx: Ctx, folderKey: string, posting: Pick<Posting, 'appKey' | 'eventTypeMoniker' | 'relatedObjects'>): Promise<ResolvedPosting> {
+  const moniker = posting.eventTypeMoniker;
+  const appKey = posting.appKey.toLowerCase();
+  const byKey = isObjectKey(appKey);
+  const [sink, keyed, claim, placed] = await readTogether(() =>
+    Promise.all([
+      sinkFolder(ctx, folderKey),
+      byKey ? appByKey(ctx, appKey) : undefined,
+      byKey && !types.has(typeId(ctx, appKey, moniker))
+        ? claimOwner(ctx.db, monikerClaim(appKey, moniker.Namespace, moniker.Nickname)).then((owner) => ({ owner }))
+        : undefined,
+      relatedPlacements(ctx, posting.relatedObjects),
+    ]),
+  );
+  const app = keyed && sink.instances.includes(ownInstance(keyed)) ? keyed : await resolveApp(ctx, sink, posting.appKey);
+  const type = await resolveEventType(ctx, app, moniker, app.key === appKey ? claim : undefined);
+  return { sink, app, type, links: objectLinks(sink, posting.relatedObjects, placed) };
 }

@@ -1,6 +1,7 @@
 /** Publishing to the event message sink: the stored event, app and type resolution, templates, bad postings, cost. */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { getItem } from '#shared/db/objects-repo.ts';
+import { clearResolveCaches } from '#shared/events/resolve.ts';
 import { seedTenant, uniqueName } from '../support/tokens.ts';
 import { bson, setupEvents, tag, type Env } from './events-fixture.ts';
 
@@ -136,6 +137,23 @@ describe('publishing', () => {
     expect([down.status, down.body.Error]).toEqual([404, 'AppNotFound']);
   });
 
+  it("finds no app by the key of another tenant's app or of an object that is not an app (404), cached or not", async () => {
+    const stranger = await seedTenant(e.t, e.env.deps, { name: uniqueName('Stranger') });
+    const theirApp = await e.app(stranger.instance.key, [uniqueName('Theirs')], stranger.tokens.Administrator);
+    const theirType = await e.eventType(theirApp, {}, stranger.tokens.Administrator);
+    // Their own publish caches the app by key in this environment; it must not count here.
+    expect((await e.publish(e.posting(theirApp.Key, theirType), stranger.instance.key, stranger.tokens.Operator)).status).toBe(201);
+    const mine = await e.eventType(await e.app());
+    const person = await e.object('people', 'PersonInfo');
+    for (const appKey of [theirApp.Key, person.Key]) {
+      for (const cold of [true, false]) {
+        if (cold) clearResolveCaches();
+        const r = await e.publish(e.posting(appKey, mine));
+        expect([appKey === person.Key ? 'person' : 'their app', cold, r.status, r.body.Error]).toEqual([appKey === person.Key ? 'person' : 'their app', cold, 404, 'AppNotFound']);
+      }
+    }
+  });
+
   it('finds the event type by a Nickname alone when the posting leaves the Namespace out', async () => {
     const app = await e.app();
     const type = await e.eventType(app, { Monikers: [{ Namespace: 'Some.Namespace', Nickname: 'OnlyOne' }] });
@@ -246,8 +264,23 @@ describe('publishing cost', () => {
     const warm = await e.measure(() => e.publish(body));
     expect(warm.result.status).toBe(201);
     expect(warm.commands).toEqual(['BatchWriteItem']);
+
     // The event and one pointer per related object were written.
     const last = await e.api.post(`/api/f/${e.root}/lastevent`, { token: e.token, body: people.map((p) => p.Key) });
     expect(last.body.map((s: any) => s.EventKey)).toEqual(people.map(() => warm.result.body.Key));
+
+    // Cold (nothing resolved in this environment yet): what is read by key goes out as one
+    // BatchGetItem (the sink and the related objects; by app key, the app and the moniker's
+    // claim too), then only the reads that need an answer.
+    clearResolveCaches();
+    const byNickname = await e.measure(() => e.publish(body));
+    expect(byNickname.result.status).toBe(201);
+    expect(byNickname.commands).toEqual(['BatchGetItem', 'Query', 'GetItem', 'Query', 'BatchWriteItem']);
+    clearResolveCaches();
+    const byKey = await e.measure(() => e.publish({ ...body, AppKey: app.Key }));
+    expect(byKey.result.status).toBe(201);
+    expect(byKey.commands).toEqual(['BatchGetItem', 'Query', 'BatchWriteItem']);
+    expect([byKey.result.body.AppKey, byKey.result.body.EventTypeKey]).toEqual([app.Key, type.Key]);
+    expect(byKey.result.body.ObjectLinks.map((l: any) => l.Href)).toEqual(people.map((p) => p.Href));
   });
 });
