@@ -41,6 +41,14 @@ export interface Route {
    * (whose verification is deferred) must not get to start.
    */
   readonly reads?: boolean;
+  /**
+   * The call writes, but only after reads it can start from the request alone (a publish: the
+   * sink, the app, the moniker's claim and the related objects, by key). The pipeline runs it
+   * beside the caller's token and status checks as it runs a read-only call, so that on a new
+   * environment those reads join the checks' request; the operation waits for the caller's
+   * verdict (`verdictIn`) before any later read and before it writes.
+   */
+  readonly readsFirst?: boolean;
 }
 
 const F = '/api/f/{folderKey}';
@@ -50,7 +58,7 @@ function route(
   path: string,
   family: Family,
   operation: string,
-  extra: Partial<Pick<Route, 'auth' | 'collection' | 'form' | 'reads'>> = {},
+  extra: Partial<Pick<Route, 'auth' | 'collection' | 'form' | 'reads' | 'readsFirst'>> = {},
 ): Route {
   return Object.freeze({
     method,
@@ -61,6 +69,7 @@ function route(
     ...(extra.collection ? { collection: extra.collection } : {}),
     ...(extra.form ? { form: true } : {}),
     ...(extra.reads ? { reads: true } : {}),
+    ...(extra.readsFirst ? { readsFirst: true } : {}),
   });
 }
 
@@ -180,7 +189,7 @@ export const ROUTES: readonly Route[] = Object.freeze([
   ...(typeof __GATEHOUSE_FAMILY__ !== 'string' || __GATEHOUSE_FAMILY__ === 'events'
     ? [
         // Events
-        route('POST', `${F}/eventmessagesink`, 'events', 'publish'),
+        route('POST', `${F}/eventmessagesink`, 'events', 'publish', { readsFirst: true }),
         route('GET', `${F}/events`, 'events', 'listEvents'),
         route('GET', `${F}/events/{key}`, 'events', 'getEvent'),
         route('GET', `${F}/events/{key}/{link}`, 'events', 'getEventLink'),

@@ -50,11 +50,25 @@ const SPEC_FIELDS = new Set(['$type', 'OccurredOn', 'AppKey', 'EventTypeMoniker'
 
 const eventDataCodec = onFirstUse(() => import('./event-data.ts'));
 
+/** A posting whose fields are checked, its event data not decoded yet (see {@link withEventData}). */
+export type CheckedPosting = Omit<Posting, 'eventData'>;
+
 /**
  * Validates an EventMessagePosting body. The BSON codec is loaded only for a posting that carries
  * event data: a cold function publishing a swipe without data, or listing, never runs it.
  */
 export async function parsePosting(body: unknown): Promise<Posting> {
+  return withEventData(checkPosting(body));
+}
+
+/** Decodes a checked posting's event data (400 InvalidEventData when it is not a BSON document). */
+export async function withEventData(p: CheckedPosting): Promise<Posting> {
+  const data = p.eventDataBsonBase64;
+  return { ...p, eventData: data === null ? {} : (await eventDataCodec()).decodeEventData(data) };
+}
+
+/** Checks every field of an EventMessagePosting but its event data's content (synchronous). */
+export function checkPosting(body: unknown): CheckedPosting {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw badRequest('ValidationFailed', 'The body must be an EventMessagePosting object.');
   }
@@ -84,7 +98,8 @@ export async function parsePosting(body: unknown): Promise<Posting> {
     }
   }
   const data = b.EventDataBsonBase64;
-  const eventData = data === undefined || data === null || data === '' ? {} : (await eventDataCodec()).decodeEventData(data);
+  // Its content is decoded later (withEventData); anything but text is refused here, as then.
+  if (data !== undefined && data !== null && typeof data !== 'string') throw badRequest('InvalidEventData', 'EventDataBsonBase64 is not base64.');
   const extra: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(b)) if (!SPEC_FIELDS.has(k)) extra[k] = v;
   return {
@@ -92,8 +107,7 @@ export async function parsePosting(body: unknown): Promise<Posting> {
     appKey: b.AppKey,
     eventTypeMoniker: { Namespace: (m.Namespace as string | undefined) ?? '', Nickname: m.Nickname },
     relatedObjects: related as RelatedObject[],
-    eventDataBsonBase64: typeof b.EventDataBsonBase64 === 'string' && b.EventDataBsonBase64 !== '' ? b.EventDataBsonBase64 : null,
-    eventData,
+    eventDataBsonBase64: typeof data === 'string' && data !== '' ? data : null,
     extra,
   };
 }

@@ -14,10 +14,10 @@ import type { StoredObject } from '../db/objects-repo.ts';
 import { validationFailed } from '../errors.ts';
 import { newKey, placeIn, type Placement } from '../model/placement.ts';
 import { requireRole } from '../objects/access.ts';
-import type { Ctx } from '../objects/context.ts';
+import { verdictIn, type Ctx } from '../objects/context.ts';
 import { checkLimits, isPlainObject, normalizeTypes } from '../objects/validate.ts';
 import { monikersOf } from './monikers.ts';
-import { fillTemplate, parsePosting, type Posting } from './posting.ts';
+import { checkPosting, fillTemplate, withEventData, type CheckedPosting } from './posting.ts';
 import { EVENT_DATA_TYPE, eventHref, storedLinks } from './render.ts';
 import { resolvePosting } from './resolve.ts';
 
@@ -95,7 +95,7 @@ export function eventWrite(e: NewEvent): EventWrite {
 }
 
 /** The optional EventMessageData fields a posting may carry (ClientDeviceId, Metadata, Monikers, Tags). */
-function optionalFields(p: Posting): Pick<NewEvent, 'clientDeviceId' | 'metadata' | 'monikers' | 'tags'> {
+function optionalFields(p: CheckedPosting): Pick<NewEvent, 'clientDeviceId' | 'metadata' | 'monikers' | 'tags'> {
   const { ClientDeviceId, Metadata, Monikers, Tags } = p.extra;
   checkLimits({ Metadata, Monikers, Tags, RelatedObjects: p.relatedObjects });
   if (ClientDeviceId !== undefined && ClientDeviceId !== null && (typeof ClientDeviceId !== 'string' || ClientDeviceId.length > 256)) {
@@ -118,7 +118,7 @@ function optionalFields(p: Posting): Pick<NewEvent, 'clientDeviceId' | 'metadata
 }
 
 /** The type's own moniker the posting named (a posting may send the Nickname alone). */
-function monikerOf(typeDoc: Record<string, unknown>, sent: Posting['eventTypeMoniker']): { Namespace: string; Nickname: string } {
+function monikerOf(typeDoc: Record<string, unknown>, sent: CheckedPosting['eventTypeMoniker']): { Namespace: string; Nickname: string } {
   const own = monikersOf(typeDoc).find((m) => m.Nickname === sent.Nickname && (sent.Namespace === '' || m.Namespace === sent.Namespace));
   return own ?? sent;
 }
@@ -132,9 +132,17 @@ export interface Published {
 /** Publishes a posting to the sink of `folderKey`. */
 export async function publish(ctx: Ctx, retentionDays: number, folderKey: string, body: unknown): Promise<Published> {
   requireRole(ctx, 'Operator', 'publish events');
-  const posting = await parsePosting(body);
-  const extra = optionalFields(posting);
-  const { sink, app, type: resolved, links } = await resolvePosting(ctx, folderKey, posting);
+  const checked = checkPosting(body);
+  const extra = optionalFields(checked);
+  // What the posting names is read from here, before the event data is decoded: on a new
+  // environment's first call these reads join the caller's token and status checks (one request;
+  // Route.readsFirst). resolvePosting waits for the caller's verdict before any later read.
+  const resolving = resolvePosting(ctx, folderKey, checked);
+  resolving.catch(() => {}); // awaited below, unless the event data is refused first
+  const posting = await withEventData(checked);
+  const { sink, app, type: resolved, links } = await resolving;
+  // Nothing is written for a caller the checks refuse (the pipeline then answers their error).
+  await verdictIn(ctx);
   const { type, requiresAck } = resolved;
   const t = type.doc;
   const w = eventWrite({

@@ -31,7 +31,7 @@ import { isObjectKey } from '../db/keys.ts';
 import { monikerClaim } from '../model/claims.ts';
 import { isWithin } from '../model/placement.ts';
 import { loadFolder } from '../objects/access.ts';
-import type { Ctx } from '../objects/context.ts';
+import { verdictIn, type Ctx } from '../objects/context.ts';
 import { outOfScope } from '../objects/errors.ts';
 import { TtlCache } from '../ttl-cache.ts';
 import { monikersOf } from './monikers.ts';
@@ -284,6 +284,9 @@ export async function resolvePosting(ctx: Ctx, folderKey: string, posting: Pick<
       relatedPlacements(ctx, posting.relatedObjects),
     ]),
   );
+  // The reads above may have gone out before the caller's verdict (Route.readsFirst): the later
+  // ones wait for it, so a refused caller costs those first reads only.
+  await verdictIn(ctx);
   const app = keyed && sink.instances.includes(ownInstance(keyed)) ? keyed : await resolveApp(ctx, sink, posting.appKey);
   const type = await resolveEventType(ctx, app, moniker, app.key === appKey ? claim : undefined);
   return { sink, app, type, links: objectLinks(sink, posting.relatedObjects, placed) };

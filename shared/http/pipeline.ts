@@ -256,9 +256,10 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
   // A GET without a body reads only, as do the routes marked `reads` (search and lastevent, which
   // carry their query in a body): the operation may run while the caller's status check (a
   // read of the user and its instances, cached a while per environment) is still in flight; the
-  // answer waits for both, and a refused status answers 401 whatever the operation found.
-  // Everything else may write (a GET with a body is the spec's event type update), so it starts
-  // only once the status is known.
+  // answer waits for both, and a refused status answers 401 whatever the operation found. So do
+  // the routes marked `readsFirst` (a publish), whose operation waits for the verdict before its
+  // later reads and its write. Everything else may write (a GET with a body is the spec's event
+  // type update), so it starts only once the status is known.
   const authentication = () => ({
     before: async (request: MiddyRequest) => {
       const s = state(request);
@@ -266,7 +267,9 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
       const { authenticator } = getDeps();
       const authorization = s.req!.headers.authorization;
       const readOnly = s.req!.route.reads === true || (s.req!.method === 'GET' && s.req!.rawBody === undefined);
-      if (readOnly && authenticator.authenticateDeferred) {
+      // A call that writes only after its first reads (Route.readsFirst) runs beside the checks
+      // too: it waits for the verdict itself before anything more.
+      if ((readOnly || s.req!.route.readsFirst === true) && authenticator.authenticateDeferred) {
         // Where invocations run one at a time, the reads of the caller's keys and status (a new
         // environment's) and the operation's first reads by key go out as one request, when the
         // operation has started (runOperation): one connection, not two, on a cold start's GET.

@@ -17,6 +17,7 @@ import { keyStoreFor, tableKeyStore, type KeyStore, type RingSource } from '#sha
 import { fileKeyStore, generateSigningJwk } from '#shared/auth/key-files.ts';
 import { localLicenseAuthority } from '#shared/auth/license-authority.ts';
 import { hashPassword } from '#shared/auth/passwords.ts';
+import { clearResolveCaches } from '#shared/events/resolve.ts';
 import { readPublishedJwks, writePublishedJwks } from '#shared/db/published-keys.ts';
 import type { Config } from '#shared/config.ts';
 import type { StoredObject } from '#shared/db/objects-repo.ts';
@@ -198,6 +199,50 @@ describe('the public keys in the table', () => {
     const found = await lambda().post(`/api/f/${acme.key}/search`, { token, query: { includeChildInstances: true }, body: { CommonName: user.doc.CommonName } });
     expect(found.status, found.text).toBe(200);
     expect(found.body.map((o: { Key: string }) => o.Key)).toEqual([user.key]);
+  });
+
+  it("let a publish on a new environment read what it names beside the token's checks, and write only for an accepted caller", async () => {
+    const lambda = () => createApi(createCoreDeps({ config: { ...config, invocationsOneAtATime: true }, db: t.db }));
+    const admin = await mintToken(config, tableKeyStore(t.db, { ring }), user, acme, { role: 'Administrator' });
+    const app = await verifierApi().post(`/api/f/${acme.key}/apps`, { token: admin, body: { $type: 'AppInfo', CommonName: uniqueName('app'), Monikers: [{ Namespace: 'V', Nickname: uniqueName('App') }] } });
+    expect(app.status, app.text).toBe(201);
+    const type = await verifierApi().put(`${app.body.Href}/eventtypes`, { token: admin, body: { $type: 'EventTypeInfo', CommonName: uniqueName('type'), Monikers: [{ Namespace: 'V', Nickname: 'Swipe' }] } });
+    expect(type.status, type.text).toBe(201);
+    const posting = {
+      $type: 'EventMessagePosting',
+      OccurredOn: new Date().toISOString(),
+      AppKey: app.body.Key,
+      EventTypeMoniker: { Namespace: 'V', Nickname: 'Swipe' },
+      RelatedObjects: [{ Relation: 'User', LinkedObjectKey: user.key, CommonName: user.doc.CommonName }],
+      EventDataBsonBase64: '',
+    };
+    const sink = `/api/f/${acme.key}/eventmessagesink`;
+    const events = async () => (await verifierApi().get(`/api/f/${acme.key}/events`, { token: admin })).body as unknown[];
+
+    // A forged token: its first reads join the checks' request, and it writes nothing.
+    const forged = await mintToken(config, fileKeyStore(`${t.config.dataDir}-elsewhere`), user, acme, { role: 'Administrator' });
+    clearResolveCaches();
+    const refused = await commandsOf(t, () => lambda().post(sink, { token: forged, body: posting }));
+    expect(refused.result.status, refused.result.text).toBe(401);
+    expect(refused.result.body.error_description).toMatch(/not valid/);
+    // The shared request, and the verdict's own: the keys again (the forged kid is not published).
+    expect(refused.commands).toEqual(['BatchGetItem', 'BatchGetItem']);
+    expect(await events()).toEqual([]);
+    // Where requests run side by side (the local runtime), the first reads go out on their own.
+    clearResolveCaches();
+    const local = await commandsOf(t, () => verifierApi().post(sink, { token: forged, body: posting }));
+    expect(local.result.status, local.result.text).toBe(401);
+    expect(local.commands).toEqual(['BatchGetItem', 'BatchGetItem', 'BatchGetItem']);
+    expect(await events()).toEqual([]);
+
+    // A valid token: the keys, the status and everything the posting names by key in one request,
+    // then the event type's Query, then the write.
+    clearResolveCaches();
+    const token = await login();
+    const published = await commandsOf(t, () => lambda().post(sink, { token, body: posting }));
+    expect(published.result.status, published.result.text).toBe(201);
+    expect(published.commands).toEqual(['BatchGetItem', 'Query', 'BatchWriteItem']);
+    expect((await events()).map((e) => (e as { Key: string }).Key)).toEqual([published.result.body.Key]);
   });
 
   it('reach a verifier that cached them before a rollover: a token of the new key makes it read them again', async () => {

@@ -58,6 +58,7 @@ describe('parsePosting', () => {
     expect(await codeOf(parsePosting({ ...valid, OccurredOn: '2024-02-30T10:00:00Z' }))).toBe('400 ValidationFailed');
     expect(await codeOf(parsePosting({ ...valid, OccurredOn: '2024-02-29T23:59:59.5-05:00' }))).toBe('ok');
     expect(await codeOf(parsePosting({ ...valid, EventDataBsonBase64: '@@@' }))).toBe('400 InvalidEventData');
+    expect(await codeOf(parsePosting({ ...valid, EventDataBsonBase64: 42 }))).toBe('400 InvalidEventData');
     expect(await codeOf(parsePosting({ ...valid, EventDataBsonBase64: Buffer.from([1, 2, 3, 4, 5]).toString('base64') }))).toBe('400 InvalidEventData');
     expect(await codeOf(parsePosting({ ...valid, AppKey: '' }))).toBe('400 ValidationFailed');
     expect(await codeOf(parsePosting({ ...valid, EventTypeMoniker: {} }))).toBe('400 ValidationFailed');

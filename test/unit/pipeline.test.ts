@@ -135,9 +135,16 @@ describe('function pipeline', () => {
     expect((await run(h, 'POST', `/api/f/${K}/lastevent`, { token, body: [K] })).status).toBe(401);
 
     // A write starts only once the status is known: a refused caller never reaches it.
+    const people = makeHandler({ family: 'people', operations: { create: traced }, deps: () => slow });
+    order.length = 0;
+    expect((await run(people, 'POST', `/api/f/${K}/people`, { token, body: {} })).status).toBe(401);
+    expect(order).toEqual(['status started', 'status done']);
+
+    // Except a route marked `readsFirst` (a publish): it runs beside the check, as a read does, and
+    // waits for the verdict itself before it writes (shared/events/publish.ts); refused, it is a 401.
     order.length = 0;
     expect((await run(h, 'POST', `/api/f/${K}/eventmessagesink`, { token, body: {} })).status).toBe(401);
-    expect(order).toEqual(['status started', 'status done']);
+    expect(order).toEqual(['status started', 'operation', 'status done']);
 
     // So does a GET with a body on a route not marked as reading (the spec's event type update).
     const apps = makeHandler({ family: 'apps', operations: { getEventType: traced }, deps: () => slow });
