@@ -15,8 +15,8 @@
  * `readTogether`): the sink, the related objects and, when `AppKey` is an app's key, that app and
  * the moniker's claim in it. Only the reads that need an answer wait: the apps of the sink's chain
  * (for a nickname), the claim in the app found by nickname, the event type's Query. A cold publish
- * naming its app by key is then three round trips before its write would be six: the BatchGetItem,
- * the event type's Query, the write; by nickname, five.
+ * naming its app by key then takes three round trips, its write included (six before): the
+ * BatchGetItem, the event type's Query and the write; by nickname, five.
  *
  * Only found answers of the app and the event type are kept, and a miss is read again before it
  * is a 404, so a just-created app or event type is usable at once. A change made elsewhere to an
