@@ -44,6 +44,8 @@ interface State {
   tenant?: string;
   /** The caller's status check, still running beside a read-only operation (see `authentication`). */
   status?: Promise<void>;
+  /** That check accepted the caller (its principal is then the caller's, not only its token's claims). */
+  accepted?: boolean;
   /** Sends the reads gathered since the caller's token was checked (see `authentication`). */
   sendReads?: () => void;
 }
@@ -154,7 +156,10 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
     const s = request.internal.gatehouse;
     const d = getDeps();
     const ms = s ? Math.round((performance.now() - s.started) * 10) / 10 : 0;
-    const instanceKey = s?.req?.principal?.instanceKey ?? s?.tenant;
+    // The caller's instance once its token and status were accepted: a call run on a token's
+    // claims while they were checked (a new environment's read) and then refused is no tenant's.
+    const principal = s?.req?.principal && (s.status === undefined || s.accepted) ? s.req.principal : undefined;
+    const instanceKey = principal?.instanceKey ?? s?.tenant;
     const capacity = consumedCapacity() ?? 0;
     // Never the body, the query string or headers: they can carry passwords, codes and tokens.
     // (The line is built only when the level prints it: the logger has no buffering configured.)
@@ -279,7 +284,11 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
           throw err;
         });
         // Awaited by runOperation; until then a refusal must not count as unhandled.
-        status.catch(() => {});
+        // Before runOperation awaits it, so `accepted` is set when the answer is logged.
+        status.then(
+          () => (s.accepted = true),
+          () => {},
+        );
         s.status = status;
         s.req = { ...s.req!, principal, verdict: status.then(() => true, () => false) };
         return;

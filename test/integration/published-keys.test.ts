@@ -9,7 +9,7 @@
  * - a rollover reaches a verifier that had cached the old keys.
  */
 import { decodeProtectedHeader } from 'jose';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { createHandler as createKeygen, type KeygenDeps, type KeygenProperties } from '../../functions/keygen/handler.ts';
 import { createInstance } from '#shared/auth/provisioning.ts';
 import { parseRing } from '#shared/auth/key-ring.ts';
@@ -243,6 +243,32 @@ describe('the public keys in the table', () => {
     expect(published.result.status, published.result.text).toBe(201);
     expect(published.commands).toEqual(['BatchGetItem', 'Query', 'BatchWriteItem']);
     expect((await events()).map((e) => (e as { Key: string }).Key)).toEqual([published.result.body.Key]);
+  });
+
+  it("count a forged token's call under no tenant, though a new environment ran it on the token's claims", async () => {
+    let clock = Date.now();
+    const lines: Array<Record<string, unknown>> = [];
+    const logged = { ...config, logLevel: 'INFO' as const, usageFlushSeconds: 60 };
+    const fresh = createApi(createCoreDeps({ config: logged, db: t.db, now: () => new Date(clock) }));
+    const forged = await mintToken(config, fileKeyStore(`${t.config.dataDir}-elsewhere`), user, acme, { role: 'Administrator' });
+    vi.spyOn(process.stdout, 'write').mockImplementation(((c: unknown) => {
+      for (const l of String(c).split('\n')) if (l.startsWith('{')) lines.push(JSON.parse(l) as Record<string, unknown>);
+      return true;
+    }) as typeof process.stdout.write);
+    try {
+      expect((await fresh.get(`/api/f/${acme.key}/users`, { token: forged })).status).toBe(401);
+      // The family's counts are written with its first request after the interval (here one
+      // without a token, which counts for no one): there are none to write.
+      clock += 61_000;
+      const flushed = await commandsOf(t, () => fresh.get(`/api/f/${acme.key}/users`));
+      expect(flushed.result.status).toBe(401);
+      expect(flushed.commands).toEqual([]);
+    } finally {
+      vi.restoreAllMocks();
+    }
+    const refused = lines.find((l) => l.message === 'request' && l.status === 401);
+    expect(refused).toMatchObject({ operation: 'list', status: 401 });
+    expect(refused!.instanceKey).toBeUndefined();
   });
 
   it('reach a verifier that cached them before a rollover: a token of the new key makes it read them again', async () => {
