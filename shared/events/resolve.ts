@@ -86,7 +86,7 @@ export function forgetApps(): void {
 }
 
 /** The folder (or instance) of a sink path: scope-checked, cached. */
-export async function sinkFolder(ctx: Ctx, folderKey: string): Promise<StoredObject> {
+async function sinkFolder(ctx: Ctx, folderKey: string): Promise<StoredObject> {
   const cached = sinks.get(id(ctx, folderKey));
   if (cached) {
     if (!isWithin(ctx.principal.instanceKey, cached)) throw outOfScope();
@@ -127,7 +127,7 @@ function pick(lists: readonly StoredObject[][], name: string): StoredObject | un
  * The app a posting's `AppKey` names: the key of an app in the sink's instance or an instance
  * above it, or the Nickname of one of its Monikers (nearest instance first). 404 AppNotFound.
  */
-export async function resolveApp(ctx: Ctx, sink: StoredObject, name: string): Promise<StoredObject> {
+async function resolveApp(ctx: Ctx, sink: StoredObject, name: string): Promise<StoredObject> {
   const chain = [...sink.instances].reverse(); // nearest first
   const read = (fresh: boolean) => Promise.all(chain.map((i) => appsOf(ctx, i, fresh)));
   const first = await read(false);
@@ -147,7 +147,7 @@ export async function resolveApp(ctx: Ctx, sink: StoredObject, name: string): Pr
 }
 
 /** The event type of an app by moniker; an empty Namespace also matches a unique Nickname alone. */
-export async function resolveEventType(
+async function resolveEventType(
   ctx: Ctx,
   app: StoredObject,
   moniker: { Namespace: string; Nickname: string },
