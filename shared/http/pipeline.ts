@@ -283,8 +283,8 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
           s.sendReads?.();
           throw err;
         });
-        // Awaited by runOperation; until then a refusal must not count as unhandled.
-        // Before runOperation awaits it, so `accepted` is set when the answer is logged.
+        // Awaited by runOperation (until then a refusal must not count as unhandled); this
+        // callback comes first, so `accepted` is set by the time the answer is logged.
         status.then(
           () => (s.accepted = true),
           () => {},
