@@ -180,6 +180,27 @@ export async function listCollectionKeys(
 }
 
 /**
+ * An instance and the instances below it, breadth first, `root` first: child instances live
+ * directly in their parent instance (never in a folder), so one keys-only Query per instance
+ * visited finds them. At most `max` keys, and `truncated` when there were more (one key more than
+ * the cap is read to tell). `step` is awaited before each Query (a call's read steps:
+ * shared/objects/context.ts `readSteps`). The walk of a search with `includeChildInstances`, of the
+ * usage report and of an MQTT connection's policy.
+ */
+export async function instanceTree(
+  db: Db,
+  root: string,
+  max: number,
+  step?: () => Promise<void> | undefined,
+): Promise<{ keys: string[]; truncated: boolean }> {
+  const keys = [root];
+  for (let i = 0; i < keys.length && keys.length <= max; i++) {
+    keys.push(...(await listCollectionKeys(db, keys[i]!, 'instances', max + 1 - keys.length, undefined, step)));
+  }
+  return { keys: keys.slice(0, max), truncated: keys.length > max };
+}
+
+/**
  * Every item of a Query, page after page (DynamoDB pages at 1 MB). `onPage` sees each page as it
  * arrives and may throw to stop (a read budget); reading stops past `max` items. `step` is awaited
  * before each page's request (a call's read steps: shared/objects/context.ts `readSteps`).

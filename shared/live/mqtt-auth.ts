@@ -13,9 +13,8 @@
 import { decodeJwt } from 'jose/jwt/decode';
 import { OAuthError } from '../errors.ts';
 import type { Authenticator, Principal } from '../http/types.ts';
-import { INSTANCE_COLLECTION } from '../auth/directory.ts';
 import type { Db } from '../db/client.ts';
-import { listCollectionKeys } from '../db/objects-repo.ts';
+import { instanceTree } from '../db/objects-repo.ts';
 import { readSteps, type ReadStep } from '../objects/context.ts';
 import { inScope } from './connections.ts';
 import { parseTopic, type Topic } from './topics.ts';
@@ -132,18 +131,12 @@ export const MAX_POLICY_INSTANCES = 100;
 const INSTANCES_PER_DOCUMENT = 10;
 
 /**
- * The token's instance and the instances below it (breadth first, own instance first), at most
- * {@link MAX_POLICY_INSTANCES}: one Query on the instances collection per instance visited, each
- * after `step` (a call's read steps: started before the token's verdict, only the first Query
- * goes out before it).
+ * The token's instance and the instances below it (`instanceTree`: breadth first, own instance
+ * first), at most {@link MAX_POLICY_INSTANCES}, each Query after `step` (a call's read steps:
+ * started before the token's verdict, only the first Query goes out before it).
  */
-export async function instanceScope(db: Db, root: string, max = MAX_POLICY_INSTANCES, step?: ReadStep): Promise<{ keys: string[]; truncated: boolean }> {
-  const keys = [root];
-  // One more than the cap tells a scope that was cut short.
-  for (let i = 0; i < keys.length && keys.length <= max; i++) {
-    keys.push(...(await listCollectionKeys(db, keys[i]!, INSTANCE_COLLECTION, max + 1 - keys.length, undefined, step)));
-  }
-  return { keys: keys.slice(0, max), truncated: keys.length > max };
+export function instanceScope(db: Db, root: string, max = MAX_POLICY_INSTANCES, step?: ReadStep): Promise<{ keys: string[]; truncated: boolean }> {
+  return instanceTree(db, root, max, step);
 }
 
 /**

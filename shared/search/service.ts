@@ -5,7 +5,7 @@
  * like lists.
  */
 import { ApiError } from '../errors.ts';
-import { getObjects, listCollection, ownInstance, type StoredObject } from '../db/objects-repo.ts';
+import { getObjects, instanceTree, ownInstance, type StoredObject } from '../db/objects-repo.ts';
 import { newBudget, ownersOfCardNumber, readByName, readPartition, SearchTooBroad, type SearchBudget } from '../db/search-repo.ts';
 import type { Paging } from '../http/params.ts';
 import { COLLECTIONS } from '../model/collections.ts';
@@ -139,20 +139,13 @@ export async function search(input: SearchInput): Promise<Record<string, unknown
   return matches.slice(page * pageSize, page * pageSize + pageSize).map((m) => m.view);
 }
 
+/** The instances a search with `includeChildInstances` looks in: at most this many. */
+export const MAX_SEARCH_INSTANCES = 1000;
+
 /**
- * An instance and every instance below it (child instances, recursively), for
- * `includeChildInstances`. One Query per instance visited.
+ * An instance and every instance below it (child instances, recursively: `instanceTree`), for
+ * `includeChildInstances`; the first {@link MAX_SEARCH_INSTANCES} of them.
  */
 export async function descendantInstances(db: Db, root: string, step?: () => Promise<void> | undefined): Promise<string[]> {
-  const out = [root];
-  for (let i = 0; i < out.length && out.length < 1000; i++) {
-    let after: string | undefined;
-    do {
-      await step?.();
-      const page = await listCollection(db, out[i]!, 'instances', 1000, after);
-      out.push(...page.items.map((o) => o.key));
-      after = page.nextStart;
-    } while (after);
-  }
-  return out;
+  return (await instanceTree(db, root, MAX_SEARCH_INSTANCES, step)).keys;
 }

@@ -16,7 +16,7 @@
  * stored totals. A broader subtree answers 400 QueryTooBroad: ask for a sub-instance instead.
  */
 import { ApiError, badRequest } from '../errors.ts';
-import { listCollectionKeys, type StoredObject } from '../db/objects-repo.ts';
+import { instanceTree, type StoredObject } from '../db/objects-repo.ts';
 import { storedObjects, usageDays, USAGE_RETENTION_DAYS, type DayCounts } from '../db/usage-repo.ts';
 import type { CoreDeps } from '../deps.ts';
 import { ok, queryValue, type ApiRequest, type Operation } from '../http/types.ts';
@@ -63,17 +63,13 @@ export function usageRange(req: ApiRequest, now: Date): { from: string; to: stri
 }
 
 /**
- * The instance and every instance below it, breadth first, the instance first: child instances
- * live directly in their parent instance (never in a folder), so one keys-only Query per instance
- * finds them. Bounded: more than {@link MAX_USAGE_INSTANCES} answers 400 QueryTooBroad.
+ * The instance and every instance below it (`instanceTree`). Bounded: more than
+ * {@link MAX_USAGE_INSTANCES} answers 400 QueryTooBroad.
  */
-export async function instanceSubtree(ctx: Pick<Ctx, 'db'>, instanceKey: string): Promise<string[]> {
-  const instances = [instanceKey];
-  for (let i = 0; i < instances.length; i++) {
-    instances.push(...(await listCollectionKeys(ctx.db, instances[i]!, 'instances', MAX_USAGE_INSTANCES + 1)));
-    if (instances.length > MAX_USAGE_INSTANCES) throw tooBroad(`spans more than ${MAX_USAGE_INSTANCES} instances`);
-  }
-  return instances;
+async function instanceSubtree(ctx: Pick<Ctx, 'db'>, instanceKey: string): Promise<string[]> {
+  const { keys, truncated } = await instanceTree(ctx.db, instanceKey, MAX_USAGE_INSTANCES);
+  if (truncated) throw tooBroad(`spans more than ${MAX_USAGE_INSTANCES} instances`);
+  return keys;
 }
 
 const REQUEST_PREFIX = 'Req_';
