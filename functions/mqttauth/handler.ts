@@ -10,7 +10,8 @@
  */
 import type { Context } from 'aws-lambda';
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
-import { instanceScope, iotPolicyDocuments, MAX_POLICY_INSTANCES, verifyMqttTokenWith } from '#shared/live/mqtt-auth.ts';
+import { instanceTree } from '#shared/db/objects-repo.ts';
+import { iotPolicyDocuments, MAX_POLICY_INSTANCES, verifyMqttTokenWith } from '#shared/live/mqtt-auth.ts';
 import { mappingErrorStacks } from '#shared/error-stacks.ts';
 
 /** IoT Core's bounds for `disconnectAfterInSeconds` and `refreshAfterInSeconds`. */
@@ -60,8 +61,9 @@ const refused = (): IotAuthorizerResponse => ({
 export function createHandler(deps: () => CoreDeps) {
   return async function mqttauth(event: IotAuthorizerEvent, context?: Context): Promise<IotAuthorizerResponse> {
     const d = deps();
-    // The policy's instance scope is read beside the token's checks (see verifyMqttTokenWith).
-    const verdict = await verifyMqttTokenWith(d, tokenOf(event), (principal, step) => instanceScope(d.db, principal.instanceKey, MAX_POLICY_INSTANCES, step));
+    // The policy's instance scope (the token's instance and those below it, at most
+    // MAX_POLICY_INSTANCES) is read beside the token's checks (see verifyMqttTokenWith).
+    const verdict = await verifyMqttTokenWith(d, tokenOf(event), (principal, step) => instanceTree(d.db, principal.instanceKey, MAX_POLICY_INSTANCES, step));
     if ('refused' in verdict) {
       d.logger.info('mqtt connection refused', { reason: verdict.refused });
       return refused();

@@ -5,11 +5,11 @@ import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { boolParam, parsePaging } from '#shared/http/params.ts';
 import { ok, type Operation } from '#shared/http/types.ts';
-import { ownInstance } from '#shared/db/objects-repo.ts';
+import { instanceTree, ownInstance } from '#shared/db/objects-repo.ts';
 import { loadFolder } from '#shared/objects/access.ts';
 import { contextOf, readSteps } from '#shared/objects/context.ts';
 import { loadMatcher } from '#shared/search/query.ts';
-import { descendantInstances, needsQueryEngine, search } from '#shared/search/service.ts';
+import { MAX_SEARCH_INSTANCES, needsQueryEngine, search } from '#shared/search/service.ts';
 
 const searchOperation: Operation<CoreDeps> = async (req, deps) => {
   // The query engine loads (the first search of an environment) while the folder is read, unless
@@ -36,7 +36,8 @@ const searchOperation: Operation<CoreDeps> = async (req, deps) => {
   }
   const scope = await loadFolder(ctx, folderKey);
   const instance = ownInstance(scope);
-  const instances = children ? await descendantInstances(ctx.db, instance, step) : [instance];
+  // An instance and every instance below it, the first MAX_SEARCH_INSTANCES of them.
+  const instances = children ? (await instanceTree(ctx.db, instance, MAX_SEARCH_INSTANCES, step)).keys : [instance];
   return ok(await run(instances, scope.collection === 'folders' ? scope.key : undefined));
 };
 

@@ -144,6 +144,12 @@ export async function listCollection(
   return { items, nextStart: out.LastEvaluatedKey ? (out.LastEvaluatedKey.GSI1SK as string) : undefined };
 }
 
+/**
+ * Awaited before each request of a read of several (a call's read steps: shared/objects/context.ts
+ * `readSteps`): undefined when the request may go out now, else what to await first.
+ */
+export type ReadStep = () => Promise<void> | undefined;
+
 /** Keys only of a folder's collection after `afterKey` (used to skip to a page when no cursor is cached). */
 export async function listCollectionKeys(
   db: Db,
@@ -151,7 +157,7 @@ export async function listCollectionKeys(
   collection: string,
   count: number,
   afterKey?: string,
-  step?: () => Promise<void> | undefined,
+  step?: ReadStep,
 ): Promise<string[]> {
   const pk = collectionPk(folder, collection);
   const keys: string[] = [];
@@ -191,7 +197,7 @@ export async function instanceTree(
   db: Db,
   root: string,
   max: number,
-  step?: () => Promise<void> | undefined,
+  step?: ReadStep,
 ): Promise<{ keys: string[]; truncated: boolean }> {
   const keys = [root];
   for (let i = 0; i < keys.length && keys.length <= max; i++) {
@@ -208,7 +214,7 @@ export async function instanceTree(
 export async function queryAll(
   db: Db,
   input: Record<string, unknown>,
-  opts: { readonly max?: number; readonly onPage?: (items: readonly Record<string, unknown>[]) => void; readonly step?: () => Promise<void> | undefined } = {},
+  opts: { readonly max?: number; readonly onPage?: (items: readonly Record<string, unknown>[]) => void; readonly step?: ReadStep } = {},
 ): Promise<Record<string, unknown>[]> {
   const items: Record<string, unknown>[] = [];
   let start: Record<string, unknown> | undefined;

@@ -4,7 +4,7 @@
  */
 import type { Db } from './client.ts';
 import { cardNumberPk, claimPk, namePk, partitionPk } from './keys.ts';
-import { fromItem, queryAll, type StoredObject } from './objects-repo.ts';
+import { fromItem, queryAll, type ReadStep, type StoredObject } from './objects-repo.ts';
 
 /** At most this many items are read for one search; past it the search answers 400 (narrow it). */
 export const MAX_SEARCH_READ = 20_000;
@@ -20,7 +20,7 @@ export class SearchTooBroad extends Error {
 export interface SearchBudget {
   left: number;
   /** Awaited before each request (a call's read steps: shared/objects/context.ts `readSteps`). */
-  readonly step?: () => Promise<void> | undefined;
+  readonly step?: ReadStep;
 }
 
 /** Charges each page read to the search's budget; past it the search stops. */
@@ -32,7 +32,7 @@ const spend = (budget: SearchBudget) => ({
   },
 });
 
-export const newBudget = (step?: () => Promise<void> | undefined): SearchBudget => ({ left: MAX_SEARCH_READ, ...(step ? { step } : {}) });
+export const newBudget = (step?: ReadStep): SearchBudget => ({ left: MAX_SEARCH_READ, ...(step ? { step } : {}) });
 
 /** Every object of a collection in an instance (any folder). */
 export async function readPartition(db: Db, instanceKey: string, collection: string, budget: SearchBudget): Promise<StoredObject[]> {

@@ -14,7 +14,6 @@ import { decodeJwt } from 'jose/jwt/decode';
 import { OAuthError } from '../errors.ts';
 import type { Authenticator, Principal } from '../http/types.ts';
 import type { Db } from '../db/client.ts';
-import { instanceTree } from '../db/objects-repo.ts';
 import { readSteps, type ReadStep } from '../objects/context.ts';
 import { inScope } from './connections.ts';
 import { parseTopic, type Topic } from './topics.ts';
@@ -129,15 +128,6 @@ export function mqttTopicsOf(instances: readonly string[], linkedObjectKeys: Rea
  */
 export const MAX_POLICY_INSTANCES = 100;
 const INSTANCES_PER_DOCUMENT = 10;
-
-/**
- * The token's instance and the instances below it (`instanceTree`: breadth first, own instance
- * first), at most {@link MAX_POLICY_INSTANCES}, each Query after `step` (a call's read steps:
- * started before the token's verdict, only the first Query goes out before it).
- */
-export function instanceScope(db: Db, root: string, max = MAX_POLICY_INSTANCES, step?: ReadStep): Promise<{ keys: string[]; truncated: boolean }> {
-  return instanceTree(db, root, max, step);
-}
 
 /**
  * IoT policy documents (JSON strings) for a token's instance scope: connect with any client id,

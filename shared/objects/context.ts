@@ -1,5 +1,6 @@
 /** What the domain needs from a request: the store, the namespace, the caller, the clock. */
 import type { Db } from '../db/client.ts';
+import type { ReadStep } from '../db/objects-repo.ts';
 import { unauthorized } from '../errors.ts';
 import type { ApiRequest, BaseDeps, Principal } from '../http/types.ts';
 import { NO_HOOKS, type ObjectHooks } from './hooks.ts';
@@ -32,11 +33,7 @@ export async function verdictIn(ctx: Pick<Ctx, 'verdict'>): Promise<void> {
   if (ctx.verdict && !(await ctx.verdict)) throw unauthorized();
 }
 
-/**
- * Called before each read request of a call (see {@link readSteps}): undefined when the request
- * may go out now, else what to await first.
- */
-export type ReadStep = () => Promise<void> | undefined;
+export type { ReadStep };
 
 /**
  * The steps of one call's reads: the first request goes out at once (synchronously: a read by key

@@ -5,7 +5,7 @@
  * like lists.
  */
 import { ApiError } from '../errors.ts';
-import { getObjects, instanceTree, ownInstance, type StoredObject } from '../db/objects-repo.ts';
+import { getObjects, ownInstance, type ReadStep, type StoredObject } from '../db/objects-repo.ts';
 import { newBudget, ownersOfCardNumber, readByName, readPartition, SearchTooBroad, type SearchBudget } from '../db/search-repo.ts';
 import type { Paging } from '../http/params.ts';
 import { COLLECTIONS } from '../model/collections.ts';
@@ -50,7 +50,7 @@ export interface SearchInput {
   /** The caller's instance (an object's folder above it is not shown). */
   readonly callerInstance: string;
   /** Awaited before each read request (the call's read steps: shared/objects/context.ts `readSteps`). */
-  readonly step?: () => Promise<void> | undefined;
+  readonly step?: ReadStep;
 }
 
 /** The collections whose objects a requested type can select. */
@@ -141,11 +141,3 @@ export async function search(input: SearchInput): Promise<Record<string, unknown
 
 /** The instances a search with `includeChildInstances` looks in: at most this many. */
 export const MAX_SEARCH_INSTANCES = 1000;
-
-/**
- * An instance and every instance below it (child instances, recursively: `instanceTree`), for
- * `includeChildInstances`; the first {@link MAX_SEARCH_INSTANCES} of them.
- */
-export async function descendantInstances(db: Db, root: string, step?: () => Promise<void> | undefined): Promise<string[]> {
-  return (await instanceTree(db, root, MAX_SEARCH_INSTANCES, step)).keys;
-}

@@ -7,7 +7,7 @@ import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHandler, tokenOf, type IotAuthorizerEvent } from '#functions/mqttauth/handler.ts';
 import type { CoreDeps } from '#shared/deps.ts';
-import { instanceScope } from '#shared/live/mqtt-auth.ts';
+import { instanceTree } from '#shared/db/objects-repo.ts';
 import { createTestDb, withTimeline, type TestDb } from '../support/db.ts';
 import { invalidTokens, mintToken, seedInstance, seedTenant, seedUser, testDeps, uniqueName, type Tenant } from '../support/tokens.ts';
 
@@ -131,7 +131,7 @@ describe('mqttauth', () => {
     expect(answer.policyDocuments).toHaveLength(3);
     for (const d of answer.policyDocuments) expect(d.length).toBeLessThanOrEqual(2048);
     expect((answer.policyDocuments.join('').match(/topicfilter\/\//g) ?? []).length).toBe(25);
-    const capped = await instanceScope(t.db, root.key, 10);
+    const capped = await instanceTree(t.db, root.key, 10);
     expect(capped).toEqual({ keys: expect.any(Array), truncated: true });
     expect(capped.keys).toHaveLength(10);
     expect(capped.keys[0]).toBe(root.key);
