@@ -543,8 +543,8 @@ export interface HttpInput {
   readonly seconds: number;
   /** Rounds of (scenario, floor) runs, alternating which goes first, so load drift hits both. */
   readonly rounds: number;
-  /** Requests per connection sent before measuring, to warm each server. */
-  readonly warmRequests: number;
+  /** Rounds run first and not measured: both servers' code and DynamoDB Local warm up under load. */
+  readonly warmRounds: number;
   /** The runs are shortened (down to {@link MIN_RUN_SECONDS}) to end by this time (epoch ms). */
   readonly deadline: number;
   readonly measured: () => Measured;
@@ -554,18 +554,6 @@ export interface HttpInput {
 export const MIN_RUN_SECONDS = 0.5;
 /** What starting an autocannon worker thread costs on a busy machine, roughly. */
 const RUN_OVERHEAD_MS = 1_000;
-
-/** `perConnection` requests on each of `connections` parallel keep-alive connections. */
-async function warm(url: string, connections: number, perConnection: number, method = 'GET', body?: string, headers: Record<string, string> = {}): Promise<void> {
-  const u = new URL(url);
-  const base = `${u.protocol}//${u.host}`;
-  const token = headers.authorization?.replace(/^Bearer /, '');
-  await Promise.all(
-    Array.from({ length: connections }, async () => {
-      for (let i = 0; i < perConnection; i++) await httpCall(base, token, method, u.pathname, body);
-    }),
-  );
-}
 
 const floorOf = (c: LoadRun | undefined): HttpFloor => ({
   rps: orNull(c?.rps),
@@ -640,20 +628,22 @@ export async function measureHttp(input: HttpInput): Promise<Http> {
   try {
     const personUrl = `${rt.base}${rt.personHref}`;
     const runs = { get: [] as LoadRun[], bareGet: [] as LoadRun[], publish: [] as LoadRun[], barePublish: [] as LoadRun[] };
-    await warm(personUrl, input.connections, input.warmRequests, 'GET', undefined, auth);
-    await warm(bareGet.url, input.connections, input.warmRequests);
     const body = e ? JSON.stringify(posting(e, rt.related)) : '';
     const publishUrl = `${rt.base}/api/f/${rt.instanceKey}/eventmessagesink`;
-    if (e) {
-      await warm(publishUrl, input.connections, input.warmRequests, 'POST', body, auth);
-      await warm(bareWrite.url, input.connections, input.warmRequests, 'POST', body);
-    }
     // Shorten the runs if the time left is short (a busy machine); note it in the results.
-    const runsLeft = input.rounds * (e ? 4 : 2);
+    const rounds = input.warmRounds + input.rounds;
+    const runsLeft = rounds * (e ? 4 : 2);
     const fit = (input.deadline - Date.now() - runsLeft * RUN_OVERHEAD_MS) / 1000 / runsLeft;
     const seconds = Math.round(Math.min(input.seconds, Math.max(MIN_RUN_SECONDS, fit)) * 10) / 10;
     const base = { connections: input.connections, duration: seconds };
-    for (let round = 0; round < input.rounds; round++) {
+    // The first `warmRounds` rounds are load that nothing measures: from a standing start both
+    // servers (and DynamoDB Local, which they share) serve several times fewer requests a second
+    // than some seconds later, and the runtime, with more code to warm, ramps up more slowly.
+    for (let round = 0; round < rounds; round++) {
+      const measuring = round >= input.warmRounds;
+      const keep = (into: LoadRun[], run: LoadRun) => {
+        if (measuring) into.push(run);
+      };
       const pair = async (a: () => Promise<void>, b: () => Promise<void>) => {
         if (round % 2 === 0) {
           await a();
@@ -664,13 +654,13 @@ export async function measureHttp(input: HttpInput): Promise<Http> {
         }
       };
       await pair(
-        async () => void runs.get.push(await cannon({ ...base, url: personUrl, headers: auth })),
-        async () => void runs.bareGet.push(await cannon({ ...base, url: bareGet.url })),
+        async () => keep(runs.get, await cannon({ ...base, url: personUrl, headers: auth })),
+        async () => keep(runs.bareGet, await cannon({ ...base, url: bareGet.url })),
       );
       if (e) {
         await pair(
-          async () => void runs.publish.push(await cannon({ ...base, url: publishUrl, method: 'POST', headers: auth, body })),
-          async () => void runs.barePublish.push(await cannon({ ...base, url: bareWrite.url, method: 'POST', body })),
+          async () => keep(runs.publish, await cannon({ ...base, url: publishUrl, method: 'POST', headers: auth, body })),
+          async () => keep(runs.barePublish, await cannon({ ...base, url: bareWrite.url, method: 'POST', body })),
         );
       }
     }
@@ -698,6 +688,7 @@ export async function measureHttp(input: HttpInput): Promise<Http> {
       barePublishWrite: floorOf(barePublish),
       connections: input.connections,
       durationSeconds: seconds,
+      warmRounds: input.warmRounds,
       rounds: input.rounds,
       ...(seconds < input.seconds ? { note: `runs shortened to ${seconds} s (from ${input.seconds} s) to fit the run's time budget` } : {}),
       floor: getS.floor,

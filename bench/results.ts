@@ -337,6 +337,8 @@ export interface Http extends Verdict {
   readonly connections: number;
   /** Seconds of each autocannon run; each figure combines `rounds` runs. */
   readonly durationSeconds: number;
+  /** Rounds of the same runs made first and not measured (warm-up under load). */
+  readonly warmRounds: number;
   readonly rounds: number;
   readonly measured: Measured;
 }

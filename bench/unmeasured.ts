@@ -98,6 +98,7 @@ export const unmeasured: { readonly [K in keyof Results]: (reason: string, measu
     barePublishWrite: noFloor,
     connections: 0,
     durationSeconds: 0,
+    warmRounds: 0,
     rounds: 0,
     measured,
   }),
