@@ -12,8 +12,8 @@
  * In the local runtime and in tests nothing is emitted (the request log line carries the same
  * figures), so stdout is not flooded with EMF blobs.
  */
-import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { Config } from './config.ts';
+import { onFirstUse } from './first-use.ts';
 
 export const METRICS_NAMESPACE = 'Gatehouse';
 
@@ -28,17 +28,26 @@ export interface RequestFigures {
 }
 
 export interface RequestMetrics {
-  record(f: RequestFigures): void;
+  /** Writes the figures; a promise while Powertools Metrics is still loading (the figures are written once it is). */
+  record(f: RequestFigures): Promise<void> | undefined;
 }
 
-const NONE: RequestMetrics = { record: () => {} };
+const NONE: RequestMetrics = { record: () => undefined };
 
-/** The metrics of a family's execution environment; a no-op unless `config.metrics`. */
+/**
+ * Powertools Metrics, loaded by the first environment that emits (its own chunk): the local
+ * runtime and the tests never do, and in Lambda the load starts with the first request and is
+ * done by the time its answer is recorded.
+ */
+const powertools = onFirstUse(() => import('@aws-lambda-powertools/metrics'));
+
+/** The metrics of a family's execution environment; a no-op unless `config.metrics`. Starts loading Powertools Metrics. */
 export function createRequestMetrics(cfg: Pick<Config, 'metrics'>, family: string): RequestMetrics {
   if (!cfg.metrics) return NONE;
-  const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: family });
-  return {
-    record(f) {
+  let write: ((f: RequestFigures) => void) | undefined;
+  const loaded = powertools().then(({ Metrics, MetricUnit }) => {
+    const metrics = new Metrics({ namespace: METRICS_NAMESPACE, serviceName: family });
+    write = (f) => {
       metrics.addDimension('Operation', f.operation);
       metrics.addMetric('Requests', MetricUnit.Count, 1);
       metrics.addMetric('Errors', MetricUnit.Count, f.status >= 500 ? 1 : 0);
@@ -51,6 +60,15 @@ export function createRequestMetrics(cfg: Pick<Config, 'metrics'>, family: strin
         metrics.addMetric('LoginFailures', MetricUnit.Count, f.login.failed ? 1 : 0);
         metrics.publishStoredMetrics();
       }
+    };
+  });
+  // A failed load is reported by the records that wait for it (the request pipeline logs it).
+  loaded.catch(() => {});
+  return {
+    record(f) {
+      if (!write) return loaded.then(() => write!(f));
+      write(f);
+      return undefined;
     },
   };
 }

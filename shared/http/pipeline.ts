@@ -144,8 +144,11 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
       const st: State = { started: performance.now(), requestId };
       request.internal.gatehouse = st;
       states.set(request.event, st);
-      const { logger } = getDeps();
+      const { logger, config } = getDeps();
       logger.appendKeys({ requestId, family: spec.family });
+      // Created with the first request, so that Powertools Metrics (loaded on first use) loads
+      // while the request runs.
+      metrics ??= createRequestMetrics(config, spec.family);
     },
     after: (request: MiddyRequest) => logRequest(request, request.response?.statusCode ?? 0),
     onError: (request: MiddyRequest) => (request.response ? logRequest(request, request.response.statusCode ?? 0) : undefined),
@@ -183,11 +186,15 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
     try {
       const operation = s?.operation ?? 'notFound';
       const login = s?.req && spec.loginOutcome ? spec.loginOutcome(s.req, status, s.errorCode) : undefined;
-      (metrics ??= createRequestMetrics(d.config, spec.family)).record({ operation, status, ms, consumedCapacity: capacity, ...(login ? { login } : {}) });
+      const recorded = (metrics ??= createRequestMetrics(d.config, spec.family)).record({ operation, status, ms, consumedCapacity: capacity, ...(login ? { login } : {}) });
       usage ??= createUsageRecorder(d);
       if (instanceKey) usage.add(instanceKey, requestCount);
-      if (!usage.isDue()) return undefined;
-      return usage.flushIfDue().catch((err: unknown) => d.logger.warn('metrics or usage metering failed', { error: (err as Error).message }));
+      const flushed = usage.isDue() ? usage.flushIfDue() : undefined;
+      if (!recorded && !flushed) return undefined;
+      return Promise.all([recorded, flushed]).then(
+        () => undefined,
+        (err: unknown) => d.logger.warn('metrics or usage metering failed', { error: (err as Error).message }),
+      );
     } catch (err) {
       d.logger.warn('metrics or usage metering failed', { error: (err as Error).message });
       return undefined;

@@ -166,21 +166,24 @@ describe('login outcome', () => {
 describe('request metrics', () => {
   afterEach(() => vi.restoreAllMocks());
 
-  /** The EMF lines written to stdout while `fn` runs. */
-  function emfLines(fn: () => void): Array<Record<string, any>> {
+  /** The EMF lines written to stdout while `fn` runs (and its promise, when it returns one). */
+  async function emfLines(fn: () => Promise<void> | undefined): Promise<Array<Record<string, any>>> {
     const lines: string[] = [];
     vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
       lines.push(String(chunk));
       return true;
     });
-    fn();
-    vi.restoreAllMocks();
+    try {
+      await fn();
+    } finally {
+      vi.restoreAllMocks();
+    }
     return lines.flatMap((l) => l.split('\n')).filter((l) => l.includes('"_aws"')).map((l) => JSON.parse(l));
   }
 
-  it('writes one EMF line per request with the service and Operation dimensions, never the tenant', () => {
+  it('writes one EMF line per request with the service and Operation dimensions, never the tenant', async () => {
     const metrics = createRequestMetrics({ metrics: true }, 'people');
-    const [line, ...rest] = emfLines(() => metrics.record({ operation: 'list', status: 503, ms: 12.5, consumedCapacity: 1.5 }));
+    const [line, ...rest] = await emfLines(() => metrics.record({ operation: 'list', status: 503, ms: 12.5, consumedCapacity: 1.5 }));
     expect(rest).toEqual([]);
     const cw = line!._aws.CloudWatchMetrics[0];
     expect(cw.Namespace).toBe('Gatehouse');
@@ -189,17 +192,35 @@ describe('request metrics', () => {
     expect(line).toMatchObject({ service: 'people', Operation: 'list', Requests: 1, Errors: 1, Latency: 12.5, ConsumedCapacity: 1.5 });
   });
 
-  it('adds LoginAttempts and LoginFailures with the service dimension only', () => {
+  it('adds LoginAttempts and LoginFailures with the service dimension only', async () => {
     const metrics = createRequestMetrics({ metrics: true }, 'token');
-    const lines = emfLines(() => metrics.record({ operation: 'token', status: 400, ms: 350, consumedCapacity: 3, login: { failed: true } }));
+    const lines = await emfLines(() => metrics.record({ operation: 'token', status: 400, ms: 350, consumedCapacity: 3, login: { failed: true } }));
     expect(lines).toHaveLength(2);
     expect(lines[1]!._aws.CloudWatchMetrics[0].Dimensions).toEqual([['service']]);
     expect(lines[1]).toMatchObject({ service: 'token', LoginAttempts: 1, LoginFailures: 1 });
     expect(lines[1]).not.toHaveProperty('Operation');
   });
 
-  it('writes nothing outside Lambda', () => {
+  it('writes nothing outside Lambda', async () => {
     const metrics = createRequestMetrics({ metrics: false }, 'people');
-    expect(emfLines(() => metrics.record({ operation: 'list', status: 200, ms: 1, consumedCapacity: 0 }))).toEqual([]);
+    expect(await emfLines(() => metrics.record({ operation: 'list', status: 200, ms: 1, consumedCapacity: 0 }))).toEqual([]);
+  });
+
+  it('loads Powertools Metrics with the first environment that emits, and writes the figures recorded meanwhile', async () => {
+    const metrics = createRequestMetrics({ metrics: true }, 'people');
+    // Recorded before this environment's metrics are ready (the import settles first): the promise writes it.
+    let first: Promise<void> | undefined;
+    const lines = await emfLines(() => {
+      first = metrics.record({ operation: 'get', status: 200, ms: 3, consumedCapacity: 1 });
+      return first;
+    });
+    expect(lines.map((l) => l.Operation)).toEqual(['get']);
+    // Once loaded, a record writes before it returns, and returns nothing to wait for.
+    const again = await emfLines(() => {
+      const r = metrics.record({ operation: 'list', status: 200, ms: 4, consumedCapacity: 1 });
+      expect(r).toBeUndefined();
+      return r;
+    });
+    expect(again.map((l) => l.Operation)).toEqual(['list']);
   });
 });
