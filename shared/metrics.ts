@@ -35,9 +35,10 @@ export interface RequestMetrics {
 const NONE: RequestMetrics = { record: () => undefined };
 
 /**
- * Powertools Metrics, loaded by the first environment that emits (its own chunk): the local
- * runtime and the tests never do, and in Lambda the load starts with the first request and is
- * done by the time its answer is recorded.
+ * Powertools Metrics, loaded by the first environment that emits (its own chunk, not in the code a
+ * cold start loads): the local runtime and the tests never do. In Lambda the load starts with the
+ * first request (see the pipeline), and figures recorded before it has settled are written once
+ * it has; the request waits for that write before it answers.
  */
 const powertools = onFirstUse(() => import('@aws-lambda-powertools/metrics'));
 
