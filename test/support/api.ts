@@ -29,6 +29,9 @@ export interface CallResult {
   readonly text: string;
 }
 
+/** The route table compiled once: building a Router is about 0.1 ms, more than a warm handler's own work. */
+const router = new Router();
+
 export function httpEvent(method: string, path: string, opts: CallOptions = {}): APIGatewayProxyEventV2 {
   const [rawPath, inlineQuery = ''] = path.split('?') as [string, string?];
   const params = new URLSearchParams(inlineQuery);
@@ -43,7 +46,7 @@ export function httpEvent(method: string, path: string, opts: CallOptions = {}):
     body = typeof opts.body === 'string' ? opts.body : JSON.stringify(opts.body);
     headers['content-type'] ??= opts.contentType ?? 'application/json';
   }
-  const match = new Router().match(method, rawPath);
+  const match = router.match(method, rawPath);
   const queryStringParameters: Record<string, string> = {};
   for (const [k] of params) queryStringParameters[k] = params.getAll(k).join(',');
   return {
@@ -82,7 +85,6 @@ type FamilyModule = { createHandler: (deps: () => BaseDeps) => (e: APIGatewayPro
 
 /** An in-process client of every HTTP family, sharing one set of dependencies. */
 export function createApi<D extends BaseDeps>(deps: D) {
-  const router = new Router();
   const handlers = new Map<Family, Promise<ReturnType<FamilyModule['createHandler']>>>();
   const handlerFor = (family: Family) => {
     let h = handlers.get(family);
