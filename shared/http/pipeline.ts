@@ -133,6 +133,9 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
   let deps: D | undefined;
   const getDeps = (): D => (deps ??= spec.deps());
   let metrics: RequestMetrics | undefined;
+  // Created with the first request, so that Powertools Metrics (loaded on first use) loads while
+  // that request runs.
+  const requestMetrics = (): RequestMetrics => (metrics ??= createRequestMetrics(getDeps().config, spec.family));
   let usage: UsageRecorder | undefined;
   const requestCount = { [requestCounter(spec.family)]: 1 };
 
@@ -144,11 +147,9 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
       const st: State = { started: performance.now(), requestId };
       request.internal.gatehouse = st;
       states.set(request.event, st);
-      const { logger, config } = getDeps();
+      const { logger } = getDeps();
       logger.appendKeys({ requestId, family: spec.family });
-      // Created with the first request, so that Powertools Metrics (loaded on first use) loads
-      // while the request runs.
-      metrics ??= createRequestMetrics(config, spec.family);
+      requestMetrics();
     },
     after: (request: MiddyRequest) => logRequest(request, request.response?.statusCode ?? 0),
     onError: (request: MiddyRequest) => (request.response ? logRequest(request, request.response.statusCode ?? 0) : undefined),
@@ -186,7 +187,7 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
     try {
       const operation = s?.operation ?? 'notFound';
       const login = s?.req && spec.loginOutcome ? spec.loginOutcome(s.req, status, s.errorCode) : undefined;
-      const recorded = (metrics ??= createRequestMetrics(d.config, spec.family)).record({ operation, status, ms, consumedCapacity: capacity, ...(login ? { login } : {}) });
+      const recorded = requestMetrics().record({ operation, status, ms, consumedCapacity: capacity, ...(login ? { login } : {}) });
       usage ??= createUsageRecorder(d);
       if (instanceKey) usage.add(instanceKey, requestCount);
       const flushed = usage.isDue() ? usage.flushIfDue() : undefined;
