@@ -26,7 +26,7 @@ import { createDb } from '#shared/db/client.ts';
 import { OBJECT_SK, objectPk } from '#shared/db/keys.ts';
 import { httpEvent } from '../test/support/api.ts';
 import { beyondBaseline, type BundleResult } from './bundle.ts';
-import type { ColdStart, ColdStartFamily, ColdStartProtectedFloor, Measured } from './results.ts';
+import type { ColdStart, ColdStartFamily, ColdStartPhases, ColdStartProtectedFloor, Measured } from './results.ts';
 import { orNull, percentile, ratioOf, within, worstRatio } from './stats.ts';
 
 /** A function's bundle may carry this many bytes beyond the baseline's (issue #17: 120 KB). */
@@ -162,6 +162,11 @@ export interface DriverRun {
   readonly cpuMs?: number;
   readonly status: string | number | null;
   readonly error?: string;
+  /** The first request split at its outgoing HTTP requests (bench/cold-start-driver.mjs); null where there is nothing to split. */
+  readonly beforeSendMs?: number | null;
+  readonly waitMs?: number | null;
+  readonly afterMs?: number | null;
+  readonly sends?: number;
 }
 
 /** Driver processes running now, so the run can stop them however it ends. */
@@ -268,6 +273,17 @@ function coldStartNote(error: string | undefined): { note?: string } {
 const median = (xs: readonly number[]) => (xs.length ? percentile(xs, 50) : Number.NaN);
 const r1 = (x: number) => (Number.isFinite(x) ? Math.round(x * 10) / 10 : Number.NaN);
 
+/**
+ * The medians of the first request's phases over the runs that could split it (the runs where a
+ * request went out and was answered); null when none could. `sends` is the most requests a run sent.
+ */
+export function phasesOf(runs: readonly DriverRun[]): ColdStartPhases | null {
+  const split = runs.filter((r) => [r.beforeSendMs, r.waitMs, r.afterMs].every((x) => typeof x === 'number' && Number.isFinite(x)));
+  if (split.length === 0) return null;
+  const of = (k: 'beforeSendMs' | 'waitMs' | 'afterMs') => r1(median(split.map((r) => r[k] as number)));
+  return { beforeSendMs: of('beforeSendMs'), waitMs: of('waitMs'), afterMs: of('afterMs'), sends: Math.max(...split.map((r) => r.sends ?? 0)), runs: split.length };
+}
+
 export interface ColdStartInput {
   readonly bundles: ReadonlyMap<string, BundleResult>;
   readonly context: ColdStartContext;
@@ -323,6 +339,7 @@ export async function measureColdStart(input: ColdStartInput): Promise<ColdStart
       cpuMs: r1(median(rs.map((r) => r.cpuMs ?? Number.NaN).filter(Number.isFinite))),
       runs: rs.length,
       status: rs.at(-1)?.status ?? null,
+      phases: phasesOf(rs),
     };
   };
   const base = figures(BASELINE);
@@ -348,6 +365,7 @@ export async function measureColdStart(input: ColdStartInput): Promise<ColdStart
       cpuMs: orNull(f.cpuMs),
       ratio: orNull(ratioOf(f.totalMs, base.totalMs)),
       cpuRatio: orNull(ratioOf(f.cpuMs, base.cpuMs)),
+      firstRequestPhases: f.phases,
       runs: f.runs,
       firstRequest: requests[name]?.what ?? '',
       firstStatus: f.status,
@@ -382,6 +400,7 @@ export async function measureColdStart(input: ColdStartInput): Promise<ColdStart
       totalMs: orNull(f.totalMs),
       cpuMs: orNull(f.cpuMs),
       cpuRatio: orNull(ratioOf(f.cpuMs, base.cpuMs)),
+      firstRequestPhases: f.phases,
       runs: f.runs,
       firstRequest: requests[name]?.what ?? '',
       firstStatus: f.status,
@@ -416,6 +435,7 @@ export async function measureColdStart(input: ColdStartInput): Promise<ColdStart
       firstRequestMs: orNull(base.firstRequestMs),
       totalMs: orNull(base.totalMs),
       cpuMs: orNull(base.cpuMs),
+      firstRequestPhases: base.phases,
       what: 'a handler importing only @aws-sdk/client-dynamodb + lib-dynamodb (from node_modules, as the runtime provides them), serving one GetItem (bench/cold-start-baseline.ts)',
     },
     protectedFloor: reference(

@@ -41,6 +41,23 @@ export interface HandlerOverhead extends Verdict {
   readonly measured: Measured;
 }
 
+/**
+ * A cold start's first request split at its outgoing HTTP requests (the DynamoDB calls, and any
+ * other it makes), medians over the runs: from the handler's call to its first request out, from
+ * there to its last answer (what the function does between its requests included), and from that
+ * answer to its result. Says whether a function's excess over a floor is CPU before or after its
+ * reads, or reads made one after another.
+ */
+export interface ColdStartPhases {
+  readonly beforeSendMs: number;
+  readonly waitMs: number;
+  readonly afterMs: number;
+  /** Requests that went out during the first request. */
+  readonly sends: number;
+  /** Runs the medians are of. */
+  readonly runs: number;
+}
+
 export interface ColdStartFamily extends Verdict {
   /** Bytes of code a cold start loads: `index.mjs` and the chunks it imports statically. */
   readonly bundleBytes: number;
@@ -61,6 +78,8 @@ export interface ColdStartFamily extends Verdict {
    */
   readonly cpuMs: number | null;
   readonly cpuRatio: number | null;
+  /** The first request by phase; null when it sent no request, or none was answered. */
+  readonly firstRequestPhases: ColdStartPhases | null;
   readonly runs: number;
   readonly firstRequest: string;
   readonly firstStatus: string | number | null;
@@ -109,6 +128,7 @@ export interface ColdStartProtectedFloor {
   /** totalMs / the baseline's totalMs, and the same of the CPU time. */
   readonly ratio: number | null;
   readonly cpuRatio: number | null;
+  readonly firstRequestPhases: ColdStartPhases | null;
   readonly runs: number;
   readonly firstRequest: string;
   readonly firstStatus: string | number | null;
@@ -126,6 +146,7 @@ export interface ColdStart extends Verdict {
     readonly firstRequestMs: number | null;
     readonly totalMs: number | null;
     readonly cpuMs: number | null;
+    readonly firstRequestPhases: ColdStartPhases | null;
     readonly what: string;
   };
   /** The protected floor, measured beside the baseline; null when it could not be bundled. */

@@ -31,7 +31,7 @@ import { describeFanoutProgress, measureFanout, newFanoutProgress, measureHttp, 
 import { measureToken } from './measure-token.ts';
 import { measureWebhooks } from './measure-webhooks.ts';
 import { RESULT_KEYS, startMeasuring, type Measured, type Results } from './results.ts';
-import { bundleAnalysis, renderTable, rowsOf } from './table.ts';
+import { bundleAnalysis, phaseAnalysis, renderTable, rowsOf } from './table.ts';
 import { seedPeople } from './seed.ts';
 import { unmeasured } from './unmeasured.ts';
 
@@ -341,7 +341,7 @@ async function main(): Promise<number> {
   await mkdir(join(ROOT, 'bench', 'results'), { recursive: true });
   await writeFile(RESULTS_FILE, `${JSON.stringify(ordered, null, 2)}\n`);
   process.stdout.write(`\n${renderTable(rowsOf(ordered))}\n\n`);
-  if (Object.keys(ordered.coldStart.families).length) process.stdout.write(`${bundleAnalysis(ordered)}\n\n`);
+  if (Object.keys(ordered.coldStart.families).length) process.stdout.write(`${bundleAnalysis(ordered)}\n\n${phaseAnalysis(ordered)}\n\n`);
   // A partial run (--only) leaves the cost model as the last whole run wrote it.
   if (!only) await writeFile(COST_FILE, costMarkdown(await costInput(ordered, mode)));
   const met = RESULT_KEYS.filter((k) => ordered[k].meetsGoal);

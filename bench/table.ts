@@ -2,7 +2,7 @@
  * The table `npm run bench` prints: one row per figure (per function for coldStart, per
  * operation for capacity), with its floor, ratio, goal and verdict. Pure; unit-tested.
  */
-import type { Results } from './results.ts';
+import type { ColdStartPhases, Results } from './results.ts';
 
 export interface Row {
   readonly entry: string;
@@ -244,6 +244,32 @@ export function bundleAnalysis(r: Results, top = 6): string {
     lines.push(`bundle analysis (bytes beyond the protected floor's ${pf.bundleBytes} B, largest contributors first)`);
     for (const [name, f] of Object.entries(c.families)) if (f.overProtectedFloor) lines.push(line(name, f.overProtectedFloor.bytes, f.overProtectedFloor.top));
   }
+  return lines.join('\n');
+}
+
+/**
+ * The time analysis beside the bundle analysis: each function's first request split at its
+ * outgoing requests (medians, ms), under the baseline's and the floors', so that what a function
+ * spends beyond its floor shows where it is spent: before its reads go out, between its first
+ * request and its last answer (reads one after another, or work between them), or after.
+ */
+export function phaseAnalysis(r: Results): string {
+  const c = r.coldStart;
+  const lines = ['first request by phase (medians, ms): before its first request out | from then to its last answer | after it'];
+  const ms = (x: number) => (Number.isFinite(x) ? x.toFixed(1) : '—').padStart(6);
+  const line = (name: string, p: ColdStartPhases | null | undefined, total: number | null | undefined) =>
+    p
+      ? `  ${name.padEnd(15)} ${ms(p.beforeSendMs)} | ${ms(p.waitMs)} | ${ms(p.afterMs)}   (${p.sends} request${p.sends === 1 ? '' : 's'} out; first request ${n(total)} ms)`
+      : `  ${name.padEnd(15)} ${ms(Number.NaN)} | ${ms(Number.NaN)} | ${ms(Number.NaN)}   (no request out, or none answered; first request ${n(total)} ms)`;
+  lines.push(line('baseline', c.baseline.firstRequestPhases, c.baseline.firstRequestMs));
+  for (const [name, f] of [
+    ['protected floor', c.protectedFloor],
+    ['status floor', c.statusFloor],
+    ['list floor', c.listFloor],
+  ] as const) {
+    if (f) lines.push(line(name, f.firstRequestPhases, f.firstRequestMs));
+  }
+  for (const [name, f] of Object.entries(c.families)) lines.push(line(name, f.firstRequestPhases, f.firstRequestMs));
   return lines.join('\n');
 }
 

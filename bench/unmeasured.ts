@@ -31,7 +31,7 @@ export const unmeasured: { readonly [K in keyof Results]: (reason: string, measu
   coldStart: (reason, measured): ColdStart => ({
     ...base("every function: bundleBytes <= the baseline's + 120000 and ratio <= 1.3", reason),
     families: {},
-    baseline: { bundleBytes: 0, startFiles: 0, topContributors: [], importMs: null, firstRequestMs: null, totalMs: null, cpuMs: null, what: '' },
+    baseline: { bundleBytes: 0, startFiles: 0, topContributors: [], importMs: null, firstRequestMs: null, totalMs: null, cpuMs: null, firstRequestPhases: null, what: '' },
     protectedFloor: null,
     statusFloor: null,
     listFloor: null,

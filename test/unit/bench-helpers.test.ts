@@ -11,7 +11,7 @@ import { beyondBaseline, bytesByPackage, contributorOf, loadedFiles, packageOf }
 import { LIST_FLOOR, firstRequests } from '../../bench/measure-cold-start.ts';
 import { RESULT_KEYS, type Results } from '../../bench/results.ts';
 import { matchPositions } from '../../bench/seed.ts';
-import { bundleAnalysis, renderTable, rowsOf } from '../../bench/table.ts';
+import { bundleAnalysis, phaseAnalysis, renderTable, rowsOf } from '../../bench/table.ts';
 import { unmeasured } from '../../bench/unmeasured.ts';
 
 describe('parseArgs', () => {
@@ -205,6 +205,7 @@ describe('the protected floor in the cold-start report', () => {
     cpuMs: totalMs - 5,
     ratio,
     cpuRatio: ratio,
+    firstRequestPhases: { beforeSendMs: 12.1, waitMs: 13.5, afterMs: 4.9, sends: 2, runs: 9 },
     runs: 1,
     firstRequest: 'GET accesslevels?pageSize=1',
     firstStatus: 200,
@@ -224,6 +225,7 @@ describe('the protected floor in the cold-start report', () => {
       cpuMs: 135,
       ratio: 1.22,
       cpuRatio: 1.35,
+      firstRequestPhases: null,
       runs: 1,
       firstRequest: 'GET person',
       firstStatus: 200,
@@ -255,6 +257,25 @@ describe('the protected floor in the cold-start report', () => {
     expect(rows.find((row) => row.entry === 'coldStart (list floor)')).toMatchObject({ ratio: '1.26', floor: 'baseline 115 ms' });
     expect(rows.find((row) => row.entry === 'coldStart (list floor)')?.figure).toMatch(/^463000 B in 9 files \(\+121000\), 145 ms/);
     expect(rows.find((row) => row.entry === 'coldStart.access')?.figure).toContain('; over the list floor 1.12x');
+  });
+
+  it('prints the first request by phase: the baseline, the floors measured, then each function', () => {
+    const people = { ...family, firstRequestMs: 30.4, firstRequestPhases: { beforeSendMs: 14.9, waitMs: 8.2, afterMs: 6.5, sends: 1, runs: 9 } };
+    const withPhases = {
+      ...coldStart,
+      baseline: { ...coldStart.baseline, firstRequestMs: 16.8, firstRequestPhases: { beforeSendMs: 10, waitMs: 5.2, afterMs: 1.6, sends: 1, runs: 9 } },
+      listFloor: floorOf(463_000, 130.5, 1.26),
+      families: { people, service: { ...family, firstRequestMs: 8.3, firstRequestPhases: null } },
+    };
+    const lines = phaseAnalysis({ ...r, coldStart: withPhases }).split('\n');
+    expect(lines[0]).toMatch(/^first request by phase \(medians, ms\): before its first request out \| from then to its last answer \| after it$/);
+    expect(lines.slice(1).map((l) => l.trim().split(/\s+/)[0])).toEqual(['baseline', 'protected', 'list', 'people', 'service']);
+    expect(lines[1]).toMatch(/^ {2}baseline\s+10\.0 \|\s+5\.2 \|\s+1\.6 {3}\(1 request out; first request 16\.8 ms\)$/);
+    // The protected floor of this fixture could not split its request; the status floor was not measured.
+    expect(lines[2]).toMatch(/^ {2}protected floor\s+— \|\s+— \|\s+— {3}\(no request out, or none answered; first request 40 ms\)$/);
+    expect(lines[3]).toMatch(/^ {2}list floor\s+12\.1 \|\s+13\.5 \|\s+4\.9 {3}\(2 requests out; first request 30\.5 ms\)$/);
+    expect(lines[4]).toMatch(/^ {2}people\s+14\.9 \|\s+8\.2 \|\s+6\.5 {3}\(1 request out; first request 30\.4 ms\)$/);
+    expect(lines[5]).toContain('no request out, or none answered');
   });
 
   it('has no floor row when the floor was not measured', () => {
