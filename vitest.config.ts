@@ -1,9 +1,10 @@
 import { configDefaults, defineConfig } from 'vitest/config';
 
 /**
- * Seven projects: `unit` (no network), `integration` (DynamoDB Local started once by a global
+ * Eight projects: `unit` (no network), `integration` (DynamoDB Local started once by a global
  * setup), `infra` (CDK template assertions, bundling skipped), `reliability` (fuzzing, tenant
- * isolation, races, faults: DynamoDB Local like integration), `load` (the 60-second load run: not
+ * isolation, races, faults: DynamoDB Local like integration), `security` (one tenant's attacks on
+ * another or on the service: the same settings), `load` (the 60-second load run: not
  * in `npm test`, run by `npm run test:load` and CI), `bundles` (the deployment packages cdk.out
  * holds, run as Lambda runs them, on DynamoDB Local) and `e2e` (the local runtime booted on a free
  * port, spoken to over HTTP and WebSocket).
@@ -69,6 +70,9 @@ export default defineConfig({
       {
         test: { name: 'reliability', include: ['test/reliability/**/*.test.ts'], exclude: [...configDefaults.exclude, LOAD_TEST], ...reliabilitySettings },
       },
+      // Attacks one tenant could make on another or on the service (issue #34's findings): DynamoDB
+      // Local and long timeouts, as reliability.
+      { test: { name: 'security', include: ['test/security/**/*.test.ts'], ...reliabilitySettings } },
       {
         // One file: one worker, so one DynamoDB Local (dynamo-setup.ts starts one per worker).
         test: { name: 'load', include: [LOAD_TEST], ...reliabilitySettings, maxWorkers: 1 },
