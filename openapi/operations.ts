@@ -614,7 +614,10 @@ export const OPERATIONS: Readonly<Record<string, Describe>> = {
   // Events
   publish: () => ({
     summary: 'Publish an event',
-    description: 'Stores the event (201) and delivers it live; a NonLogging event type is delivered live only (202).',
+    description:
+      'Stores the event (201) and delivers it live; a NonLogging event type is delivered live only (202). ' +
+      'Related objects must be within the caller\'s scope (else 403, nothing written); a key that names no object is kept as sent. ' +
+      '`OccurredOn` may be at most one day ahead of the server\'s time, and an event too large for one stored item is refused (400 ValidationFailed).',
     body: {
       schema: eventMessagePostingSchema,
       example: { $type: ns('EventMessagePosting'), OccurredOn: '2026-05-01T12:00:00Z', AppKey: 'acme', EventTypeMoniker: { Namespace: 'acme', Nickname: 'door-forced' }, RelatedObjects: [{ Relation: 'Door', LinkedObjectKey: K, CommonName: 'Front door' }], EventDataBsonBase64: null },
@@ -664,7 +667,7 @@ export const OPERATIONS: Readonly<Record<string, Describe>> = {
     description: c.route.method === 'GET' ? `${GET_BODY_NOTE} POST.` : 'The POST twin of the spec\'s GET-with-body call.',
     query: { since: z.string().optional().meta({ format: 'date-time', description: 'Only events since this instant.' }) },
     body: { schema: keyListSchema, example: [K, K2], required: true, description: 'The object keys.' },
-    success: { 200: { description: 'The most recent event of each object that has one.', schema: z.array(eventSummarySchema), example: [{ $type: ns('EventMessageSummaryItem'), ObjectKey: K, EventKey: E, EventTypeKey: K2, AppKey: K2, OccurredOn: '2026-05-01T12:00:00Z', PublishedOn: '2026-05-01T12:00:01Z', Priority: 10, MessageShort: 'Door forced' }] } },
+    success: { 200: { description: 'The most recent event within the caller\'s scope of each object that has one.', schema: z.array(eventSummarySchema), example: [{ $type: ns('EventMessageSummaryItem'), ObjectKey: K, EventKey: E, EventTypeKey: K2, AppKey: K2, OccurredOn: '2026-05-01T12:00:00Z', PublishedOn: '2026-05-01T12:00:01Z', Priority: 10, MessageShort: 'Door forced' }] } },
     errors: [404],
   }),
 

@@ -116,17 +116,26 @@ async function queryNewest(
     readonly limit: number;
     readonly start?: Record<string, unknown> | undefined;
     readonly nowEpoch: number;
+    /** Only items whose `Instances` list this instance (pointers: events within its scope). */
+    readonly instance?: string;
   },
 ): Promise<{ items: Record<string, unknown>[]; next: Record<string, unknown> | undefined; scanned: number }> {
   const values: Record<string, unknown> = { ':pk': q.pk, ':now': q.nowEpoch };
+  const names: Record<string, string> = { '#ttl': 'ttl' };
+  let filter = '(attribute_not_exists(#ttl) OR #ttl > :now)';
+  if (q.instance !== undefined) {
+    values[':instance'] = q.instance;
+    names['#instances'] = 'Instances';
+    filter += ' AND contains(#instances, :instance)';
+  }
   const out = await send<{ Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown>; ScannedCount?: number }>(
     db,
     new QueryCommand({
       TableName: db.tableName,
       ...(q.index ? { IndexName: q.index } : {}),
       KeyConditionExpression: `${q.pkAttr} = :pk` + rangeCondition(q.skAttr, q.range, values),
-      FilterExpression: 'attribute_not_exists(#ttl) OR #ttl > :now',
-      ExpressionAttributeNames: { '#ttl': 'ttl' },
+      FilterExpression: filter,
+      ExpressionAttributeNames: names,
       ExpressionAttributeValues: values,
       ScanIndexForward: false,
       Limit: q.limit,
@@ -168,13 +177,39 @@ export async function queryPointers(
   return { ...page, items: page.items as unknown as EventPointer[] };
 }
 
-/** The newest event pointer of an object at or after `since` (ISO), or undefined. One Query. */
+/**
+ * Pointers {@link lastEventOf} reads at most for one object: its first Query reads the newest one
+ * alone, the second up to this many less one.
+ */
+export const LAST_EVENT_MAX_POINTERS = 25;
+
+/**
+ * The newest event pointer of an object at or after `since` (ISO) whose event lies within the
+ * scope of `instanceKey` (its `Instances` list it), or undefined.
+ *
+ * Reading only the newest pointer let an event outside the caller's scope, dated later, hide the
+ * caller's own. Instead the pointers are read newest first and those outside the scope skipped
+ * (a filter in the Query, so they cost their read but are not sent): one Query of the newest
+ * pointer (the usual answer, at the cost the call always had), and only when it is outside the
+ * scope a second Query of the next {@link LAST_EVENT_MAX_POINTERS} − 1. Past that bound the key
+ * is answered as having no event: never another scope's event, at worst a missing one.
+ *
+ * Why the bound is enough: a posting may relate only objects its publisher can see
+ * (`resolvePosting`), so a pointer under an object's key is written by the object's own instance
+ * or an instance above it, and one outside the caller's scope (when the caller may see the object
+ * at all) only by an instance above the caller, which holds every right over the caller's objects
+ * anyway, or before that rule (pointers already stored keep their layout and are read as before).
+ */
 export async function lastEventOf(
   db: Db,
   objectKey: string,
+  instanceKey: string,
   since: string | undefined,
   nowEpoch = Math.floor(Date.now() / 1000),
 ): Promise<EventPointer | undefined> {
-  const page = await queryNewest(db, { pkAttr: 'PK', pk: eventPointerPk(objectKey), skAttr: 'SK', range: since ? { from: since } : {}, limit: 1, nowEpoch });
-  return page.items[0] as unknown as EventPointer | undefined;
+  const query = { pkAttr: 'PK', pk: eventPointerPk(objectKey), skAttr: 'SK', range: since ? { from: since } : {}, nowEpoch, instance: instanceKey };
+  const newest = await queryNewest(db, { ...query, limit: 1 });
+  if (newest.items[0] || !newest.next) return newest.items[0] as unknown as EventPointer | undefined;
+  const more = await queryNewest(db, { ...query, limit: LAST_EVENT_MAX_POINTERS - 1, start: newest.next });
+  return more.items[0] as unknown as EventPointer | undefined;
 }

@@ -2,8 +2,9 @@
  * Event storage. An event is an object item (`O#<key>` / `A`, collection `events`) whose GSI1 is
  * its folder's event timeline (`EV#<folder>` / `<OccurredOn ISO>#<key>`), so a page of events
  * newest first with a date range is one bounded Query with the range in the key condition. Each
- * related object gets a pointer item (`EP#<objectKey>` / `<OccurredOn ISO>#<key>`) carrying the
- * event summary and the event's folder, so "last event of an object" is one Query with Limit 1 and
+ * related object (of a posting: each that exists, see `resolvePosting`) gets a pointer item (`EP#<objectKey>` / `<OccurredOn ISO>#<key>`) carrying the
+ * event summary, the event's folder and instances, so "last event of an object" is one Query with
+ * Limit 1 (two when the newest is outside the caller's scope, see `lastEventOf`) and
  * "events of these objects" reads only their pointers. The event and its pointers are written in
  * one round trip without a transaction, see {@link putEvent}; its document is
  * stored packed (`event-doc.ts`), so a usual event item is under 1 KB. Events of a non-logging

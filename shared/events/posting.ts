@@ -67,8 +67,17 @@ export async function withEventData(p: CheckedPosting): Promise<Posting> {
   return { ...p, eventData: data === null ? {} : (await eventDataCodec()).decodeEventData(data) };
 }
 
-/** Checks every field of an EventMessagePosting but its event data's content (synchronous). */
-export function checkPosting(body: unknown): CheckedPosting {
+/**
+ * How far ahead of the server's clock an `OccurredOn` may be: clients' clocks drift, but an event
+ * dated further ahead would stay the newest of its objects (`lastevent`) until that date.
+ */
+export const MAX_OCCURRED_AHEAD_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * Checks every field of an EventMessagePosting but its event data's content (synchronous);
+ * with `now`, an `OccurredOn` more than {@link MAX_OCCURRED_AHEAD_MS} after it is refused too.
+ */
+export function checkPosting(body: unknown, now?: Date): CheckedPosting {
   if (body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw badRequest('ValidationFailed', 'The body must be an EventMessagePosting object.');
   }
@@ -78,6 +87,9 @@ export function checkPosting(body: unknown): CheckedPosting {
     throw badRequest('WrongType', 'The body must be an EventMessagePosting.');
   }
   const occurredOn = parseInstant(b.OccurredOn, 'OccurredOn');
+  if (now && occurredOn.getTime() > now.getTime() + MAX_OCCURRED_AHEAD_MS) {
+    throw badRequest('ValidationFailed', 'OccurredOn may be at most one day after the server\'s time.');
+  }
   if (typeof b.AppKey !== 'string' || b.AppKey.trim() === '' || b.AppKey.length > 200) {
     throw badRequest('ValidationFailed', 'AppKey must name the app (its Key or a moniker Nickname).');
   }

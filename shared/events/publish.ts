@@ -15,7 +15,7 @@ import { validationFailed } from '../errors.ts';
 import { newKey, placeIn, type Placement } from '../model/placement.ts';
 import { requireRole } from '../objects/access.ts';
 import { verdictIn, type Ctx } from '../objects/context.ts';
-import { checkLimits, isPlainObject, normalizeTypes } from '../objects/validate.ts';
+import { checkDocSize, checkLimits, isPlainObject, normalizeTypes } from '../objects/validate.ts';
 import { monikersOf } from './monikers.ts';
 import { checkPosting, fillTemplate, withEventData, type CheckedPosting } from './posting.ts';
 import { EVENT_DATA_TYPE, eventHref, storedLinks } from './render.ts';
@@ -37,6 +37,11 @@ export interface NewEvent {
   readonly messageShort: string | null;
   /** Stored ObjectLinkItems (bare `$type`). */
   readonly objectLinks: readonly Record<string, unknown>[];
+  /**
+   * The related keys that get a pointer item (a posting's: those of existing objects, see
+   * `resolvePosting`); without it, every object key of `objectLinks`.
+   */
+  readonly pointerKeys?: ReadonlySet<string>;
   readonly eventDataBsonBase64: string | null;
   readonly clientDeviceId?: string | null;
   readonly metadata?: readonly unknown[];
@@ -76,7 +81,7 @@ export function eventWrite(e: NewEvent): EventWrite {
   const event: StoredObject = { key: e.key, collection: 'events', type: EVENT_DATA_TYPE, ...e.placement, version: 1, doc };
   const relatedKeys = e.objectLinks
     .map((l) => (typeof l.LinkedObjectKey === 'string' ? l.LinkedObjectKey.toLowerCase() : ''))
-    .filter(isObjectKey);
+    .filter((k) => isObjectKey(k) && (!e.pointerKeys || e.pointerKeys.has(k)));
   return {
     event,
     occurredOn,
@@ -132,7 +137,7 @@ export interface Published {
 /** Publishes a posting to the sink of `folderKey`. */
 export async function publish(ctx: Ctx, retentionDays: number, folderKey: string, body: unknown): Promise<Published> {
   requireRole(ctx, 'Operator', 'publish events');
-  const checked = checkPosting(body);
+  const checked = checkPosting(body, ctx.now);
   const extra = optionalFields(checked);
   // What the posting names is read from here, before the event data is decoded: on a new
   // environment's first call these reads join the caller's token and status checks (one request;
@@ -140,7 +145,7 @@ export async function publish(ctx: Ctx, retentionDays: number, folderKey: string
   const resolving = resolvePosting(ctx, folderKey, checked);
   resolving.catch(() => {}); // awaited below, unless the event data is refused first
   const posting = await withEventData(checked);
-  const { sink, app, type: resolved, links } = await resolving;
+  const { sink, app, type: resolved, links, pointerKeys } = await resolving;
   // Nothing is written for a caller the checks refuse (the pipeline then answers their error).
   await verdictIn(ctx);
   const { type, requiresAck } = resolved;
@@ -158,10 +163,14 @@ export async function publish(ctx: Ctx, retentionDays: number, folderKey: string
     messageLong: fillTemplate(t.MessageTemplateLong, posting.eventData, posting.relatedObjects),
     messageShort: fillTemplate(t.MessageTemplateShort, posting.eventData, posting.relatedObjects),
     objectLinks: links,
+    pointerKeys,
     eventDataBsonBase64: posting.eventDataBsonBase64,
     ...extra,
     retentionDays,
   });
+  // The filled templates and the event data can pass what one item holds: a 400 as for an
+  // object, before anything is written (DynamoDB would refuse the write: a 500).
+  checkDocSize(w.event.doc);
   if (t.NonLogging === true) {
     await putLiveEvent(ctx.db, w, Math.floor(ctx.now.getTime() / 1000));
     return { event: w.event, live: true };

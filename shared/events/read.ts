@@ -5,7 +5,7 @@
  * | ---------------------------------- | ----------------------------------------------------- |
  * | GET events/<key>                   | 1 GetItem (a miss reads the path's folder for 403/404) |
  * | GET events/<key>/connections       | 1 GetItem + 1 BatchGetItem of the related objects     |
- * | GET/POST lastevent                 | 1 Query (Limit 1, newest first) per key, in parallel  |
+ * | GET/POST lastevent                 | 1 Query (Limit 1, newest first) per key, in parallel; a key whose newest pointer is outside the caller's scope 1 more (`lastEventOf`) |
  * | POST events/<key>/acknowledgements | 1 GetItem + 1 conditional UpdateItem (re-read and retried if another acknowledgement got in first) |
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -74,8 +74,9 @@ export function lastEventKeys(body: unknown): string[] {
 }
 
 /**
- * The most recent event (OccurredOn at or after `since`) of each object, for objects whose events
- * lie within the caller's scope; other keys are left out, never revealed.
+ * The most recent event (OccurredOn at or after `since`) within the caller's scope of each object,
+ * whatever was published outside that scope (see `lastEventOf`); keys without one are left out,
+ * never revealed.
  */
 export async function lastEvents(ctx: Ctx, folderKey: string, since: Date | undefined, body: unknown): Promise<Record<string, unknown>[]> {
   await requireFolderInScope(ctx, folderKey);
@@ -89,8 +90,8 @@ export async function lastEvents(ctx: Ctx, folderKey: string, since: Date | unde
     while (next < keys.length) {
       const i = next++;
       await step();
-      const p = await lastEventOf(ctx.db, keys[i]!, sinceIso, nowEpoch(ctx));
-      if (p && Array.isArray(p.Instances) && p.Instances.includes(ctx.principal.instanceKey)) found[i] = renderSummary(p, ctx.ns);
+      const p = await lastEventOf(ctx.db, keys[i]!, ctx.principal.instanceKey, sinceIso, nowEpoch(ctx));
+      if (p) found[i] = renderSummary(p, ctx.ns);
     }
   };
   await Promise.all(Array.from({ length: Math.min(LASTEVENT_CONCURRENCY, keys.length) }, worker));

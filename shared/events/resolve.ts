@@ -9,7 +9,7 @@
  * | sink folder   | 1 GetItem                                             | 10 s     |
  * | app           | by key: 1 GetItem; by nickname (or a key that names no app of the chain): 1 Query (GSI2 `apps` partition) per instance of the chain, in parallel | 10 s |
  * | event type    | 1 GetItem (moniker claim) + 1 Query (type and alarm links) [+ 1 BatchGet of its alarms] | 10 s |
- * | related Hrefs | 1 BatchGetItem of the keys not cached                 | found: 5 min (objects do not move); missing: 10 s |
+ * | related objects | 1 BatchGetItem of the keys not cached               | found: 5 min (objects do not move); missing: 10 s |
  *
  * {@link resolvePosting} sends what it can read by key at once, as one BatchGetItem (item-reads.ts
  * `readTogether`): the sink, the related objects and, when `AppKey` is an app's key, that app and
@@ -18,12 +18,16 @@
  * naming its app by key then takes three round trips, its write included (six before): the
  * BatchGetItem, the event type's Query and the write; by nickname, five.
  *
+ * The related objects' placements serve twice: their canonical Hrefs, and their scope check (a
+ * posting may relate only objects the publisher can see, {@link requireRelatedInScope}), so that
+ * check costs no request of its own.
+ *
  * Only found answers of the app and the event type are kept, and a miss is read again before it
  * is a 404, so a just-created app or event type is usable at once. A change made elsewhere to an
  * event type's priority, flags, templates or alarm membership reaches a warm environment within
  * {@link RESOLVE_TTL_MS}; the environment that made the change forgets its copy at once.
  */
-import { ApiError } from '../errors.ts';
+import { ApiError, forbidden } from '../errors.ts';
 import { readTogether } from '../db/item-reads.ts';
 import { claimOwner, getObject, getObjects, listCollection, ownInstance, type StoredObject } from '../db/objects-repo.ts';
 import { APPS_COLLECTION, EVENT_TYPES_COLLECTION, appsOfInstance, eventTypeWithAlarms } from '../db/eventtypes-repo.ts';
@@ -244,6 +248,30 @@ function objectLinks(sink: StoredObject, related: readonly RelatedObject[], plac
   });
 }
 
+/**
+ * Throws 403 unless every related object the posting names that exists lies within the caller's
+ * scope (the caller's instance or one below it: what the caller's object reads may see). A
+ * publisher could otherwise write pointers under another tenant's objects, and those pointers
+ * are what `lastevent` and `forKeys` read. A key that names no object is accepted as before (its
+ * link is kept as sent) but gets no pointer ({@link relatedPointerKeys}): the key may be given to
+ * another tenant's object later (keys are time-ordered) or be one of a deleted object.
+ */
+function requireRelatedInScope(ctx: Ctx, related: readonly RelatedObject[], placed: ReadonlyMap<string, Placement | null>): void {
+  related.forEach((r, i) => {
+    const k = keyOfRelated(r);
+    const p = isObjectKey(k) ? placed.get(k) : undefined;
+    if (p && !isWithin(ctx.principal.instanceKey, p)) throw forbidden(`RelatedObjects[${i}] names an object outside the scope of your instance.`);
+  });
+}
+
+/**
+ * The keys of the related objects that get a pointer item: those that name an existing object
+ * (in the caller's scope, once {@link requireRelatedInScope} passed).
+ */
+function relatedPointerKeys(placed: ReadonlyMap<string, Placement | null>): Set<string> {
+  return new Set([...placed.entries()].filter(([, p]) => p !== null).map(([k]) => k));
+}
+
 /** An app by its key, when there is one (cached when found). */
 async function appByKey(ctx: Ctx, key: string): Promise<StoredObject | undefined> {
   const k = id(ctx, key);
@@ -261,6 +289,8 @@ export interface ResolvedPosting {
   readonly app: StoredObject;
   readonly type: ResolvedType;
   readonly links: Record<string, unknown>[];
+  /** The keys of the related objects that exist: the only ones given a pointer item. */
+  readonly pointerKeys: ReadonlySet<string>;
 }
 
 /**
@@ -268,7 +298,8 @@ export interface ResolvedPosting {
  * The reads by key go out together; an app found by key counts only when it is in the sink's
  * instance or an instance above it (else the AppKey is looked for as {@link resolveApp} does), and
  * the claim read beside it only when the app is that one. Errors as the steps give them: the sink
- * (403, 404) first, then AppNotFound, then EventTypeNotFound.
+ * (403, 404) first, then a related object outside the caller's scope (403), then AppNotFound,
+ * then EventTypeNotFound.
  */
 export async function resolvePosting(ctx: Ctx, folderKey: string, posting: Pick<Posting, 'appKey' | 'eventTypeMoniker' | 'relatedObjects'>): Promise<ResolvedPosting> {
   const moniker = posting.eventTypeMoniker;
@@ -287,7 +318,8 @@ export async function resolvePosting(ctx: Ctx, folderKey: string, posting: Pick<
   // The reads above may have gone out before the caller's verdict (Route.readsFirst): the later
   // ones wait for it, so a refused caller costs those first reads only.
   await verdictIn(ctx);
+  requireRelatedInScope(ctx, posting.relatedObjects, placed);
   const app = keyed && sink.instances.includes(ownInstance(keyed)) ? keyed : await resolveApp(ctx, sink, posting.appKey);
   const type = await resolveEventType(ctx, app, moniker, app.key === appKey ? claim : undefined);
-  return { sink, app, type, links: objectLinks(sink, posting.relatedObjects, placed) };
+  return { sink, app, type, links: objectLinks(sink, posting.relatedObjects, placed), pointerKeys: relatedPointerKeys(placed) };
 }

@@ -32,15 +32,22 @@ describe('one event', () => {
   it('lists its related objects that exist and are in scope as connections', async () => {
     const person = await e.object('people', 'PersonInfo');
     const reader = await e.object('readers', 'VendorReaderInfo');
-    const stranger = await seedTenant(e.t, e.env.deps, { name: uniqueName('Stranger') });
+    const child = await seedTenant(e.t, e.env.deps, { parent: e.env.root.instance });
+    const childPerson = await e.object('people', 'PersonInfo', {}, child.instance.key);
+    // The root publishes into the child's sink, relating objects of the child and of the root.
     const ev = await e.published(
       e.posting(app.Key, plain, {
-        RelatedObjects: [...related(person, reader), { Relation: 'Gone', LinkedObjectKey: '0123456789abcdef01234567' }, { Relation: 'Other', LinkedObjectKey: stranger.instance.key }],
+        RelatedObjects: [...related(childPerson, person, reader), { Relation: 'Gone', LinkedObjectKey: '0123456789abcdef01234567' }],
       }),
+      child.instance.key,
     );
     const r = await e.api.get(`${ev.Href}/connections`, { token: e.token });
     expect(r.status).toBe(200);
-    expect(r.body).toEqual([(await e.api.get(person.Href, { token: e.token })).body, (await e.api.get(reader.Href, { token: e.token })).body]);
+    const read = (o: any) => e.api.get(o.Href, { token: e.token }).then((x) => x.body);
+    expect(r.body).toEqual([await read(childPerson), await read(person), await read(reader)]);
+    // The child sees its own object only: the root's are outside its scope.
+    const own = await e.api.get(`${ev.Href}/connections`, { token: child.tokens.ReadOnly });
+    expect(own.body).toEqual([await read(childPerson)]);
   });
 
   it('serves the other standard links of an event; takeownership is 405', async () => {

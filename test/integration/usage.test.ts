@@ -199,7 +199,7 @@ describe('write-side counts from the stream', () => {
     for (let i = 0; i < 2; i++) {
       const posted = await api.post(`${base}/eventmessagesink`, {
         token,
-        body: { $type: 'EventMessagePosting', OccurredOn: new Date().toISOString(), AppKey: app.body.Key, EventTypeMoniker: { Namespace: 'u', Nickname: nickname }, RelatedObjects: [] },
+        body: { $type: 'EventMessagePosting', OccurredOn: new Date(clock).toISOString(), AppKey: app.body.Key, EventTypeMoniker: { Namespace: 'u', Nickname: nickname }, RelatedObjects: [] },
       });
       expect(posted.status).toBeLessThan(300);
     }

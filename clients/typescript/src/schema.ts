@@ -2242,7 +2242,7 @@ export interface paths {
         put?: never;
         /**
          * Publish an event
-         * @description Stores the event (201) and delivers it live; a NonLogging event type is delivered live only (202).
+         * @description Stores the event (201) and delivers it live; a NonLogging event type is delivered live only (202). Related objects must be within the caller's scope (else 403, nothing written); a key that names no object is kept as sent. `OccurredOn` may be at most one day ahead of the server's time, and an event too large for one stored item is refused (400 ValidationFailed).
          */
         post: operations["publish"];
         delete?: never;
@@ -13949,7 +13949,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The most recent event of each object that has one. */
+            /** @description The most recent event within the caller's scope of each object that has one. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -13991,7 +13991,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The most recent event of each object that has one. */
+            /** @description The most recent event within the caller's scope of each object that has one. */
             200: {
                 headers: {
                     [name: string]: unknown;
