@@ -115,6 +115,8 @@ describe('the internal stand-ins on the API port', () => {
 
     // The broker delivers in order: a forged message that got through would have arrived first.
     expect(got.filter((m) => JSON.stringify(m).includes('FORGED'))).toEqual([]);
+    // The secret never leaves the runtime's process.
+    expect(runtime.output()).not.toContain('/@local/');
   });
 
   it('refuses the Management API calls (post, describe, close a connection) on the API port', async () => {
