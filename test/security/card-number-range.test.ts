@@ -47,6 +47,11 @@ describe('card numbers', () => {
     const found = await env.api.get(`${people}/bycard`, { token, query: { cardNumber: MAX } });
     expect(found.status).toBe(200);
     expect(found.text).toContain(`"EncodedCardNumber":${MAX}`);
+    expect((await env.api.get(people, { token })).text).toContain(`"EncodedCardNumber":${MAX}`);
+    const searched = await env.api.post(`/api/f/${env.root.instance.key}/search`, { token, body: `{"CardAssignments.EncodedCardNumber":${MAX}}` });
+    expect(searched.status).toBe(200);
+    expect(searched.body).toHaveLength(1);
+    expect(searched.text).toContain(`"EncodedCardNumber":${MAX}`);
   });
 
   it('refuses a number outside 0..2^63-1 in a person written whole, with nothing written', async () => {
