@@ -6,9 +6,11 @@
  * - the hooks apply `shared/live/mqtt-auth.ts`, the same checks as the IoT custom authorizer:
  *   username = access token (CONNACK 5 and close when it does not verify), SUBACK 0x80 for a
  *   filter out of scope, a client PUBLISH closes the connection, the connection closes at `exp`;
- * - the IoT data plane's publish call (`POST /topics/{topic}?qos=1`, loopback only) hands the
- *   payload to the broker, so the fan-out's `@aws-sdk/client-iot-data-plane` code only changes
- *   its endpoint between the laptop and AWS;
+ * - the IoT data plane's publish call (`POST /topics/{topic}?qos=1`) hands the payload to the
+ *   broker, so the fan-out's `@aws-sdk/client-iot-data-plane` code only changes its endpoint
+ *   between the laptop and AWS. IoT Core signs it (iot:Publish); here the runtime serves it only
+ *   below its per-process secret path (`Runtime.internalUrl`, see local/server.ts) and from
+ *   loopback: anyone else could forge events into any tenant's feed;
  * - {@link MqttBroker.publisher}: the same publish without the HTTP round trip, for the fan-out
  *   the runtime runs in its own process.
  */
@@ -143,7 +145,10 @@ export class MqttBroker {
     });
   }
 
-  /** Serves the IoT data plane's `POST /topics/{topic}` when the path matches; false otherwise. */
+  /**
+   * Serves the IoT data plane's `POST /topics/{topic}` when the path matches; false otherwise.
+   * The caller has checked that the request may use it (local/server.ts: the runtime's secret).
+   */
   handlePublish(req: IncomingMessage, res: ServerResponse, target = splitTarget(req.url ?? '/')): boolean {
     const { rawPath, rawQueryString } = target;
     if (!rawPath.startsWith(PUBLISH_PREFIX)) return false;

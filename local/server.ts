@@ -8,7 +8,7 @@
  * runtime sets the derived variables before the first handler loads, and one process runs one
  * runtime.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -39,6 +39,12 @@ import { WebSocketGateway, type WebSocketGatewayOptions } from './websocket-gate
 
 /** How often the runtime writes the usage counts that are due (each family still writes at most once per interval). */
 const USAGE_TIMER_MS = 5_000;
+
+/**
+ * The path below which the runtime serves its stand-ins of AWS's internal calls (the WebSocket
+ * Management API, the IoT data plane's Publish), followed by the runtime's per-process secret.
+ */
+export const INTERNAL_PREFIX = '/@local/';
 
 /** Bodies above this are not read at all (the pipeline answers 413 above GATEHOUSE_MAX_BODY_BYTES). */
 const HARD_BODY_CAP = 2 * 1024 * 1024;
@@ -87,6 +93,13 @@ export interface Runtime {
   readonly wsUrl: string;
   /** `ws://localhost:<port>/mqtt` */
   readonly mqttUrl: string;
+  /**
+   * `http://localhost:<port>/@local/<secret>`: where this process's own code reaches the
+   * Management API and IoT data plane stand-ins with the AWS SDK clients (as `endpoint`). The
+   * secret is made at start and never leaves the process: no other program on the machine can
+   * post to a live connection or publish to an MQTT topic. Never log it.
+   */
+  readonly internalUrl: string;
   readonly port: number;
   readonly dataDir: string;
   readonly dynamodbEndpoint: string;
@@ -121,6 +134,8 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const mqtt: MqttBroker = await MqttBroker.start({ logger, deps: () => (brokerDeps ??= createCoreDeps()) });
   const router = new Router();
   const throttle = stageThrottle(opts.throttle);
+  // The stand-ins of AWS's internal calls are only for code holding this process's secret.
+  const internal = internalCalls(randomBytes(32).toString('base64url'));
 
   // Nothing is served until the runtime is up (and, when gated, opened): requests answer 503 with
   // Retry-After, the way a load balancer answers while its targets are not healthy yet.
@@ -149,8 +164,13 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     const requestId = randomUUID();
     try {
       const target = splitTarget(req.url ?? '/');
-      if (gateway.handleManagement(req, res, target.rawPath)) return;
-      if (mqtt.handlePublish(req, res, target)) return;
+      const inner = internal.match(target);
+      if (inner) {
+        if (gateway.handleManagement(req, res, inner.rawPath)) return;
+        if (mqtt.handlePublish(req, res, inner)) return;
+        req.resume();
+        return writeJsonError(res, 404, 'NotFound', 'No such resource.');
+      }
       // API Gateway throttles before anything else runs; the body is drained, not read.
       const retryAfter = throttle?.take() ?? 0;
       if (retryAfter > 0) {
@@ -203,6 +223,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const url = `http://localhost:${port}`;
   const wsUrl = `ws://localhost:${port}/events`;
   const mqttUrl = `ws://localhost:${port}${mqtt.path}`;
+  const internalUrl = `${url}${internal.prefix}`;
 
   let dynamo: RunningDynamo | undefined;
   let poller: StreamPoller | undefined;
@@ -242,10 +263,11 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     process.env.GATEHOUSE_DATA_DIR = dataDir;
     process.env.GATEHOUSE_DYNAMODB_ENDPOINT = dynamo.endpoint;
     process.env.GATEHOUSE_EVENT_PUBLISHER_URL = opts.eventPublisherUrl ?? wsUrl;
-    process.env.GATEHOUSE_WEBSOCKET_MANAGEMENT_URL = url;
+    // The runtime's own fan-out posts and publishes in process; a handler built from the exported
+    // `handler` (an embedding's `families`) reaches the same stand-ins over HTTP with the secret.
+    process.env.GATEHOUSE_WEBSOCKET_MANAGEMENT_URL = internalUrl;
     process.env.GATEHOUSE_MQTT_PUBLISHER_URL = opts.mqttPublisherUrl ?? mqttUrl;
-    // The fan-out publishes through the runtime's emulation of the IoT data plane.
-    process.env.GATEHOUSE_MQTT_PUBLISH_URL = url;
+    process.env.GATEHOUSE_MQTT_PUBLISH_URL = internalUrl;
     process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
     // Webhooks to receivers on this machine (http to loopback) unless the operator says otherwise.
     process.env.GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK ??= 'true';
@@ -288,6 +310,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     url,
     wsUrl,
     mqttUrl,
+    internalUrl,
     port,
     dataDir,
     dynamodbEndpoint: dynamo.endpoint,
@@ -302,8 +325,8 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
  * The families that send to live clients, built to send through this process's gateway and
  * broker: the fan-out's WebSocket posts and MQTT publishes, and the `websocket` family's answers.
  * In AWS they go through the Management API and the IoT data plane; the runtime serves both calls
- * too (`/@connections/...`, `/topics/...`), and over HTTP each message cost about a millisecond
- * of CPU on each side, which the fan-out pays once per subscriber, topic and event.
+ * too, below {@link Runtime.internalUrl}, but over HTTP each message costs CPU on each side, which
+ * the fan-out pays once per subscriber, topic and event.
  */
 function inProcessTransports(gateway: () => WebSocketGateway, broker: () => MqttBroker): Partial<Record<Family, HandlerBuilder>> {
   return {
@@ -319,6 +342,29 @@ function inProcessTransports(gateway: () => WebSocketGateway, broker: () => Mqtt
     },
   };
 }
+
+/**
+ * Recognises a request for the internal stand-ins: `/@local/<secret>/...` with this process's
+ * secret (compared in constant time), answering the rest of the target. Any other path, the
+ * stand-ins' own `/@connections/...` and `/topics/...` included, is an ordinary API path.
+ */
+function internalCalls(secret: string): { prefix: string; match(target: HttpTarget): HttpTarget | undefined } {
+  const prefix = `${INTERNAL_PREFIX}${secret}`;
+  const expected = Buffer.from(secret);
+  return {
+    prefix,
+    match(target) {
+      if (!target.rawPath.startsWith(INTERNAL_PREFIX)) return undefined;
+      const rest = target.rawPath.slice(INTERNAL_PREFIX.length);
+      const slash = rest.indexOf('/');
+      const given = Buffer.from(slash < 0 ? rest : rest.slice(0, slash));
+      if (slash < 0 || given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+      return { ...target, rawPath: rest.slice(slash) };
+    },
+  };
+}
+
+type HttpTarget = ReturnType<typeof splitTarget>;
 
 function listen(server: Server, port: number, host: string): Promise<void> {
   return new Promise((resolveListen, reject) => {

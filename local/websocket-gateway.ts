@@ -7,8 +7,9 @@
  * - AWS limits: 128 KB messages (1009 close), no binary frames from clients (1003 close), 10 min
  *   idle timeout and 2 h connection lifetime (1001 close);
  * - the Management API (`POST`, `GET`, `DELETE /@connections/{connectionId}`) on the same server,
- *   from the loopback interface only, so `@aws-sdk/client-apigatewaymanagementapi` works with
- *   `endpoint = http://localhost:<port>`;
+ *   from the loopback interface only, so `@aws-sdk/client-apigatewaymanagementapi` works with the
+ *   server's URL as `endpoint`. API Gateway signs these calls (IAM); the runtime serves them only
+ *   below its per-process secret path (`Runtime.internalUrl`, see local/server.ts);
  * - {@link WebSocketGateway.notifier}: the same posts without the HTTP round trip, for the
  *   functions the runtime runs in its own process (the fan-out, the `websocket` family's answers).
  */
@@ -212,6 +213,7 @@ export class WebSocketGateway {
 
   /**
    * Serves the Management API when the path is `/@connections/...`; returns false otherwise.
+   * The caller has checked that the request may use it (local/server.ts: the runtime's secret).
    */
   handleManagement(req: IncomingMessage, res: ServerResponse, rawPath = splitTarget(req.url ?? '/').rawPath): boolean {
     if (!rawPath.startsWith(MANAGEMENT_PREFIX)) return false;

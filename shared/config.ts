@@ -123,6 +123,8 @@ const SETTINGS = {
   GATEHOUSE_WEBSOCKET_MANAGEMENT_URL: opt(str()),
   GATEHOUSE_MQTT_PUBLISHER_URL: def(str(), 'ws://localhost:3000/mqtt'),
   GATEHOUSE_MQTT_PUBLISH_URL: opt(url()),
+  // The API's public base URL (the OpenAPI document's `servers`; a webhook may not name it).
+  GATEHOUSE_PUBLIC_URL: opt(url()),
   GATEHOUSE_CORS_ORIGINS: def(str(), ''),
   GATEHOUSE_MAX_BODY_BYTES: def(int(1024, 10 * 1024 * 1024), 1_048_576),
   // The local runtime's stage throttling, as the HTTP API's in AWS (infra/http-api.ts).
@@ -205,6 +207,12 @@ export type Config = Readonly<{
   mqttPublisherUrl: string;
   /** The IoT data plane endpoint the fan-out publishes to; unset turns the MQTT channel off. */
   mqttPublishUrl: string | undefined;
+  /**
+   * The API's public base URL (e.g. `https://api.example.com`): the `servers` of the OpenAPI
+   * document, and a URL webhooks may not name. Unset: the document names the host each request
+   * called (and is not kept by shared caches).
+   */
+  publicUrl: string | undefined;
   corsOrigins: readonly string[];
   maxBodyBytes: number;
   /** Local runtime: requests per second let through on average; 0 turns throttling off. */
@@ -284,6 +292,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     websocketManagementUrl: e.GATEHOUSE_WEBSOCKET_MANAGEMENT_URL,
     mqttPublisherUrl: e.GATEHOUSE_MQTT_PUBLISHER_URL,
     mqttPublishUrl: e.GATEHOUSE_MQTT_PUBLISH_URL,
+    publicUrl: e.GATEHOUSE_PUBLIC_URL,
     corsOrigins: e.GATEHOUSE_CORS_ORIGINS.split(',').map((s) => s.trim()).filter(Boolean),
     maxBodyBytes: e.GATEHOUSE_MAX_BODY_BYTES,
     throttleRate: e.GATEHOUSE_THROTTLE_RATE,

@@ -2,7 +2,7 @@
  * Service family: the public system information, the OpenAPI document and the reference page
  * over it, and the JSON 404 for every path no other route matches (`$default`).
  */
-import { DOCUMENT_CACHE_CONTROL, servedDocument } from '#shared/docs/openapi.ts';
+import { servedDocument } from '#shared/docs/openapi.ts';
 import { referenceBundle, referencePage } from '#shared/docs/page.ts';
 import { notFound } from '#shared/errors.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
@@ -12,11 +12,15 @@ import { sysInfo } from '#shared/sysinfo.ts';
 
 const sysinfo: Operation<BaseDeps> = async (_req, deps) => ok(sysInfo(deps.config, deps.now()));
 
-const openApi: Operation<BaseDeps> = async (req) =>
-  okRaw(servedDocument(req), { 'content-type': 'application/json; charset=utf-8', 'cache-control': DOCUMENT_CACHE_CONTROL });
+const openApi: Operation<BaseDeps> = async (req, deps) => {
+  const { text, headers } = servedDocument(req, deps.config.publicUrl);
+  return okRaw(text, { 'content-type': 'application/json; charset=utf-8', ...headers });
+};
 
-const docs: Operation<BaseDeps> = async () =>
-  okRaw(referencePage(), { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'public, max-age=300' });
+const docs: Operation<BaseDeps> = async () => {
+  const { html, csp } = referencePage();
+  return okRaw(html, { 'content-type': 'text/html; charset=utf-8', 'cache-control': 'public, max-age=300', 'content-security-policy': csp });
+};
 
 // The script changes only with a deployment; gzip whenever the client takes it (browsers do).
 const docsAsset: Operation<BaseDeps> = async (req) => {

@@ -1,7 +1,10 @@
 /**
  * `GET /api/openapi.json`: the document `npm run openapi` wrote to docs/openapi.json (built from
  * the route table and the model's schemas at build time), with `servers` naming the deployment
- * that answers.
+ * that answers: its configured public base URL (`GATEHOUSE_PUBLIC_URL`), else the host the request
+ * called. The second comes from a request header anyone can set, so that answer is for its
+ * requester only (`private`, `Vary: Host`): a shared cache must not hand one client's forged host
+ * to every reader of the reference page.
  *
  * The document is a file, not an import: in AWS it is copied beside the service function's code
  * (infra/bundling.ts `familyFiles`), locally it is read from docs/. Read on the first request, so
@@ -19,6 +22,8 @@ export const repositoryDocument = (): string => fileURLToPath(new URL('../../doc
 
 /** Browsers and proxies may keep it for five minutes; a deployment changes it. */
 export const DOCUMENT_CACHE_CONTROL = 'public, max-age=300';
+/** The document naming the host the request called: the requester's browser may keep it, no shared cache. */
+export const PER_HOST_CACHE_CONTROL = 'private, max-age=300';
 
 const HOST = /^[A-Za-z0-9.-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
 
@@ -45,13 +50,27 @@ function loadDocument(): Record<string, unknown> {
 
 const served = new Map<string, string>();
 
-/** The document, serialised once per base URL (a handful per execution environment). */
-export function servedDocument(req: Pick<ApiRequest, 'headers'>): string {
-  const url = baseUrlOf(req);
+/** The document's text and the headers it is answered with. */
+export interface ServedDocument {
+  readonly text: string;
+  readonly headers: Readonly<Record<string, string>>;
+}
+
+/**
+ * The document, serialised once per base URL (a handful per execution environment), naming
+ * `publicUrl` when configured, else the request's host (see the module comment).
+ */
+export function servedDocument(req: Pick<ApiRequest, 'headers'>, publicUrl: string | undefined): ServedDocument {
+  const url = publicUrl ? publicUrl.replace(/\/+$/, '') : baseUrlOf(req);
   let text = served.get(url);
   if (text === undefined) {
     text = JSON.stringify({ ...loadDocument(), servers: [{ url, description: 'The deployment that answered this request.' }] });
     if (served.size < 16) served.set(url, text);
   }
-  return text;
+  return {
+    text,
+    headers: publicUrl
+      ? { 'cache-control': DOCUMENT_CACHE_CONTROL }
+      : { 'cache-control': PER_HOST_CACHE_CONTROL, vary: 'Host, X-Forwarded-Proto' },
+  };
 }

@@ -8,6 +8,7 @@
  * It is read once per execution environment and kept gzip-compressed too: 4.3 MB of script is
  * about 1.2 MB gzipped, well inside Lambda's 6 MB response limit.
  */
+import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
@@ -53,8 +54,8 @@ export function referenceBundle(): Bundle {
   return bundle;
 }
 
-/** The page: the bundle, then the reference mounted on the document. */
-export function referencePage(): string {
+/** The inline script that mounts the reference on the document. */
+function mountScript(): string {
   const config = {
     url: '/api/openapi.json',
     // Everything from Gatehouse itself: no web fonts, no telemetry, no proxy, no hosted AI agent.
@@ -66,7 +67,38 @@ export function referencePage(): string {
     persistAuth: false,
     metaData: { title: 'Gatehouse API reference' },
   };
-  return `<!doctype html>
+  return `Scalar.createApiReference('#app', ${JSON.stringify(config)});`;
+}
+
+/** The page and its Content-Security-Policy, built once. */
+let page: { readonly html: string; readonly csp: string } | undefined;
+
+/**
+ * The page: the bundle, then the reference mounted on the document; and the policy it is served
+ * with. The page renders an API description and may send requests to the API ("try it"), so a
+ * script injected into it (through a crafted document or a compromised dependency) would act with
+ * the reader's token: scripts run only from Gatehouse's own origin plus the one inline script, by
+ * its hash; requests go only to this origin; nothing may frame the page, post a form elsewhere or
+ * load a plugin. Styles stay `'unsafe-inline'`: Scalar's bundle injects its CSS at run time (style
+ * cannot run script). Fonts and images: this origin and `data:` (the bundle inlines its icons).
+ */
+export function referencePage(): { readonly html: string; readonly csp: string } {
+  if (!page) {
+    const mount = mountScript();
+    const hash = createHash('sha256').update(mount, 'utf8').digest('base64');
+    const csp = [
+      "default-src 'none'",
+      `script-src 'self' 'sha256-${hash}'`,
+      "style-src 'self' 'unsafe-inline'",
+      "img-src 'self' data:",
+      "font-src 'self' data:",
+      "connect-src 'self'",
+      "base-uri 'none'",
+      "form-action 'none'",
+      "frame-ancestors 'none'",
+      "object-src 'none'",
+    ].join('; ');
+    const html = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -77,8 +109,11 @@ export function referencePage(): string {
 <body>
 <div id="app"></div>
 <script src="/docs/${REFERENCE_ASSET}"></script>
-<script>Scalar.createApiReference('#app', ${JSON.stringify(config)});</script>
+<script>${mount}</script>
 </body>
 </html>
 `;
+    page = { html, csp };
+  }
+  return page;
 }

@@ -23,6 +23,27 @@ export const isCardKey = (v: unknown): v is string => typeof v === 'string' && C
 export const presentCardValue = (v: unknown): v is string | number | bigint =>
   (typeof v === 'string' && v !== '') || typeof v === 'number' || typeof v === 'bigint';
 
+/** The largest card number: the field's card numbers are signed 64-bit integers, 0 and up. */
+export const MAX_CARD_NUMBER = 2n ** 63n - 1n;
+
+const DECIMAL = /^[+-]?\d+$/;
+
+/**
+ * Whether a card number that was sent is in 0..2^63-1. A number above 2^53 arrives as a `bigint`
+ * (shared/json.ts) and is compared exactly; one written as decimal text is the same number and
+ * held to the same range (text in other forms, such as hex encodings, is kept as sent). A number
+ * out of range would be stored as sent but read back rounded wherever it passes through a double.
+ */
+export function cardNumberInRange(v: string | number | bigint): boolean {
+  if (typeof v === 'string') {
+    if (!DECIMAL.test(v)) return true;
+    const n = BigInt(v);
+    return n >= 0n && n <= MAX_CARD_NUMBER;
+  }
+  if (typeof v === 'bigint') return v >= 0n && v <= MAX_CARD_NUMBER;
+  return Number.isSafeInteger(v) && v >= 0;
+}
+
 /**
  * What makes a card unique in its instance: `<facility code>:<number>` as decimal text (the claim
  * value), or undefined for a card without a number. Never through a JS number: a `bigint` card

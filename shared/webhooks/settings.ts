@@ -11,6 +11,7 @@ import type { Db } from '../db/client.ts';
 import { inScope } from '../live/connections.ts';
 import { parseTopic } from '../live/topics.ts';
 import { typeNameOf } from '../model/types.ts';
+import { pointsAtSelf } from './self-target.ts';
 import { urlProblem } from './ssrf.ts';
 import { WEBHOOK_TYPE } from './subscriptions.ts';
 
@@ -33,13 +34,15 @@ function keyList(body: Record<string, unknown>, field: string): string[] {
 
 /**
  * The settings a body asks for, validated (URL, topics' shape and scope). `instanceKey` is the
- * instance that holds the subscription.
+ * instance that holds the subscription; `own` the service's own endpoints (`ownEndpoints` of
+ * self-target.ts), which a URL may not name.
  */
 export async function settingsFrom(
   db: Db,
   body: unknown,
   instanceKey: string,
   allowLoopback: boolean,
+  own: readonly string[],
 ): Promise<WebhookSettings> {
   if (!isRecord(body)) throw invalid('The body must be a JSON object.');
   const type = typeNameOf(body.$type);
@@ -49,6 +52,7 @@ export async function settingsFrom(
   if (typeof body.Url !== 'string' || body.Url.length === 0 || body.Url.length > 2048) throw invalidUrl('Url is required (at most 2048 characters).');
   const problem = urlProblem(body.Url, allowLoopback);
   if (problem) throw invalidUrl(problem);
+  if (await pointsAtSelf(body.Url, own)) throw invalidUrl('Url may not name Gatehouse itself.');
   const enabled = body.Enabled ?? true;
   if (typeof enabled !== 'boolean') throw invalid('Enabled must be true or false.');
   const audit = body.IncludeAuditEvents ?? true;

@@ -19,6 +19,7 @@ import { instanceOf, manage, webhookOf, type WebhookDeps } from './operations.ts
 import type { DeliveryJob } from './queue.ts';
 import { PREVIOUS_SECRET_MS } from './schedule.ts';
 import { messageIdOf, newSecret } from './signing.ts';
+import { ownEndpoints } from './self-target.ts';
 import { settingsFrom } from './settings.ts';
 import { matchable, renderWebhook, webhookReceives } from './subscriptions.ts';
 
@@ -34,7 +35,7 @@ const createWebhook: Operation<WebhookDeps> = async (req, deps) => {
   const ctx = contextOf(req, deps);
   const instance = await instanceOf(ctx, req);
   manage(ctx);
-  const settings = await settingsFrom(ctx.db, req.body, instance.key, deps.config.webhookAllowLoopback);
+  const settings = await settingsFrom(ctx.db, req.body, instance.key, deps.config.webhookAllowLoopback, ownEndpoints(deps.config));
   const secret = newSecret();
   const hook: StoredWebhook = {
     key: newKey(),
@@ -57,7 +58,7 @@ const replaceWebhook: Operation<WebhookDeps> = async (req, deps) => {
   const ctx = contextOf(req, deps);
   const hook = await webhookOf(ctx, req);
   manage(ctx);
-  const settings = await settingsFrom(ctx.db, req.body, hook.instanceKey, deps.config.webhookAllowLoopback);
+  const settings = await settingsFrom(ctx.db, req.body, hook.instanceKey, deps.config.webhookAllowLoopback, ownEndpoints(deps.config));
   const v = (req.body as { ConcurrencyVersion?: unknown }).ConcurrencyVersion;
   const expected = typeof v === 'number' ? v : undefined;
   try {

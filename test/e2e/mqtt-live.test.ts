@@ -249,21 +249,21 @@ describe('live events over MQTT', () => {
     await expect(connect(token)).rejects.toMatchObject({ code: 5 });
   });
 
-  it("serves the IoT data plane's Publish over HTTP, as the fan-out in AWS calls it", async () => {
-    // The runtime's own fan-out publishes in process; other code on this machine may still use the
-    // SDK against the runtime, as against IoT Core.
+  it("does not serve the IoT data plane's Publish on the API port: only the runtime itself publishes", async () => {
+    // IoT Core signs Publish (iot:Publish); the runtime serves its stand-in only to code in its own
+    // process (test/security/internal-endpoints.test.ts), never to other programs on the machine.
     const c = await connect(tenants.A.tokens.Administrator);
     const got = collect(c);
     const topic = `/${tenants.A.instance.key}/$`;
     await c.subscribeAsync(topic, { qos: 1 });
-    const publisher = createIotPublisher({ endpoint: url, region: 'us-east-1' });
     const marker = randomBytes(6).toString('hex');
 
-    await publisher.publish(topic, serialize({ Marker: marker }));
+    await expect(createIotPublisher({ endpoint: url, region: 'us-east-1' }).publish(topic, serialize({ Marker: marker }))).rejects.toThrow();
 
-    await expect.poll(() => got.filter((m) => m.event.Marker === marker)).toEqual([{ topic, event: { Marker: marker } }]);
-    // A wildcard topic is refused, as the data plane refuses it.
-    await expect(publisher.publish(`/${tenants.A.instance.key}/#`, serialize({ Marker: marker }))).rejects.toMatchObject({ name: 'InvalidRequestException' });
+    // The runtime's own events still arrive, and nothing forged before them.
+    const event = await publish('A', 90);
+    await expect.poll(() => got.some((m) => m.event.Key === event.Key)).toBe(true);
+    expect(got.filter((m) => m.event.Marker === marker)).toEqual([]);
   });
 
   it('reports the MQTT URL in sysinfo beside the JSON WebSocket one', async () => {

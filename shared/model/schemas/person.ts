@@ -1,5 +1,6 @@
 /** PersonInfo: BaseInfo plus names, polymorphic addresses and card assignments. */
 import * as z from 'zod/mini';
+import { MAX_CARD_NUMBER, cardNumberInRange } from '../cards.ts';
 import { LIMITS, builtOnce, commonSchemas, optionalDateTime, optionalString } from './common.ts';
 
 export const ADDRESS_TYPES = ['MailingAddressInfo', 'EmailAddressInfo', 'PhoneInfo'] as const;
@@ -36,12 +37,15 @@ export const personSchemas = builtOnce(() => {
 
   /**
    * A card number: the spec says number (64-bit in the field: above 2^53 it arrives as a `bigint`
-   * from the lossless JSON parser); string forms are kept as sent (long or hex encodings).
+   * from the lossless JSON parser), 0 to 2^63-1 (see `cardNumberInRange`); string forms are kept
+   * as sent (long or hex encodings), decimal text held to the same range.
    */
-  const cardNumberSchema = z.union(
-    [z.number().check(z.int()).check(z.gte(0)), z.bigint().check(z.gte(0n)), z.string().check(z.minLength(1)).check(z.maxLength(LIMITS.code))],
-    { error: () => 'expected a number' },
-  );
+  const cardNumberSchema = z
+    .union(
+      [z.number().check(z.int()).check(z.gte(0)), z.bigint().check(z.gte(0n)), z.string().check(z.minLength(1)).check(z.maxLength(LIMITS.code))],
+      { error: () => 'expected a number' },
+    )
+    .check(z.refine(cardNumberInRange, { message: `expected a card number from 0 to ${MAX_CARD_NUMBER}` }));
   /** Facility codes are vendor fields; numbers and strings both occur. */
   const facilityCodeSchema = z.union([z.number().check(z.int()), z.string().check(z.maxLength(LIMITS.code))], {
     error: () => 'expected a number or a string',
