@@ -17,7 +17,9 @@ export const SUBSCRIPTION_DISABLED = 'The subscription is disabled.';
 const PUBLIC = new Set([COULD_NOT_CONNECT, TLS_FAILED, TIMED_OUT, CONNECTION_LOST, INVALID_URL, NOT_HTTPS, SUBSCRIPTION_DISABLED]);
 
 /**
- * The reason a stored attempt shows: itself when it is one of the fixed ones; anything else (a
- * record written before reasons were generic, within its 30 days) as {@link COULD_NOT_CONNECT}.
+ * The reason a stored attempt shows: itself when it is one of the fixed ones; a record written
+ * before reasons were generic (kept 30 days) as {@link TIMED_OUT} for a timeout and
+ * {@link COULD_NOT_CONNECT} for anything else.
  */
-export const publicReason = (stored: string): string => (PUBLIC.has(stored) ? stored : COULD_NOT_CONNECT);
+export const publicReason = (stored: string): string =>
+  PUBLIC.has(stored) ? stored : stored.startsWith('No answer within') ? TIMED_OUT : COULD_NOT_CONNECT;

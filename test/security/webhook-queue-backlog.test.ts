@@ -10,7 +10,7 @@ import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureQueueTable, queueDbOf, type Db } from '#shared/db/client.ts';
 import { putQueuedJobs } from '#shared/db/webhooks-repo.ts';
-import { startWebhookQueue, type WebhookQueueRunner } from '../../local/webhook-queue.ts';
+import { PER_INSTANCE, startWebhookQueue, type WebhookQueueRunner } from '../../local/webhook-queue.ts';
 import { createTestDb } from '../support/db.ts';
 import { waitFor } from '../support/webhook-receiver.ts';
 
@@ -75,5 +75,6 @@ describe('the local webhook queue under one instance\'s backlog', () => {
     expect(bStartedAt! - started).toBeLessThanOrEqual(BOUND_MS);
     // A held its share of the slots meanwhile, not all of them.
     expect(aStarted).toBeGreaterThan(0);
+    expect(aStarted).toBeLessThanOrEqual(PER_INSTANCE);
   });
 });
