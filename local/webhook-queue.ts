@@ -26,10 +26,10 @@ import { onTableJobsQueued } from '#shared/webhooks/queue.ts';
 
 /**
  * Jobs of one subscription in flight at once: a dead receiver of an instance leaves the
- * instance's other subscriptions the rest of its share. Measured (`npm run bench -- --only webhooks`, one busy subscription, 10 clients
- * publishing): 16 capped its deliveries below the publish rate of this 2-core machine (p50 1.3-2.4 s
- * publish to delivery), 32 gave p50 0.6-0.8 s, and 64 of 128 slots 1.1-1.3 s (each attempt waits
- * longer for the CPU than it saves).
+ * instance's other subscriptions the rest of its share. Measured (`npm run bench -- --only
+ * webhooks`, one busy subscription, 10 clients publishing): 16 capped its deliveries below the
+ * publish rate of this 2-core machine (p50 1.3-2.4 s publish to delivery), 32 gave p50 0.6-0.8 s,
+ * and 64 of 128 slots 1.1-1.3 s (each attempt waits longer for the CPU than it saves).
  */
 export const PER_WEBHOOK = 32;
 /** Jobs of one instance in flight at once: what is left of the shared slots goes to the others. */
