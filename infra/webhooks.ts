@@ -9,6 +9,11 @@
  * next attempt itself (DelaySeconds up to 15 min, and visibility for longer steps), so a receiver
  * that stays down fills no dead-letter queue. Egress goes out through Lambda's own networking
  * (no VPC); the sender refuses private targets itself.
+ *
+ * The job queue is a standard queue used as an SQS fair queue: the sender's jobs carry their
+ * instance as MessageGroupId (shared/webhooks/sqs-queue.ts), so an instance with a large share of
+ * the messages in flight (dead receivers, a replay) has its messages served after the others'.
+ * Nothing to configure here: a standard queue is fair once its messages carry a group id.
  */
 import { Duration } from 'aws-cdk-lib';
 import { Alarm, ComparisonOperator, TreatMissingData } from 'aws-cdk-lib/aws-cloudwatch';

@@ -8,9 +8,15 @@
  * tried again after a backoff. Jobs live in the table, so pending attempts survive a restart, and
  * a job in flight when the process dies is simply made again (at least once).
  *
- * Fairness: at most {@link PER_WEBHOOK} jobs of one subscription are in flight, so a slow
- * receiver (up to 10 s per attempt) never takes the slots of the others; the due jobs are read
- * as ids (a small projection) and the body of a job not queued in this process when it starts.
+ * Fairness between instances (docs/design.md, "Webhook fairness"): an instance has at most
+ * {@link PER_INSTANCE} jobs in flight and a subscription {@link PER_WEBHOOK}; each free slot goes
+ * to the instance with the fewest jobs in flight (then, within it, to the subscription with the
+ * fewest), and an instance with fewer than {@link INSTANCE_FLOOR} in flight starts its next job
+ * even when all {@link MAX_IN_FLIGHT} shared slots are taken. So dead receivers (each attempt held
+ * up to 10 s) and a backlog of thousands of jobs of one instance never make another instance's
+ * delivery wait for them. The due jobs are read as ids (a small projection), a bounded number per
+ * instance kept, a long backlog read in slices (each read goes on where the last stopped), and the
+ * body of a job not queued in this process read when it starts.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
@@ -19,15 +25,24 @@ import { deleteQueuedJobs, dueJobs, queuedJobBody, type QueuedJobRef } from '#sh
 import { onTableJobsQueued } from '#shared/webhooks/queue.ts';
 
 /**
- * Jobs of one subscription in flight at once: half the slots, so a slow receiver leaves the other
- * half to the rest. Measured (`npm run bench -- --only webhooks`, one busy subscription, 10 clients
- * publishing): 16 capped its deliveries below the publish rate of this 2-core machine (p50 1.3-2.4 s
- * publish to delivery), 32 gave p50 0.6-0.8 s, and 64 of 128 slots 1.1-1.3 s (each attempt waits
- * longer for the CPU than it saves).
+ * Jobs of one subscription in flight at once: a dead receiver of an instance leaves the
+ * instance's other subscriptions the rest of its share. Measured (`npm run bench -- --only
+ * webhooks`, one busy subscription, 10 clients publishing): 16 capped its deliveries below the
+ * publish rate of this 2-core machine (p50 1.3-2.4 s publish to delivery), 32 gave p50 0.6-0.8 s,
+ * and 64 of 128 slots 1.1-1.3 s (each attempt waits longer for the CPU than it saves).
  */
 export const PER_WEBHOOK = 32;
-/** Jobs in flight at once. */
+/** Jobs of one instance in flight at once: what is left of the shared slots goes to the others. */
+export const PER_INSTANCE = 40;
+/** Jobs in flight at once, shared by the instances. */
 export const MAX_IN_FLIGHT = 64;
+/**
+ * Jobs an instance may have in flight beyond the shared slots: with fewer than this in flight,
+ * its next due job starts at once, whatever the other instances hold.
+ */
+export const INSTANCE_FLOOR = 4;
+/** Jobs read from the table kept waiting per instance (the rest stay in the table for a later read). */
+const READ_PER_INSTANCE = 1000;
 /** Due jobs read per Query, and Queries per read at most. */
 const PAGE_SIZE = 1000;
 const PAGES_PER_READ = 10;
@@ -81,6 +96,7 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
   const idleMs = opts.idleMs ?? 1000;
   const inFlight = new Map<string, Promise<void>>();
   const perWebhook = new Map<string, number>();
+  const perInstance = new Map<string, number>();
   /** Job id → epoch ms before which a failed job is not tried again, and its failures so far. */
   const backoff = new Map<string, { until: number; failures: number }>();
   /** Job id → when it was handled and deleted. */
@@ -113,6 +129,8 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
   let lastRead = 0;
   /** The last read stopped at its page limit: more jobs are due than it brought. */
   let truncated = false;
+  /** Where the next read goes on (after the last one's page limit); undefined: from the oldest. */
+  let cursor: Record<string, unknown> | undefined;
   let stopped = false;
   let wake: (() => void) | undefined;
   // Jobs queued in this process (the fan-out, a retry, a redelivery) start from here when due.
@@ -120,7 +138,7 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
     if (tableName !== opts.db.tableName) return;
     for (const j of jobs) {
       bodies.set(j.id, j.body);
-      if (!buffer.has(j.id)) buffer.set(j.id, { id: j.id, webhookKey: j.webhookKey, dueAt: j.dueAt });
+      if (!buffer.has(j.id)) buffer.set(j.id, { id: j.id, webhookKey: j.webhookKey, instanceKey: j.instanceKey, dueAt: j.dueAt });
     }
     pump();
     wake?.();
@@ -159,17 +177,23 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
       const failures = (backoff.get(job.id)?.failures ?? 0) + 1;
       backoff.set(job.id, { until: Date.now() + Math.min(60_000, 500 * 2 ** failures), failures });
       // It waits in the buffer for its backoff (a read would bring it back as well).
-      buffer.set(job.id, { id: job.id, webhookKey: job.webhookKey, dueAt: 0 });
+      buffer.set(job.id, { id: job.id, webhookKey: job.webhookKey, instanceKey: job.instanceKey, dueAt: 0 });
     }
   }
 
+  const add = (counts: Map<string, number>, key: string, by: number) => {
+    const n = (counts.get(key) ?? 0) + by;
+    if (n <= 0) counts.delete(key);
+    else counts.set(key, n);
+  };
+
   function start(job: QueuedJobRef): void {
-    perWebhook.set(job.webhookKey, (perWebhook.get(job.webhookKey) ?? 0) + 1);
+    add(perWebhook, job.webhookKey, 1);
+    add(perInstance, instanceOf(job), 1);
     const p = run(job).finally(() => {
       inFlight.delete(job.id);
-      const n = (perWebhook.get(job.webhookKey) ?? 1) - 1;
-      if (n <= 0) perWebhook.delete(job.webhookKey);
-      else perWebhook.set(job.webhookKey, n);
+      add(perWebhook, job.webhookKey, -1);
+      add(perInstance, instanceOf(job), -1);
       // A free slot: start a waiting job now (the timer only waits for jobs due later).
       pump();
       wake?.();
@@ -179,21 +203,53 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
 
   /** When the job may start: its due time, or the end of its backoff after a failure. */
   const readyAt = (job: Waiting) => Math.max(job.dueAt, backoff.get(job.id)?.until ?? 0);
+  /** Whether the job's instance and subscription are below their limits (the subscription's own first). */
+  const underLimits = (job: Waiting) =>
+    (perWebhook.get(job.webhookKey) ?? 0) < PER_WEBHOOK && (perInstance.get(instanceOf(job)) ?? 0) < PER_INSTANCE;
+  /** Whether a slot is free for the instance: a shared one, or one of its floor. */
+  const slotFor = (instance: string) => inFlight.size < MAX_IN_FLIGHT || (perInstance.get(instance) ?? 0) < INSTANCE_FLOOR;
   const startable = (job: Waiting, now: number) =>
-    !inFlight.has(job.id) && !done.has(job.id) && readyAt(job) <= now && (perWebhook.get(job.webhookKey) ?? 0) < PER_WEBHOOK;
+    !inFlight.has(job.id) && !done.has(job.id) && readyAt(job) <= now && underLimits(job) && slotFor(instanceOf(job));
 
   /**
-   * Starts what the buffer holds, as slots allow, in the order it was learnt (a read brings the
-   * due jobs oldest first; this process queues them in the order they come); jobs of a
-   * subscription at its limit wait.
+   * Starts what the buffer holds, as slots allow: each slot to the instance with the fewest jobs
+   * in flight, within it to the subscription with the fewest, and a subscription's jobs in the
+   * order they were learnt (a read brings the due jobs oldest first; this process queues them in
+   * the order they come). One pass over the buffer, then the dealing over the few jobs that can
+   * start (a subscription's list holds at most what it may start).
    */
   function startFromBuffer(now: number): void {
+    const ready = new Map<string, Map<string, Waiting[]>>();
     for (const job of buffer.values()) {
-      if (inFlight.has(job.id) || done.has(job.id)) buffer.delete(job.id);
-      else if (inFlight.size < MAX_IN_FLIGHT && startable(job, now)) {
+      if (inFlight.has(job.id) || done.has(job.id)) {
         buffer.delete(job.id);
-        start(job);
+        continue;
       }
+      if (readyAt(job) > now || !underLimits(job)) continue;
+      const instance = instanceOf(job);
+      let subs = ready.get(instance);
+      if (!subs) ready.set(instance, (subs = new Map()));
+      let list = subs.get(job.webhookKey);
+      if (!list) subs.set(job.webhookKey, (list = []));
+      if (list.length < PER_WEBHOOK) list.push(job);
+    }
+    for (;;) {
+      const instance = fewest(ready, perInstance);
+      // None left, or no free slot for the least served (nor, then, for any other).
+      if (instance === undefined || !slotFor(instance)) return;
+      const subs = ready.get(instance)!;
+      const webhook = fewest(subs, perWebhook);
+      const job = webhook === undefined ? undefined : subs.get(webhook)!.shift();
+      if (!job || !underLimits(job)) {
+        // This subscription, or the instance, is at its limit now: drop it from the dealing.
+        if (webhook === undefined || (perInstance.get(instance) ?? 0) >= PER_INSTANCE) ready.delete(instance);
+        else subs.delete(webhook);
+        continue;
+      }
+      if (subs.get(webhook!)!.length === 0) subs.delete(webhook!);
+      if (subs.size === 0) ready.delete(instance);
+      buffer.delete(job.id);
+      start(job);
     }
   }
 
@@ -204,7 +260,8 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
 
   async function read(now: number): Promise<void> {
     const jobs: QueuedJobRef[] = [];
-    let next: Record<string, unknown> | undefined;
+    const fromOldest = cursor === undefined;
+    let next = cursor;
     for (let page = 0; page < PAGES_PER_READ; page++) {
       const due = await dueJobs(opts.db, now, PAGE_SIZE, next);
       jobs.push(...due.jobs);
@@ -212,10 +269,21 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
       if (!next) break;
     }
     truncated = next !== undefined;
-    // What the table holds that is due, plus what this process queued and has not handled (due
-    // later, or stored after the read began).
+    cursor = next;
+    // What the table holds that is due (at most READ_PER_INSTANCE an instance), plus what this
+    // process queued and has not handled (due later, or stored after the read began). A read that
+    // goes on after an earlier one keeps what that one brought; one from the oldest replaces it
+    // (a job no longer there was handled elsewhere).
     const known = new Map<string, Waiting>();
-    for (const j of jobs) known.set(j.id, buffer.get(j.id) ?? { ...j, dueAt: 0 });
+    const kept = new Map<string, number>();
+    const keep = (j: Waiting) => {
+      const n = kept.get(instanceOf(j)) ?? 0;
+      if (n >= READ_PER_INSTANCE) return;
+      kept.set(instanceOf(j), n + 1);
+      known.set(j.id, j);
+    };
+    if (!fromOldest) for (const j of buffer.values()) if (!bodies.has(j.id) && j.dueAt <= now) keep(j);
+    for (const j of jobs) if (!known.has(j.id)) keep(buffer.get(j.id) ?? { ...j, dueAt: 0 });
     for (const [id, j] of buffer) if (!known.has(id) && (j.dueAt > now || bodies.has(id))) known.set(id, j);
     buffer = known;
     lastRead = now;
@@ -272,6 +340,20 @@ export function startWebhookQueue(opts: WebhookQueueOptions): WebhookQueueRunner
       await flush();
     },
   };
+}
+
+/** The instance a job counts for (a job an earlier version queued counts as its subscription's own). */
+const instanceOf = (job: QueuedJobRef): string => job.instanceKey ?? `webhook:${job.webhookKey}`;
+
+/** The key of `groups` whose count is the smallest (the first learnt among equals). */
+function fewest(groups: ReadonlyMap<string, unknown>, counts: ReadonlyMap<string, number>): string | undefined {
+  let best: string | undefined;
+  let least = Infinity;
+  for (const key of groups.keys()) {
+    const n = counts.get(key) ?? 0;
+    if (n < least) [best, least] = [key, n];
+  }
+  return best;
 }
 
 /** A known job not started yet. */

@@ -759,7 +759,7 @@ export const OPERATIONS: Readonly<Record<string, Describe>> = {
   }),
   testWebhook: () => ({
     summary: 'Send a test delivery now',
-    description: 'A delivery of type `webhook.test` (filters do not apply); answers its outcome.',
+    description: 'A delivery of type `webhook.test` (filters do not apply); answers its outcome: the receiver\'s status code, or a generic `Error` (such as `Could not connect to the receiver.`) when it did not answer.',
     success: { 200: { description: 'The outcome.', schema: outcomeSchema, example: { StatusCode: 204, DurationMs: 42 } } },
     errors: [403, 404],
   }),
@@ -776,7 +776,7 @@ export const OPERATIONS: Readonly<Record<string, Describe>> = {
   }),
   replay: () => ({
     summary: 'Re-send the events of a time window',
-    description: 'The subscription\'s matching events whose OccurredOn lies in the window, at most 10 000 a call (400 beyond).',
+    description: 'The subscription\'s matching events whose OccurredOn lies in the window, at most 10 000 a call (400 beyond); one replay per subscription a minute (429 `TooManyRequests` with `Retry-After` beyond).',
     body: { schema: replayWindowSchema, example: { Since: '2026-05-01T00:00:00Z', Until: '2026-05-02T00:00:00Z' }, required: true },
     success: { 202: { description: 'Queued.', schema: z.looseObject({ Count: z.number().int(), Since: z.string(), Until: z.string() }), example: { Count: 12, Since: '2026-05-01T00:00:00Z', Until: '2026-05-02T00:00:00Z' } } },
     errors: [403, 404],

@@ -71,6 +71,9 @@ export const webhookPk = (instanceKey: string): string => `WH#${instanceKey}`;
 /** Delivery attempts of one webhook subscription, newest last (attempt keys are ObjectIds). */
 export const webhookAttemptPk = (webhookKey: string): string => `WD#${webhookKey}`;
 /** The local runtime's webhook queue: one partition, sorted by when each job is due. */
+/** A subscription's replay slot (rate limit of replays): one item, kept while it holds. */
+export const webhookReplayPk = (webhookKey: string): string => `WR#${webhookKey}`;
+export const WEBHOOK_REPLAY_SK = 'R';
 export const WEBHOOK_QUEUE_PK = 'WQ';
 export const webhookQueueSk = (dueAtMs: number, jobId: string): string => `${String(Math.max(0, Math.floor(dueAtMs))).padStart(15, '0')}#${jobId}`;
 

@@ -5,7 +5,8 @@
  * | ------------- | ------------------- | -------------------------------- | --------------------------------------------- |
  * | subscription  | `WH#<instanceKey>`  | `<webhookKey>`                   | Key, Instances, Doc (JSON), Secret, PreviousSecret, PreviousSecretUntil, Version, DisabledReason, LastDeliveryOn, LastFailureOn, FailingSince |
  * | attempt       | `WD#<webhookKey>`   | `<attemptKey>`                   | EventKey, MessageId, Attempt, StatusCode or Error, DurationMs, AttemptedOn, NextAttemptOn, DeadLettered, ttl |
- * | queued job    | `WQ`                | `<dueAt ms>#<jobId>`             | WebhookKey, Job (JSON), ttl                   |
+ * | queued job    | `WQ`                | `<dueAt ms>#<jobId>`             | WebhookKey, InstanceKey, Job (JSON), ttl      |
+ * | replay slot   | `WR#<webhookKey>`   | `R`                              | Until (epoch ms), ttl                         |
  *
  * Queued jobs live in the local runtime's queue table (`queueTableOf` in client.ts: same keys,
  * no stream), not in the main table: the functions below that take a queue `Db` expect it.
@@ -20,7 +21,7 @@ import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand,
 import { ConditionFailed, StoreUnavailable } from '../errors.ts';
 import { parseJson, stringifyJson } from '../json.ts';
 import type { Db } from './client.ts';
-import { WEBHOOK_QUEUE_PK, webhookAttemptPk, webhookPk, webhookQueueSk } from './keys.ts';
+import { WEBHOOK_QUEUE_PK, WEBHOOK_REPLAY_SK, webhookAttemptPk, webhookPk, webhookQueueSk, webhookReplayPk } from './keys.ts';
 import { getItem } from './item-reads.ts';
 import { queryAll, send } from './objects-repo.ts';
 
@@ -360,6 +361,8 @@ export interface QueuedJobRef {
   /** The item's sort key: pass it to {@link queuedJobBody} and {@link deleteQueuedJob}. */
   readonly id: string;
   readonly webhookKey: string;
+  /** The subscription's instance (the runner's fairness unit); absent on jobs an earlier version queued. */
+  readonly instanceKey?: string;
 }
 
 /** A job as {@link putQueuedJobs} stored it. */
@@ -386,13 +389,13 @@ async function batchWrite(db: Db, requests: Array<Record<string, unknown>>): Pro
 /** Puts jobs on the local queue, each due at its `dueAt` (epoch ms): BatchWriteItem, 25 a request. */
 export async function putQueuedJobs(
   db: Db,
-  jobs: ReadonlyArray<{ jobId: string; webhookKey: string; dueAt: number; body: string }>,
+  jobs: ReadonlyArray<{ jobId: string; webhookKey: string; instanceKey: string; dueAt: number; body: string }>,
   ttl: number,
 ): Promise<StoredJob[]> {
-  const stored = jobs.map((j) => ({ id: webhookQueueSk(j.dueAt, j.jobId), webhookKey: j.webhookKey, dueAt: j.dueAt, body: j.body }));
+  const stored = jobs.map((j) => ({ id: webhookQueueSk(j.dueAt, j.jobId), webhookKey: j.webhookKey, instanceKey: j.instanceKey, dueAt: j.dueAt, body: j.body }));
   await batchWrite(
     db,
-    stored.map((j) => ({ PutRequest: { Item: { PK: WEBHOOK_QUEUE_PK, SK: j.id, WebhookKey: j.webhookKey, Job: j.body, ttl } } })),
+    stored.map((j) => ({ PutRequest: { Item: { PK: WEBHOOK_QUEUE_PK, SK: j.id, WebhookKey: j.webhookKey, InstanceKey: j.instanceKey, Job: j.body, ttl } } })),
   );
   return stored;
 }
@@ -413,14 +416,18 @@ export async function dueJobs(
       TableName: db.tableName,
       ConsistentRead: true,
       KeyConditionExpression: 'PK = :pk AND SK <= :due',
-      ProjectionExpression: 'PK, SK, WebhookKey',
+      ProjectionExpression: 'PK, SK, WebhookKey, InstanceKey',
       ExpressionAttributeValues: { ':pk': WEBHOOK_QUEUE_PK, ':due': webhookQueueSk(nowMs, '~') },
       Limit: limit,
       ...(start ? { ExclusiveStartKey: start } : {}),
     }),
   );
   return {
-    jobs: (out.Items ?? []).map((i) => ({ id: i.SK as string, webhookKey: i.WebhookKey as string })),
+    jobs: (out.Items ?? []).map((i) => ({
+      id: i.SK as string,
+      webhookKey: i.WebhookKey as string,
+      ...(typeof i.InstanceKey === 'string' ? { instanceKey: i.InstanceKey } : {}),
+    })),
     next: out.LastEvaluatedKey,
   };
 }
@@ -450,4 +457,32 @@ export async function moveQueuedJobs(from: Db, to: Db): Promise<number> {
 /** Removes jobs that were handled (idempotent): BatchWriteItem, 25 a request. */
 export async function deleteQueuedJobs(db: Db, ids: readonly string[]): Promise<void> {
   await batchWrite(db, ids.map((id) => ({ DeleteRequest: { Key: { PK: WEBHOOK_QUEUE_PK, SK: id } } })));
+}
+
+/**
+ * Claims a subscription's replay slot for `intervalMs` from `nowMs`: one conditional PutItem,
+ * which succeeds only when no claim of the subscription holds at `nowMs` (two replays at once
+ * cannot both win). Returns undefined when claimed, else the epoch ms at which the slot frees.
+ */
+export async function claimReplaySlot(db: Db, webhookKey: string, nowMs: number, intervalMs: number): Promise<number | undefined> {
+  const until = nowMs + intervalMs;
+  try {
+    await send(
+      db,
+      new PutCommand({
+        TableName: db.tableName,
+        Item: { PK: webhookReplayPk(webhookKey), SK: WEBHOOK_REPLAY_SK, Until: until, ttl: Math.ceil(until / 1000) + 60 },
+        ConditionExpression: 'attribute_not_exists(PK) OR #until <= :now',
+        ExpressionAttributeNames: { '#until': 'Until' },
+        ExpressionAttributeValues: { ':now': nowMs },
+        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
+      }),
+    );
+    return undefined;
+  } catch (err) {
+    if ((err as { name?: string }).name !== 'ConditionalCheckFailedException') throw err;
+    // The old item comes back in the wire form (the document client does not convert errors).
+    const held = Number((err as { Item?: { Until?: { N?: string } } }).Item?.Until?.N);
+    return Number.isFinite(held) && held > nowMs ? held : until;
+  }
 }

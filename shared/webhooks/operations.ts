@@ -17,6 +17,7 @@ import { loadFolder, requireRole } from '../objects/access.ts';
 import { contextOf, type Ctx } from '../objects/context.ts';
 import { objectNotFound } from '../objects/errors.ts';
 import type { WebhookQueue } from './queue.ts';
+import { publicReason } from './reasons.ts';
 import { renderWebhook } from './subscriptions.ts';
 
 /** The calls that write or send (webhook-writes.ts), loaded with the first of them: reading never loads them. */
@@ -79,7 +80,7 @@ const listDeliveries: Operation<WebhookDeps> = async (req, deps) => {
       WebhookId: a.messageId,
       Attempt: a.attempt,
       ...(a.statusCode !== null ? { StatusCode: a.statusCode } : {}),
-      ...(a.error !== null ? { Error: a.error } : {}),
+      ...(a.error !== null ? { Error: publicReason(a.error) } : {}),
       DurationMs: a.durationMs,
       AttemptedOn: a.attemptedOn,
       NextAttemptOn: a.nextAttemptOn,

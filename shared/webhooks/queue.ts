@@ -65,7 +65,7 @@ export function tableQueue(db: Db): WebhookQueue {
       const ttl = Math.floor(Date.now() / 1000) + JOB_TTL_SECONDS;
       const stored = await putQueuedJobs(
         queueDb,
-        jobs.map((j) => ({ jobId: newKey(), webhookKey: j.webhookKey, dueAt: j.notBefore, body: JSON.stringify(j) })),
+        jobs.map((j) => ({ jobId: newKey(), webhookKey: j.webhookKey, instanceKey: j.instanceKey, dueAt: j.notBefore, body: JSON.stringify(j) })),
         ttl,
       );
       for (const l of queuedListeners) l(queueDb.tableName, stored);

@@ -27,6 +27,7 @@ import {
 import { newKey } from '../model/placement.ts';
 import type { DeliveryJob, WebhookQueue } from './queue.ts';
 import { FAILING_DISABLE_MS, MAX_ATTEMPTS, retryDelayMs } from './schedule.ts';
+import { CONNECTION_LOST, COULD_NOT_CONNECT, INVALID_URL, NOT_HTTPS, SUBSCRIPTION_DISABLED, TIMED_OUT, TLS_FAILED } from './reasons.ts';
 import { signedHeaders } from './signing.ts';
 import { TargetRefused, checkedLookup, refusal } from './ssrf.ts';
 
@@ -71,13 +72,30 @@ export interface SenderDeps {
 
 export interface PostOutcome {
   readonly statusCode: number | null;
+  /** What the tenant is told: one of the fixed reasons of reasons.ts, or null. */
   readonly error: string | null;
+  /** The cause behind `error` (errno, name, address): for the server log only, never stored. */
+  readonly detail: string | null;
   readonly durationMs: number;
+}
+
+/** Error codes of a TLS handshake that failed (certificate or protocol). */
+const TLS_CODE = /^(ERR_TLS_|ERR_SSL_)|CERT|^EPROTO$/;
+
+/** The fixed reason of a request error before any answer (see reasons.ts). */
+function reasonOf(err: NodeJS.ErrnoException, timedOut: boolean): string {
+  if (timedOut) return TIMED_OUT;
+  if (err instanceof TargetRefused) return COULD_NOT_CONNECT;
+  const code = err.code ?? '';
+  if (TLS_CODE.test(code)) return TLS_FAILED;
+  if (code === 'ECONNRESET' || code === 'EPIPE') return CONNECTION_LOST;
+  return COULD_NOT_CONNECT;
 }
 
 /**
  * Posts a body to a URL: the host checked when it is resolved, no redirects, a 10 s limit for the
- * whole exchange. Never throws: a refused target, a network error or a timeout is an `error`.
+ * whole exchange. Never throws: a refused target, a network error or a timeout is an `error` (a
+ * fixed reason) with its `detail`.
  */
 export function postOnce(
   url: string,
@@ -86,9 +104,10 @@ export function postOnce(
   opts: { readonly allowLoopback: boolean; readonly timeoutMs?: number },
 ): Promise<PostOutcome> {
   const started = performance.now();
-  const done = (statusCode: number | null, error: string | null): PostOutcome => ({
+  const done = (statusCode: number | null, error: string | null, detail: string | null = null): PostOutcome => ({
     statusCode,
     error,
+    detail,
     durationMs: Math.round(performance.now() - started),
   });
   return new Promise((resolve) => {
@@ -96,18 +115,19 @@ export function postOnce(
     try {
       target = new URL(url);
     } catch {
-      return resolve(done(null, 'The URL is not valid.'));
+      return resolve(done(null, INVALID_URL));
     }
     const host = target.hostname.startsWith('[') ? target.hostname.slice(1, -1) : target.hostname;
     // A literal address is connected to without a lookup: check it here.
     if (isIP(host)) {
       const why = refusal(host, opts.allowLoopback);
-      if (why) return resolve(done(null, `Refused: ${why}.`));
+      if (why) return resolve(done(null, COULD_NOT_CONNECT, `Refused: ${why}.`));
     }
     const send = target.protocol === 'https:' ? httpsRequest : target.protocol === 'http:' ? httpRequest : undefined;
-    if (!send) return resolve(done(null, 'The URL must use https.'));
+    if (!send) return resolve(done(null, NOT_HTTPS));
     const timeoutMs = opts.timeoutMs ?? DELIVERY_TIMEOUT_MS;
     let settled = false;
+    let timedOut = false;
     let req: ClientRequest;
     const finish = (o: PostOutcome) => {
       if (settled) return;
@@ -147,12 +167,13 @@ export function postOnce(
       sent.on('error', (err) => {
         const e = err as NodeJS.ErrnoException;
         if (mayRetry && !answered && !settled && sent.reusedSocket && (e.code === 'ECONNRESET' || e.code === 'EPIPE')) return attempt(false);
-        const message = err instanceof TargetRefused ? err.message : e.code ? `${e.code}: ${e.message}` : e.message;
-        finish(done(null, message));
+        const detail = err instanceof TargetRefused ? err.message : e.code ? `${e.code}: ${e.message}` : e.message;
+        finish(done(null, reasonOf(e, timedOut), detail));
       });
       sent.end(body);
     };
     const timer = setTimeout(() => {
+      timedOut = true;
       req.destroy(new Error(`No answer within ${Math.round(timeoutMs / 1000)} s.`));
     }, timeoutMs);
     attempt(true);
@@ -176,6 +197,11 @@ export function signedDelivery(hook: StoredWebhook, job: Pick<DeliveryJob, 'mess
 
 const epoch = (d: Date) => Math.floor(d.getTime() / 1000);
 
+/** Logs the cause of an attempt that got no answer: the operator's view of what the tenant sees as a fixed reason. */
+function logFailure(deps: Pick<SenderDeps, 'logger'>, hook: StoredWebhook, o: PostOutcome): void {
+  if (o.detail) deps.logger.info('webhook attempt failed', { webhook: hook.key, instance: hook.instanceKey, reason: o.error, detail: o.detail });
+}
+
 /** Makes a test delivery now (filters do not apply) and records it. */
 export async function sendTest(deps: SenderDeps, hook: StoredWebhook): Promise<PostOutcome> {
   const now = deps.now();
@@ -191,6 +217,7 @@ export async function sendTest(deps: SenderDeps, hook: StoredWebhook): Promise<P
     now,
   );
   const outcome = await postOnce(hook.settings.Url, headers, body, { allowLoopback: deps.config.webhookAllowLoopback });
+  logFailure(deps, hook, outcome);
   await putAttempt(
     deps.db,
     {
@@ -244,12 +271,13 @@ export async function handleJob(deps: SenderDeps, job: DeliveryJob): Promise<Job
 
   if (!hook.settings.Enabled) {
     // Kept for replay and redelivery once the subscription is enabled again.
-    await putAttempt(deps.db, record({ statusCode: null, error: 'The subscription is disabled.', durationMs: 0 }, null, true), ttl);
+    await putAttempt(deps.db, record({ statusCode: null, error: SUBSCRIPTION_DISABLED, detail: null, durationMs: 0 }, null, true), ttl);
     return { kind: 'dead-lettered' };
   }
 
   const { body, headers } = signedDelivery(hook, job, now);
   const outcome = await postOnce(hook.settings.Url, headers, body, { allowLoopback: deps.config.webhookAllowLoopback });
+  logFailure(deps, hook, outcome);
   const at = deps.now();
 
   if (succeeded(outcome)) {

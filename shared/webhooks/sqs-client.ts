@@ -9,7 +9,7 @@ import { ChangeMessageVisibilityCommand, SendMessageBatchCommand, SQSClient, typ
 
 export interface SqsCalls {
   /** One SendMessageBatch; the ids of the entries SQS refused. */
-  sendBatch(queueUrl: string, entries: ReadonlyArray<{ Id: string; MessageBody: string; DelaySeconds: number }>): Promise<string[]>;
+  sendBatch(queueUrl: string, entries: ReadonlyArray<{ Id: string; MessageBody: string; DelaySeconds: number; MessageGroupId: string }>): Promise<string[]>;
   changeVisibility(queueUrl: string, receiptHandle: string, seconds: number): Promise<void>;
 }
 

@@ -4,6 +4,11 @@
  * hides it again for the rest of the wait (up to SQS's 12 h visibility limit) and the queue
  * delivers it once more. Only the fan-out and the webhooks function (the sender) import this
  * module, and the SDK client is loaded and created on first use (sqs-client.ts).
+ *
+ * Each message carries its subscription's instance as MessageGroupId: on a standard queue that
+ * makes it an SQS fair queue, which serves the messages of a quiet instance before those of one
+ * holding a disproportionate share of the messages in flight or of the consumer's time (dead
+ * receivers, a replay's backlog). See docs/design.md, "Webhook fairness".
  */
 import type { WebhookQueue } from './queue.ts';
 import { onFirstUse } from '../first-use.ts';
@@ -33,8 +38,8 @@ export function createSqsQueue(opts: { queueUrl: string; region: string; now?: (
       if (jobs.length === 0) return;
       const c = await sqs();
       // Batches of at most 10 messages and 256 KB in all.
-      const batches: Array<Array<{ Id: string; MessageBody: string; DelaySeconds: number }>> = [];
-      let batch: Array<{ Id: string; MessageBody: string; DelaySeconds: number }> = [];
+      const batches: Array<Array<{ Id: string; MessageBody: string; DelaySeconds: number; MessageGroupId: string }>> = [];
+      let batch: Array<{ Id: string; MessageBody: string; DelaySeconds: number; MessageGroupId: string }> = [];
       let bytes = 0;
       for (const j of jobs) {
         const body = JSON.stringify(j);
@@ -45,7 +50,13 @@ export function createSqsQueue(opts: { queueUrl: string; region: string; now?: (
           batch = [];
           bytes = 0;
         }
-        batch.push({ Id: String(batch.length), MessageBody: body, DelaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((j.notBefore - now()) / 1000))) });
+        batch.push({
+          Id: String(batch.length),
+          MessageBody: body,
+          DelaySeconds: Math.min(MAX_DELAY_SECONDS, Math.max(0, Math.ceil((j.notBefore - now()) / 1000))),
+          // The fair queue's tenant.
+          MessageGroupId: j.instanceKey,
+        });
         bytes += size;
       }
       if (batch.length > 0) batches.push(batch);

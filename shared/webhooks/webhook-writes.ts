@@ -6,7 +6,7 @@
 import { ApiError, badRequest, conflict, ConditionFailed } from '../errors.ts';
 import { getEvent, queryFolderEvents } from '../db/event-reads.ts';
 import type { StoredObject } from '../db/objects-repo.ts';
-import { deleteWebhook, getAttempt, putWebhook, replaceWebhookSettings, rotateWebhookSecret, type StoredWebhook } from '../db/webhooks-repo.ts';
+import { claimReplaySlot, deleteWebhook, getAttempt, putWebhook, replaceWebhookSettings, rotateWebhookSecret, type StoredWebhook } from '../db/webhooks-repo.ts';
 import { foldersOf } from '../events/folders.ts';
 import { renderEvent } from '../events/render.ts';
 import { onFirstUse } from '../first-use.ts';
@@ -30,6 +30,12 @@ const sender = onFirstUse(() => import('./sender.ts'));
 export const MAX_REPLAY = 10_000;
 /** Most events one replay may read (matching or not) before it is refused as too broad. */
 export const MAX_REPLAY_SCANNED = 50_000;
+/**
+ * One replay per subscription in this interval: a replay queues up to {@link MAX_REPLAY} jobs at
+ * once, and repeating it is how a tenant would flood the delivery queue (the sender's fairness
+ * rule keeps other instances' deliveries on time; this keeps the backlog itself bounded).
+ */
+export const REPLAY_INTERVAL_MS = 60_000;
 
 const createWebhook: Operation<WebhookDeps> = async (req, deps) => {
   const ctx = contextOf(req, deps);
@@ -146,6 +152,15 @@ const replay: Operation<WebhookDeps> = async (req, deps) => {
   const since = isoField(body, 'Since');
   const until = isoField(body, 'Until');
   if (since >= until) throw badRequest('ValidationFailed', 'Since must be before Until.');
+  // Claimed before the window is read: a replay refused later (too broad) still used its slot,
+  // as it used the reads.
+  const freeAt = await claimReplaySlot(ctx.db, hook.key, ctx.now.getTime(), REPLAY_INTERVAL_MS);
+  if (freeAt !== undefined) {
+    const seconds = Math.max(1, Math.ceil((freeAt - ctx.now.getTime()) / 1000));
+    throw new ApiError(429, 'TooManyRequests', `A replay of this subscription began within the last ${REPLAY_INTERVAL_MS / 1000} s; retry after ${seconds} s.`, {
+      'Retry-After': String(seconds),
+    });
+  }
   // Replay re-sends what the subscription would receive now, disabled or not: it is the catch-up.
   const active: StoredWebhook = { ...hook, settings: { ...hook.settings, Enabled: true } };
 

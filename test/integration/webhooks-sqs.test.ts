@@ -77,11 +77,13 @@ describe('the SQS webhook queue', () => {
       job(102, { data: big }),
       job(103, { notBefore: NOW + 3 * 3600_000 }),
     ]);
-    const batches = calls.filter((c) => c.target.endsWith('.SendMessageBatch')).map((c) => c.body.Entries as Array<{ MessageBody: string; DelaySeconds: number }>);
+    const batches = calls.filter((c) => c.target.endsWith('.SendMessageBatch')).map((c) => c.body.Entries as Array<{ MessageBody: string; DelaySeconds: number; MessageGroupId: string }>);
     // 12 small jobs and three of 100 KB: 10, then 2 small with 2 large (a third would pass 256 KB), then the rest.
     expect(batches.map((b) => b.length)).toEqual([10, 4, 2]);
     for (const b of batches) expect(b.reduce((s, e) => s + Buffer.byteLength(e.MessageBody), 0)).toBeLessThanOrEqual(256 * 1024);
-    const all = batches.flat().map((e) => ({ job: JSON.parse(e.MessageBody) as DeliveryJob, delay: e.DelaySeconds }));
+    const all = batches.flat().map((e) => ({ job: JSON.parse(e.MessageBody) as DeliveryJob, delay: e.DelaySeconds, group: e.MessageGroupId }));
+    // Each message's fair-queue tenant is its subscription's instance.
+    expect(all.every((e) => e.group === e.job.instanceKey)).toBe(true);
     expect(all.map((e) => e.job.eventKey)).toEqual([...Array.from({ length: 12 }, (_, i) => `e${i}`), 'e100', 'e101', 'e102', 'e103']);
     expect(all.find((e) => e.job.eventKey === 'e5')!.delay).toBe(5);
     expect(all.find((e) => e.job.eventKey === 'e103')!.delay).toBe(900);

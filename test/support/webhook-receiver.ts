@@ -5,7 +5,7 @@
  * as `invalid`), and answered with the status a per-path policy chooses (200 by default).
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { createServer as createNetServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 
 export interface Delivery {
@@ -164,5 +164,44 @@ export async function waitFor(check: () => boolean | Promise<boolean>, timeoutMs
     if (await check()) return true;
     if (Date.now() > deadline) return false;
     await new Promise((r) => setTimeout(r, everyMs));
+  }
+}
+
+/**
+ * A receiver that accepts connections and never answers (a "black hole"): every delivery to it
+ * holds its attempt until the sender's timeout. Counts the connections it took.
+ */
+export class BlackHole {
+  private readonly sockets = new Set<Socket>();
+  private server: NetServer | undefined;
+  private port = 0;
+  /** Connections accepted so far. */
+  connections = 0;
+
+  async start(): Promise<this> {
+    this.server = createNetServer((socket) => {
+      this.connections++;
+      this.sockets.add(socket);
+      socket.on('error', () => {});
+      socket.on('close', () => this.sockets.delete(socket));
+      // Read and discard what comes; never write.
+      socket.resume();
+    });
+    await new Promise<void>((r) => this.server!.listen(0, '127.0.0.1', r));
+    this.port = (this.server.address() as AddressInfo).port;
+    return this;
+  }
+
+  /** A URL on the black hole (any path). */
+  url(path: string): string {
+    return `http://127.0.0.1:${this.port}${path}`;
+  }
+
+  async stop(): Promise<void> {
+    const s = this.server;
+    if (!s) return;
+    this.server = undefined;
+    for (const socket of this.sockets) socket.destroy();
+    await new Promise<void>((r) => s.close(() => r()));
   }
 }

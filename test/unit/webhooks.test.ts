@@ -5,6 +5,7 @@ import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import type { StoredWebhook } from '#shared/db/webhooks-repo.ts';
 import { SYSTEM_APP_KEY } from '#shared/events/audit.ts';
+import { COULD_NOT_CONNECT, publicReason, TIMED_OUT } from '#shared/webhooks/reasons.ts';
 import { MAX_ATTEMPTS, RETRY_DELAYS_SECONDS, retryDelayMs } from '#shared/webhooks/schedule.ts';
 import { messageIdOf, newSecret, sign, signedHeaders } from '#shared/webhooks/signing.ts';
 import { addressKind, urlProblem } from '#shared/webhooks/ssrf.ts';
@@ -135,5 +136,18 @@ describe('matching', () => {
     expect(webhookReceives(hook({ IncludeAuditEvents: false }), event({ appKey: SYSTEM_APP_KEY }))).toBe(false);
     expect(webhookReceives(hook(), event({ appKey: SYSTEM_APP_KEY }))).toBe(true);
     expect(webhookReceives(hook({ Enabled: false }), event())).toBe(false);
+  });
+});
+
+describe('failure reasons shown to tenants', () => {
+  it('rejects showing the network detail of attempts recorded before reasons were generic', () => {
+    expect(publicReason('ENOTFOUND: getaddrinfo ENOTFOUND vm')).toBe(COULD_NOT_CONNECT);
+    expect(publicReason('Refused: vm resolves to 127.0.0.1, a loopback address.')).toBe(COULD_NOT_CONNECT);
+    expect(publicReason('EHOSTUNREACH: connect EHOSTUNREACH 10.1.2.3:443')).toBe(COULD_NOT_CONNECT);
+    expect(publicReason('No answer within 10 s.')).toBe(TIMED_OUT);
+  });
+
+  it('shows the fixed reasons as they are', () => {
+    for (const r of [COULD_NOT_CONNECT, TIMED_OUT, 'The subscription is disabled.', 'The TLS handshake with the receiver failed.']) expect(publicReason(r)).toBe(r);
   });
 });

@@ -2480,7 +2480,7 @@ export interface paths {
         put?: never;
         /**
          * Send a test delivery now
-         * @description A delivery of type `webhook.test` (filters do not apply); answers its outcome.
+         * @description A delivery of type `webhook.test` (filters do not apply); answers its outcome: the receiver's status code, or a generic `Error` (such as `Could not connect to the receiver.`) when it did not answer.
          */
         post: operations["testWebhook"];
         delete?: never;
@@ -2534,7 +2534,7 @@ export interface paths {
         put?: never;
         /**
          * Re-send the events of a time window
-         * @description The subscription's matching events whose OccurredOn lies in the window, at most 10 000 a call (400 beyond).
+         * @description The subscription's matching events whose OccurredOn lies in the window, at most 10 000 a call (400 beyond); one replay per subscription a minute (429 `TooManyRequests` with `Retry-After` beyond).
          */
         post: operations["replay"];
         delete?: never;
