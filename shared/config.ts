@@ -112,6 +112,12 @@ const SETTINGS = {
   GATEHOUSE_REFRESH_TOKEN_DAYS: def(int(1, 365), 30),
   GATEHOUSE_LOCKOUT_THRESHOLD: def(int(1, 1000), 5),
   GATEHOUSE_LOCKOUT_MINUTES: def(int(1, 24 * 60), 15),
+  // Password grants per minute (and at once) from one client address and for one login name,
+  // per execution environment, checked before the hash (shared/auth/login-throttle.ts); 0: off.
+  GATEHOUSE_LOGIN_ADDRESS_RATE: def(int(0, 1_000_000), 30),
+  GATEHOUSE_LOGIN_ADDRESS_BURST: def(int(0, 1_000_000), 20),
+  GATEHOUSE_LOGIN_NAME_RATE: def(int(0, 1_000_000), 6),
+  GATEHOUSE_LOGIN_NAME_BURST: def(int(0, 1_000_000), 10),
   GATEHOUSE_ISSUER: def(str(), 'gatehouse'),
   GATEHOUSE_AUDIENCE: def(str(), 'gatehouse-api'),
   GATEHOUSE_SIGNING_KEY_SECRET: opt(str()),
@@ -190,6 +196,14 @@ export type Config = Readonly<{
   refreshTokenDays: number;
   lockoutThreshold: number;
   lockoutMinutes: number;
+  /** Password grants a minute from one client address (per environment); 0: not throttled by address. */
+  loginAddressRate: number;
+  /** Password grants at once from one client address (the bucket's size); 0: not throttled by address. */
+  loginAddressBurst: number;
+  /** Password grants a minute for one login name (per environment); 0: not throttled by name. */
+  loginNameRate: number;
+  /** Password grants at once for one login name; 0: not throttled by name. */
+  loginNameBurst: number;
   issuer: string;
   audience: string;
   signingKeySecret: string | undefined;
@@ -273,6 +287,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     refreshTokenDays: e.GATEHOUSE_REFRESH_TOKEN_DAYS,
     lockoutThreshold: e.GATEHOUSE_LOCKOUT_THRESHOLD,
     lockoutMinutes: e.GATEHOUSE_LOCKOUT_MINUTES,
+    loginAddressRate: e.GATEHOUSE_LOGIN_ADDRESS_RATE,
+    loginAddressBurst: e.GATEHOUSE_LOGIN_ADDRESS_BURST,
+    loginNameRate: e.GATEHOUSE_LOGIN_NAME_RATE,
+    loginNameBurst: e.GATEHOUSE_LOGIN_NAME_BURST,
     issuer: e.GATEHOUSE_ISSUER,
     audience: e.GATEHOUSE_AUDIENCE,
     signingKeySecret: e.GATEHOUSE_SIGNING_KEY_SECRET,
