@@ -138,6 +138,9 @@ const SETTINGS = {
   GATEHOUSE_WEBHOOK_QUEUE_URL: opt(url()),
   // The local runtime sets true; AWS false (private targets are always refused there).
   GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: def(bool, false),
+  // Webhook secrets at rest: the Secrets Manager secret holding their key in AWS (unset: the data
+  // directory's key file, shared/auth/secret-box.ts).
+  GATEHOUSE_WEBHOOK_SECRET_KEY_SECRET: opt(str()),
   // Test-only: multiplies the retry delays and the five-day disable window (1 = the real schedule).
   GATEHOUSE_WEBHOOK_RETRY_SCALE: def(retryScale, 1),
   // Tenant usage: how often an execution environment writes its counts (0: after every request).
@@ -229,6 +232,8 @@ export type Config = Readonly<{
   webhookQueueUrl: string | undefined;
   /** Webhook URLs may name loopback addresses, over http too (the local runtime only). */
   webhookAllowLoopback: boolean;
+  /** The Secrets Manager secret whose value keys the webhook secrets at rest; unset: `<dataDir>/keys/webhook-secret.key`. */
+  webhookSecretKeySecret: string | undefined;
   /** Test-only factor on the webhook retry delays and the five-day disable window. */
   webhookRetryScale: number;
   /** Seconds between two writes of an execution environment's usage counts; 0 writes after every request. */
@@ -309,6 +314,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookQueueUrl: e.GATEHOUSE_WEBHOOK_QUEUE_URL,
     webhookAllowLoopback: e.GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK,
     webhookRetryScale: e.GATEHOUSE_WEBHOOK_RETRY_SCALE,
+    webhookSecretKeySecret: e.GATEHOUSE_WEBHOOK_SECRET_KEY_SECRET,
     usageFlushSeconds: e.GATEHOUSE_USAGE_FLUSH_SECONDS,
     metrics: e.GATEHOUSE_METRICS ?? e.AWS_LAMBDA_FUNCTION_NAME !== undefined,
     invocationsOneAtATime: e.AWS_LAMBDA_FUNCTION_NAME !== undefined && Number(e.AWS_LAMBDA_MAX_CONCURRENCY ?? '1') <= 1,
