@@ -6,7 +6,7 @@
  * | user auth state     | `O#<userKey>`      | `AUTH` |                              | PasswordHash, FailedLogins, LockedUntil, one-time code (hash, salt, expiry, tries) |
  * | refresh token       | `RT#<sha256>`      | `RT`   | `RTF#<family>` / `<issued>`  | Family, UserKey, InstanceKey, ClientId, ExpiresAt, UsedAt |
  * | refresh family      | `RTF#<family>`     | `RT`   |                              | UserKey, ExpiresAt, SessionGeneration (the user's at the login), RevokedAt (reuse detection revokes the whole family at once) |
- * | login name counter  | `LN#<instance>#<name>` | `LN` |                              | FailedLogins, LockedUntil, ttl: a name no password logs in as (unknown, or a user without a password), locked like a user |
+ * | login name counter  | `LN#<instance>#<sha256 of name>` | `LN` |                              | FailedLogins, LockedUntil, ttl: a name no password logs in as (unknown, or a user without a password), locked like a user |
  *
  * Access patterns:
  * - login: the AUTH item is read (consistent) in one BatchGetItem with the user and its instances;
@@ -25,6 +25,7 @@
  *   sessions is one write to the user item, whatever the number of families.
  * Times are epoch seconds (numbers) except where noted; `ttl` lets DynamoDB delete expired items.
  */
+import { createHash } from 'node:crypto';
 import { GetCommand, UpdateCommand, type TransactWriteCommandInput, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed } from '../errors.ts';
 import type { Db } from './client.ts';
@@ -55,7 +56,14 @@ export interface OtpState {
 }
 
 const authKey = (userKey: string) => ({ PK: objectPk(userKey), SK: AUTH_SK });
-const nameKey = (n: LoginName) => ({ PK: loginNamePk(n.instanceKey, n.userName), SK: LOGIN_NAME_SK });
+/**
+ * A name's counter is keyed by the name's SHA-256, not the name: what was typed as a user name
+ * (sometimes a password, in the wrong field) is not kept, and any length fits a key.
+ */
+const nameKey = (n: LoginName) => ({
+  PK: loginNamePk(n.instanceKey, createHash('sha256').update(n.userName, 'utf8').digest('base64url')),
+  SK: LOGIN_NAME_SK,
+});
 
 /** A name tried in an instance's login, counted when no password can log in as it. */
 export interface LoginName {
