@@ -17,9 +17,10 @@
  *
  * Every other error (instance, licence, client, grant, two-factor, new/expired password and
  * password rules) is answered at every level. Every path that gets as far as a user name spends
- * exactly one scrypt (a dummy hash for unknown users, passwordless users and locked users; an
- * attempt refused for want of a slot waits for its own verdict and discards it), so timing does
- * not tell them apart either.
+ * exactly one scrypt (a dummy hash for unknown users and passwordless users; a locked user's or
+ * an attempt refused for want of a slot waits for its own verdict and discards it), so timing
+ * does not tell them apart either. Before all of it, the login throttle (login-throttle.ts, in the
+ * token function) answers 429 to a client address or a name over its rate.
  */
 import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import { ConditionFailed } from '../errors.ts';
