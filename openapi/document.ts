@@ -198,6 +198,15 @@ function operationOf(route: Route, doc: OperationDoc, operationId: string, examp
       };
       continue;
     }
+    if (status === 429 && doc.tokenErrors) {
+      // The login throttle (per client address and per name) answers in the token error body.
+      responses['429'] = {
+        description: 'Too many logins from this client address or for this name, or the stage\'s request rate is exceeded; retry after `Retry-After` seconds.',
+        headers: retryAfterHeader,
+        content: { 'application/json': { schema: z.union([oauthErrorBodySchema, throttledBodySchema]), example: { error: 'too_many_requests', error_description: 'Too many login attempts; retry after the number of seconds in Retry-After.' } } },
+      };
+      continue;
+    }
     responses[String(status)] = { $ref: `#/components/responses/${ERRORS[status]!.id}` };
   }
   const body = doc.body;

@@ -112,6 +112,12 @@ const SETTINGS = {
   GATEHOUSE_REFRESH_TOKEN_DAYS: def(int(1, 365), 30),
   GATEHOUSE_LOCKOUT_THRESHOLD: def(int(1, 1000), 5),
   GATEHOUSE_LOCKOUT_MINUTES: def(int(1, 24 * 60), 15),
+  // Password grants per minute (and at once) from one client address and for one login name,
+  // per execution environment, checked before the hash (shared/auth/login-throttle.ts); 0: off.
+  GATEHOUSE_LOGIN_ADDRESS_RATE: def(int(0, 1_000_000), 30),
+  GATEHOUSE_LOGIN_ADDRESS_BURST: def(int(0, 1_000_000), 20),
+  GATEHOUSE_LOGIN_NAME_RATE: def(int(0, 1_000_000), 6),
+  GATEHOUSE_LOGIN_NAME_BURST: def(int(0, 1_000_000), 10),
   GATEHOUSE_ISSUER: def(str(), 'gatehouse'),
   GATEHOUSE_AUDIENCE: def(str(), 'gatehouse-api'),
   GATEHOUSE_SIGNING_KEY_SECRET: opt(str()),
@@ -134,6 +140,9 @@ const SETTINGS = {
   GATEHOUSE_WEBHOOK_QUEUE_URL: opt(url()),
   // The local runtime sets true; AWS false (private targets are always refused there).
   GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: def(bool, false),
+  // Webhook secrets at rest: the Secrets Manager secret holding their key in AWS (unset: the data
+  // directory's key file, shared/auth/secret-box.ts).
+  GATEHOUSE_WEBHOOK_SECRET_KEY_SECRET: opt(str()),
   // Test-only: multiplies the retry delays and the five-day disable window (1 = the real schedule).
   GATEHOUSE_WEBHOOK_RETRY_SCALE: def(retryScale, 1),
   // Tenant usage: how often an execution environment writes its counts (0: after every request).
@@ -192,6 +201,14 @@ export type Config = Readonly<{
   refreshTokenDays: number;
   lockoutThreshold: number;
   lockoutMinutes: number;
+  /** Password grants a minute from one client address (per environment); 0: not throttled by address. */
+  loginAddressRate: number;
+  /** Password grants at once from one client address (the bucket's size); 0: not throttled by address. */
+  loginAddressBurst: number;
+  /** Password grants a minute for one login name (per environment); 0: not throttled by name. */
+  loginNameRate: number;
+  /** Password grants at once for one login name; 0: not throttled by name. */
+  loginNameBurst: number;
   issuer: string;
   audience: string;
   signingKeySecret: string | undefined;
@@ -223,6 +240,8 @@ export type Config = Readonly<{
   webhookQueueUrl: string | undefined;
   /** Webhook URLs may name loopback addresses, over http too (the local runtime only). */
   webhookAllowLoopback: boolean;
+  /** The Secrets Manager secret whose value keys the webhook secrets at rest; unset: `<dataDir>/keys/webhook-secret.key`. */
+  webhookSecretKeySecret: string | undefined;
   /** Test-only factor on the webhook retry delays and the five-day disable window. */
   webhookRetryScale: number;
   /** Seconds between two writes of an execution environment's usage counts; 0 writes after every request. */
@@ -281,6 +300,10 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     refreshTokenDays: e.GATEHOUSE_REFRESH_TOKEN_DAYS,
     lockoutThreshold: e.GATEHOUSE_LOCKOUT_THRESHOLD,
     lockoutMinutes: e.GATEHOUSE_LOCKOUT_MINUTES,
+    loginAddressRate: e.GATEHOUSE_LOGIN_ADDRESS_RATE,
+    loginAddressBurst: e.GATEHOUSE_LOGIN_ADDRESS_BURST,
+    loginNameRate: e.GATEHOUSE_LOGIN_NAME_RATE,
+    loginNameBurst: e.GATEHOUSE_LOGIN_NAME_BURST,
     issuer: e.GATEHOUSE_ISSUER,
     audience: e.GATEHOUSE_AUDIENCE,
     signingKeySecret: e.GATEHOUSE_SIGNING_KEY_SECRET,
@@ -300,6 +323,7 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     webhookQueueUrl: e.GATEHOUSE_WEBHOOK_QUEUE_URL,
     webhookAllowLoopback: e.GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK,
     webhookRetryScale: e.GATEHOUSE_WEBHOOK_RETRY_SCALE,
+    webhookSecretKeySecret: e.GATEHOUSE_WEBHOOK_SECRET_KEY_SECRET,
     usageFlushSeconds: e.GATEHOUSE_USAGE_FLUSH_SECONDS,
     metrics: e.GATEHOUSE_METRICS ?? e.AWS_LAMBDA_FUNCTION_NAME !== undefined,
     invocationsOneAtATime: e.AWS_LAMBDA_FUNCTION_NAME !== undefined && Number(e.AWS_LAMBDA_MAX_CONCURRENCY ?? '1') <= 1,

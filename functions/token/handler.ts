@@ -8,6 +8,7 @@ import { refusingAuthenticator } from '#shared/public-deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { ok, type Operation } from '#shared/http/types.ts';
 import { loginOutcome } from '#shared/auth/login-outcome.ts';
+import { loginThrottleOf } from '#shared/auth/login-throttle.ts';
 import { NO_STORE, checkClient, parseTokenFields, readTokenRequest } from '#shared/auth/token-request.ts';
 import { secretRingFor } from '#shared/auth/secret-ring.ts';
 import { passwordGrant, refreshGrant } from '#shared/auth/token-service.ts';
@@ -16,6 +17,8 @@ import { notifierFor } from '#shared/notify/sns-notifier.ts';
 const token: Operation<CoreDeps> = async (req, deps) => {
   const request = readTokenRequest(parseTokenFields(req.rawBody));
   checkClient(deps.config, request.clientId, request.clientSecret);
+  // Before anything is read or hashed: a login costs a scrypt whether or not the user exists.
+  if (request.grantType === 'password') loginThrottleOf(deps.config).check(req.sourceIp, request);
   const body = request.grantType === 'password' ? await passwordGrant(deps, request) : await refreshGrant(deps, request);
   // The instance logged into is the call's tenant (usage and the request log line).
   return { ...ok(body, { ...NO_STORE }), tenant: body.instance };

@@ -2,8 +2,9 @@
  * What a `POST /token` answer says for the failed-login metrics (`LoginAttempts`,
  * `LoginFailures`): an attempt is a password grant (a one-time code travels in the same grant)
  * whose form could be read and whose client is known; a failure is such an attempt refused for
- * its credentials or a lockout. A malformed request, an unknown client, a refresh grant or a
- * refusal about the instance, its licence or the password rules is not a login failure.
+ * its credentials or a lockout. A malformed request, an unknown client, a refresh grant, a login
+ * throttled before it was tried, or a refusal about the instance, its licence or the password
+ * rules is not a login failure.
  */
 import type { ApiRequest } from '../http/types.ts';
 import { parseTokenFields, readTokenRequest, type TokenErrorCode } from './token-request.ts';
@@ -17,8 +18,8 @@ export const CREDENTIAL_FAILURES: ReadonlySet<TokenErrorCode> = new Set<TokenErr
   'user_lockedout',
 ]);
 
-/** Codes that say the request itself was not a login attempt. */
-const NOT_AN_ATTEMPT: ReadonlySet<string> = new Set(['invalid_client', 'unsupported_grant_type']);
+/** Codes that say the request itself was not a login attempt (a throttled one was never tried). */
+const NOT_AN_ATTEMPT: ReadonlySet<string> = new Set(['invalid_client', 'unsupported_grant_type', 'too_many_requests']);
 
 /**
  * The login outcome of a token request and its answer (`status`, and `errorCode` when it failed):

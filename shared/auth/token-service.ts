@@ -11,11 +11,16 @@
  * | user disabled      | user_disabled      | user_disabled      | invalid_grant |
  * | user locked out    | user_lockedout     | user_lockedout     | invalid_grant |
  *
+ * At Medium and High an unknown name (or a user without a password) is locked out like a user:
+ * its failed attempts are counted in the same way (auth-repo.ts, the login name counter), so the
+ * threshold's next attempt answers `user_lockedout` at Medium whether or not the name exists.
+ *
  * Every other error (instance, licence, client, grant, two-factor, new/expired password and
  * password rules) is answered at every level. Every path that gets as far as a user name spends
- * exactly one scrypt (a dummy hash for unknown users, passwordless users and locked users; an
- * attempt refused for want of a slot waits for its own verdict and discards it), so timing does
- * not tell them apart either.
+ * exactly one scrypt (a dummy hash for unknown users and passwordless users; a locked user's or
+ * an attempt refused for want of a slot waits for its own verdict and discards it), so timing
+ * does not tell them apart either. Before all of it, the login throttle (login-throttle.ts, in the
+ * token function) answers 429 to a client address or a name over its rate.
  */
 import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import { ConditionFailed } from '../errors.ts';
@@ -23,21 +28,26 @@ import { claimOwner, getObject, ownInstance, type StoredObject } from '../db/obj
 import {
   changePasswordAtLogin,
   clearExpiredLock,
+  clearExpiredNameLock,
   consumeOneTimeCode,
   createRefreshFamily,
   getAuthState,
   getRefreshToken,
+  lockName,
   lockUser,
+  nameLockedUntil,
   readLoginItems,
   readRefreshItems,
   recordLoginSuccess,
   recordOneTimeCodeFailure,
   releaseLoginAttempt,
   reserveLoginAttempt,
+  reserveNameAttempt,
   revokeRefreshFamily,
   rotateRefreshToken,
   storeOneTimeCode,
   type AuthState,
+  type LoginName,
   type RefreshRecord,
 } from '../db/auth-repo.ts';
 import { instanceNameClaim, userNameClaim } from '../model/claims.ts';
@@ -161,6 +171,8 @@ interface LoginTarget {
   /** Undefined: no user of that name in the instance. */
   readonly user: StoredObject | undefined;
   readonly auth: AuthState | undefined;
+  /** The lock of the name's counter, when it was read with the rest (only when no user has the name). */
+  readonly name?: { readonly lockedUntil: number | undefined };
 }
 
 /**
@@ -195,9 +207,17 @@ async function lookUpLogin(deps: CoreDeps, instanceName: string, userName: strin
   const instance = instanceNamed(first.object(instanceKey), instanceName);
   if (!instance) return { instance: undefined, above: [], user: undefined, auth: undefined };
   const userKey = userClaim ? first.owner(userClaim) : undefined;
-  const second = await readLoginItems(db, { objects: [...ancestorKeys(instance), ...(userKey ? [userKey] : [])], authOf: userKey });
+  // No user of that name: its counter is read instead of an AUTH item (the same one request).
+  const nameOf = userKey ? undefined : { instanceKey: instance.key, userName };
+  const second = await readLoginItems(db, { objects: [...ancestorKeys(instance), ...(userKey ? [userKey] : [])], authOf: userKey, nameOf });
   const user = userKey ? userNamed(second.object(userKey), instance.key, userName) : undefined;
-  return { instance, above: ancestorsIn(instance, second.object), user, auth: user ? second.auth : undefined };
+  return {
+    instance,
+    above: ancestorsIn(instance, second.object),
+    user,
+    auth: user ? second.auth : undefined,
+    ...(nameOf ? { name: { lockedUntil: second.nameLockedUntil } } : {}),
+  };
 }
 
 /**
@@ -208,6 +228,65 @@ async function lookUpLogin(deps: CoreDeps, instanceName: string, userName: strin
  */
 function prefetchSigningKey(deps: CoreDeps): void {
   deps.keys.signingKey(deps.now()).catch(() => undefined);
+}
+
+/** The failed-login counter an attempt takes a slot of: a user's AUTH item, or a name's counter. */
+interface AttemptCounter {
+  clearExpiredLock(seen: number): Promise<void>;
+  reserve(threshold: number): Promise<number | 'locked'>;
+  isLocked(): Promise<boolean>;
+}
+
+const userAttempts = (db: CoreDeps['db'], userKey: string): AttemptCounter => ({
+  clearExpiredLock: (seen) => clearExpiredLock(db, userKey, seen),
+  reserve: (threshold) => reserveLoginAttempt(db, userKey, threshold),
+  isLocked: async () => (await getAuthState(db, userKey))?.lockedUntil !== undefined,
+});
+
+const nameAttempts = (db: CoreDeps['db'], name: LoginName, nowMs: number): AttemptCounter => ({
+  clearExpiredLock: (seen) => clearExpiredNameLock(db, name, seen),
+  reserve: (threshold) => reserveNameAttempt(db, name, threshold, nowMs),
+  isLocked: async () => (await nameLockedUntil(db, name)) !== undefined,
+});
+
+/**
+ * Takes an attempt's slot of `counter` while its password check (`check`, already running) goes
+ * on: a lock still running answers at once (after the check, so it costs the same time), one
+ * run out is cleared. Parallel attempts cannot act on more verdicts than the threshold: with no
+ * slot but no lock either, the slots are held by attempts still being checked, which may well
+ * succeed, so this one waits for them (bounded) instead of calling itself locked out. Every path
+ * awaits the check, so each attempt spends exactly one scrypt.
+ */
+async function takeAttempt(
+  deps: CoreDeps,
+  counter: AttemptCounter,
+  lockedUntil: number | undefined,
+  level: SecurityLevel,
+  check: Promise<boolean>,
+  beside?: () => void,
+): Promise<{ slot: number; verdict: Promise<boolean> }> {
+  const { config } = deps;
+  // Handled now, awaited later: a store error while taking the slot must not leave it unhandled.
+  check.catch(() => undefined);
+  if (lockedUntil !== undefined) {
+    if (lockedUntil > deps.now().getTime()) {
+      await check.catch(() => false);
+      throw lockedOut(level, config.lockoutMinutes);
+    }
+    await counter.clearExpiredLock(lockedUntil);
+  }
+  beside?.();
+  let slot = await counter.reserve(config.lockoutThreshold);
+  for (let waited = 0; slot === 'locked' && waited < SLOT_WAIT_MS; waited += SLOT_POLL_MS) {
+    if (await counter.isLocked()) break;
+    await new Promise((resolve) => setTimeout(resolve, SLOT_POLL_MS));
+    slot = await counter.reserve(config.lockoutThreshold);
+  }
+  if (slot === 'locked') {
+    await check.catch(() => false);
+    throw lockedOut(level, config.lockoutMinutes);
+  }
+  return { slot, verdict: check };
 }
 
 /**
@@ -226,43 +305,28 @@ export async function passwordGrant(deps: CoreDeps, req: TokenRequest): Promise<
   const level = securityLevelOf(instance);
 
   const user = found.user;
-  if (!user) {
-    await verifyAgainstDummy(req.password);
-    throw unknownUser(level);
-  }
   let auth = found.auth;
-  if (!auth?.passwordHash) {
-    // No password (a single-sign-on user, or one never given a password).
-    await verifyAgainstDummy(req.password);
-    throw invalidGrant();
+  if (!user || !auth?.passwordHash) {
+    // No such user, or one without a password (single sign-on, or never given one).
+    if (level === 'Low') {
+      await verifyAgainstDummy(req.password);
+      throw user ? invalidGrant() : unknownUser(level);
+    }
+    // Where the answers hide which names exist (Medium, High), the name's attempts are counted and
+    // lock it out exactly as a user's wrong passwords would: the same answers, in the same order.
+    const name = { instanceKey: instance.key, userName };
+    const lockedUntil = found.name ? found.name.lockedUntil : await nameLockedUntil(db, name);
+    const counter = nameAttempts(db, name, deps.now().getTime());
+    const { slot, verdict } = await takeAttempt(deps, counter, lockedUntil, level, verifyAgainstDummy(req.password));
+    await verdict;
+    if (slot >= config.lockoutThreshold) await lockName(db, name, deps.now().getTime() + config.lockoutMinutes * 60_000);
+    throw user ? invalidGrant() : unknownUser(level);
   }
   const nowMs = deps.now().getTime();
-  if (auth.lockedUntil !== undefined) {
-    if (auth.lockedUntil > nowMs) {
-      await verifyAgainstDummy(req.password);
-      throw lockedOut(level, config.lockoutMinutes);
-    }
-    await clearExpiredLock(db, user.key, auth.lockedUntil);
-  }
-  // The (slow) password check runs while the attempt takes its slot, but its verdict is acted on
-  // only once the slot is held, so parallel attempts still cannot act on more than the threshold
-  // of verdicts; every path below awaits it, so each attempt spends exactly one scrypt.
-  const verdict = verifyPassword(req.password, auth.passwordHash);
-  // Handled now, awaited later: a store error while taking the slot must not leave it unhandled.
-  verdict.catch(() => undefined);
-  prefetchSigningKey(deps);
-  let slot = await reserveLoginAttempt(db, user.key, config.lockoutThreshold);
-  // No slot but no lock either: the slots are held by attempts still being checked, which may
-  // well succeed. Wait for them (bounded) instead of calling this attempt locked out.
-  for (let waited = 0; slot === 'locked' && waited < SLOT_WAIT_MS; waited += SLOT_POLL_MS) {
-    if ((await getAuthState(db, user.key))?.lockedUntil !== undefined) break;
-    await new Promise((resolve) => setTimeout(resolve, SLOT_POLL_MS));
-    slot = await reserveLoginAttempt(db, user.key, config.lockoutThreshold);
-  }
-  if (slot === 'locked') {
-    await verdict.catch(() => false);
-    throw lockedOut(level, config.lockoutMinutes);
-  }
+  // The (slow) password check runs while the attempt takes its slot.
+  const { slot, verdict } = await takeAttempt(deps, userAttempts(db, user.key), auth.lockedUntil, level, verifyPassword(req.password, auth.passwordHash), () =>
+    prefetchSigningKey(deps),
+  );
   const failed = async () => {
     if (slot >= config.lockoutThreshold) await lockUser(db, user.key, nowMs + config.lockoutMinutes * 60_000);
   };

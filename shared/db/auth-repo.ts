@@ -6,13 +6,16 @@
  * | user auth state     | `O#<userKey>`      | `AUTH` |                              | PasswordHash, FailedLogins, LockedUntil, one-time code (hash, salt, expiry, tries) |
  * | refresh token       | `RT#<sha256>`      | `RT`   | `RTF#<family>` / `<issued>`  | Family, UserKey, InstanceKey, ClientId, ExpiresAt, UsedAt |
  * | refresh family      | `RTF#<family>`     | `RT`   |                              | UserKey, ExpiresAt, SessionGeneration (the user's at the login), RevokedAt (reuse detection revokes the whole family at once) |
+ * | login name counter  | `LN#<instance>#<sha256 of name>` | `LN` |                              | FailedLogins, LockedUntil, ttl: a name no password logs in as (unknown, or a user without a password), locked like a user |
  *
  * Access patterns:
  * - login: the AUTH item is read (consistent) in one BatchGetItem with the user and its instances;
  *   reserve an attempt slot with one conditional UpdateItem (ADD FailedLogins, condition: not locked
  *   and below the threshold), so a parallel burst of wrong passwords cannot act on more than
  *   `threshold` verdicts; success resets it with one UpdateItem, sent together with the
- *   transaction that stores the login's first refresh token.
+ *   transaction that stores the login's first refresh token. A name no password can log in as
+ *   (at Medium and High security) is counted the same way in its login name counter, read in the
+ *   same BatchGetItem as the AUTH item would be, so its attempts lock out like a user's.
  * - refresh: GetItem RT (consistent), then its family, user and instance in one BatchGetItem
  *   (consistent); rotate with one TransactWriteItems (old token: condition not
  *   used; family: condition not revoked; new token: Put), so two parallel refreshes have one winner;
@@ -22,10 +25,11 @@
  *   sessions is one write to the user item, whatever the number of families.
  * Times are epoch seconds (numbers) except where noted; `ttl` lets DynamoDB delete expired items.
  */
+import { createHash } from 'node:crypto';
 import { GetCommand, UpdateCommand, type TransactWriteCommandInput, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed } from '../errors.ts';
 import type { Db } from './client.ts';
-import { AUTH_SK, REFRESH_SK, objectPk, refreshFamilyPk, refreshTokenPk } from './keys.ts';
+import { AUTH_SK, LOGIN_NAME_SK, REFRESH_SK, loginNamePk, objectPk, refreshFamilyPk, refreshTokenPk } from './keys.ts';
 import { claimItemKey, fromItem, getItems, objectItemKey, send, type Claim, type StoredObject } from './objects-repo.ts';
 import { isTransactionConflict, toItem, transact } from './object-writes.ts';
 
@@ -52,6 +56,27 @@ export interface OtpState {
 }
 
 const authKey = (userKey: string) => ({ PK: objectPk(userKey), SK: AUTH_SK });
+/**
+ * A name's counter is keyed by the name's SHA-256, not the name: what was typed as a user name
+ * (sometimes a password, in the wrong field) is not kept, and any length fits a key.
+ */
+const nameKey = (n: LoginName) => ({
+  PK: loginNamePk(n.instanceKey, createHash('sha256').update(n.userName, 'utf8').digest('base64url')),
+  SK: LOGIN_NAME_SK,
+});
+
+/** A name tried in an instance's login, counted when no password can log in as it. */
+export interface LoginName {
+  readonly instanceKey: string;
+  readonly userName: string;
+}
+
+/**
+ * How long a name's counter is kept after its last failure (epoch seconds from now, as `ttl`):
+ * long past any lock, so a name fails and locks as a user does; a user's counter, though, is
+ * only reset by a success.
+ */
+const NAME_COUNTER_TTL_S = 30 * 86_400;
 
 const isConditionFailure = (err: unknown): boolean =>
   (err as { name?: string }).name === 'ConditionalCheckFailedException';
@@ -120,6 +145,8 @@ export interface LoginReads {
   readonly claims?: readonly Claim[];
   /** The user whose AUTH item is read. */
   readonly authOf?: string;
+  /** The name whose counter is read (a login of a name no user has). */
+  readonly nameOf?: LoginName;
 }
 
 export interface LoginItems {
@@ -127,6 +154,8 @@ export interface LoginItems {
   owner(claim: Claim): string | undefined;
   /** The AUTH item of `authOf`, when it has one. */
   readonly auth: AuthState | undefined;
+  /** Epoch ms: the lock of `nameOf`'s counter, when it has one. */
+  readonly nameLockedUntil: number | undefined;
 }
 
 /**
@@ -138,10 +167,12 @@ export async function readLoginItems(db: Db, reads: LoginReads): Promise<LoginIt
   const keys = [...new Set(reads.objects ?? [])].map(objectItemKey);
   keys.push(...claims.map(claimItemKey));
   if (reads.authOf !== undefined) keys.push(authKey(reads.authOf));
+  if (reads.nameOf !== undefined) keys.push(nameKey(reads.nameOf));
   const byKey = new Map<string, Record<string, unknown>>();
   for (const item of await getItems(db, keys, true)) byKey.set(`${String(item.PK)}\u0000${String(item.SK)}`, item);
   const at = (k: { PK: string; SK: string }) => byKey.get(`${k.PK}\u0000${k.SK}`);
   const auth = reads.authOf !== undefined ? at(authKey(reads.authOf)) : undefined;
+  const name = reads.nameOf !== undefined ? at(nameKey(reads.nameOf)) : undefined;
   return {
     object: (key) => {
       const item = at(objectItemKey(key));
@@ -149,6 +180,7 @@ export async function readLoginItems(db: Db, reads: LoginReads): Promise<LoginIt
     },
     owner: (claim) => at(claimItemKey(claim))?.Owner as string | undefined,
     auth: auth ? authStateOf(reads.authOf!, auth) : undefined,
+    nameLockedUntil: name?.LockedUntil === undefined ? undefined : Number(name.LockedUntil),
   };
 }
 
@@ -157,9 +189,18 @@ export async function readLoginItems(db: Db, reads: LoginReads): Promise<LoginIt
  * a newer lock set in between stays.
  */
 export async function clearExpiredLock(db: Db, userKey: string, seenLockedUntil: number): Promise<void> {
+  await clearLockAt(db, authKey(userKey), seenLockedUntil);
+}
+
+/** {@link clearExpiredLock} of a name's counter. */
+export async function clearExpiredNameLock(db: Db, name: LoginName, seenLockedUntil: number): Promise<void> {
+  await clearLockAt(db, nameKey(name), seenLockedUntil);
+}
+
+async function clearLockAt(db: Db, key: { PK: string; SK: string }, seenLockedUntil: number): Promise<void> {
   await updateUnlessDone(db, {
     TableName: db.tableName,
-    Key: authKey(userKey),
+    Key: key,
     UpdateExpression: 'SET FailedLogins = :zero REMOVE LockedUntil',
     ConditionExpression: 'LockedUntil = :seen',
     ExpressionAttributeValues: { ':zero': 0, ':seen': seenLockedUntil },
@@ -174,19 +215,37 @@ export async function clearExpiredLock(db: Db, userKey: string, seenLockedUntil:
  * completed) or resets the counter ({@link recordLoginSuccess}).
  */
 export async function reserveLoginAttempt(db: Db, userKey: string, threshold: number): Promise<number | 'locked'> {
+  return reserveAt(db, {
+    TableName: db.tableName,
+    Key: authKey(userKey),
+    UpdateExpression: 'ADD FailedLogins :one',
+    ConditionExpression:
+      'attribute_exists(PK) AND attribute_not_exists(LockedUntil) AND (attribute_not_exists(FailedLogins) OR FailedLogins < :t)',
+    ExpressionAttributeValues: { ':one': 1, ':t': threshold },
+    ReturnValues: 'UPDATED_NEW',
+  });
+}
+
+/**
+ * {@link reserveLoginAttempt} for a name no password can log in as: its counter is created by
+ * the first attempt and kept a while after the last (`ttl`). Such an attempt always fails, so the
+ * slot is never given back.
+ */
+export async function reserveNameAttempt(db: Db, name: LoginName, threshold: number, nowMs: number): Promise<number | 'locked'> {
+  return reserveAt(db, {
+    TableName: db.tableName,
+    Key: nameKey(name),
+    UpdateExpression: 'ADD FailedLogins :one SET #ttl = :ttl',
+    ConditionExpression: 'attribute_not_exists(LockedUntil) AND (attribute_not_exists(FailedLogins) OR FailedLogins < :t)',
+    ExpressionAttributeNames: { '#ttl': 'ttl' },
+    ExpressionAttributeValues: { ':one': 1, ':t': threshold, ':ttl': Math.ceil(nowMs / 1000) + NAME_COUNTER_TTL_S },
+    ReturnValues: 'UPDATED_NEW',
+  });
+}
+
+async function reserveAt(db: Db, input: UpdateCommandInput): Promise<number | 'locked'> {
   try {
-    const out = await send<{ Attributes?: Record<string, unknown> }>(
-      db,
-      new UpdateCommand({
-        TableName: db.tableName,
-        Key: authKey(userKey),
-        UpdateExpression: 'ADD FailedLogins :one',
-        ConditionExpression:
-          'attribute_exists(PK) AND attribute_not_exists(LockedUntil) AND (attribute_not_exists(FailedLogins) OR FailedLogins < :t)',
-        ExpressionAttributeValues: { ':one': 1, ':t': threshold },
-        ReturnValues: 'UPDATED_NEW',
-      }),
-    );
+    const out = await send<{ Attributes?: Record<string, unknown> }>(db, new UpdateCommand(input));
     return Number(out.Attributes?.FailedLogins ?? 1);
   } catch (err) {
     if (isConditionFailure(err)) return 'locked';
@@ -214,6 +273,26 @@ export async function lockUser(db: Db, userKey: string, untilMs: number): Promis
     ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(LockedUntil)',
     ExpressionAttributeValues: { ':until': untilMs },
   });
+}
+
+/** {@link lockUser} for a name's counter. */
+export async function lockName(db: Db, name: LoginName, untilMs: number): Promise<void> {
+  await updateUnlessDone(db, {
+    TableName: db.tableName,
+    Key: nameKey(name),
+    UpdateExpression: 'SET LockedUntil = :until',
+    ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(LockedUntil)',
+    ExpressionAttributeValues: { ':until': untilMs },
+  });
+}
+
+/** Epoch ms: the lock of a name's counter, or undefined (strongly consistent). */
+export async function nameLockedUntil(db: Db, name: LoginName): Promise<number | undefined> {
+  const out = await send<{ Item?: Record<string, unknown> }>(
+    db,
+    new GetCommand({ TableName: db.tableName, Key: nameKey(name), ConsistentRead: true, ProjectionExpression: 'LockedUntil' }),
+  );
+  return out.Item?.LockedUntil === undefined ? undefined : Number(out.Item.LockedUntil);
 }
 
 /**

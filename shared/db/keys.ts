@@ -11,6 +11,7 @@
  * | unique claim         | `U#<scope>#<kind>#<value>`       | `U`                     |                                        |                               |
  * | refresh token        | `RT#<sha256 of token>`           | `RT`                    | `RTF#<login family>` / `<issued>`      |                               |
  * | refresh family       | `RTF#<login family>`             | `RT`                    |                                        |                               |
+ * | login name counter   | `LN#<instanceKey>#<name hash>`   | `LN`                    |                                        |                               |
  * | event pointer        | `EP#<objectKey>`                 | `<occurredOn>#<eventKey>` |                                      |                               |
  * | ws connection        | `WSC#<connectionId>`             | `C`                     |                                        |                               |
  * | ws subscription      | `SUB#<instanceKey>`              | `<connectionId>#<topic>`|                                        |                               |
@@ -52,6 +53,13 @@ export const CLAIM_SK = 'U';
 export const refreshTokenPk = (tokenHash: string): string => `RT#${tokenHash}`;
 export const REFRESH_SK = 'RT';
 export const refreshFamilyPk = (familyId: string): string => `RTF#${familyId}`;
+
+/**
+ * Failed password logins of a name in an instance that no password can log in as (no such user,
+ * or a user without a password), counted so it locks out like a real user's AUTH item.
+ */
+export const loginNamePk = (instanceKey: string, nameHash: string): string => `LN#${instanceKey}#${nameHash}`;
+export const LOGIN_NAME_SK = 'LN';
 
 export const eventFolderPk = (folderKey: string): string => `EV#${folderKey}`;
 export const eventSortKey = (occurredOnIso: string, eventKey: string): string => `${occurredOnIso}#${eventKey}`;

@@ -3,7 +3,7 @@
  *
  * | item          | PK                  | SK                               | attributes                                    |
  * | ------------- | ------------------- | -------------------------------- | --------------------------------------------- |
- * | subscription  | `WH#<instanceKey>`  | `<webhookKey>`                   | Key, Instances, Doc (JSON), Secret, PreviousSecret, PreviousSecretUntil, Version, DisabledReason, LastDeliveryOn, LastFailureOn, FailingSince |
+ * | subscription  | `WH#<instanceKey>`  | `<webhookKey>`                   | Key, Instances, Doc (JSON), Secret, PreviousSecret (both sealed: shared/auth/secret-box.ts), PreviousSecretUntil, Version, DisabledReason, LastDeliveryOn, LastFailureOn, FailingSince |
  * | attempt       | `WD#<webhookKey>`   | `<attemptKey>`                   | EventKey, MessageId, Attempt, StatusCode or Error, DurationMs, AttemptedOn, NextAttemptOn, DeadLettered, ttl |
  * | queued job    | `WQ`                | `<dueAt ms>#<jobId>`             | WebhookKey, InstanceKey, Job (JSON), ttl      |
  * | replay slot   | `WR#<webhookKey>`   | `R`                              | Until (epoch ms), ttl                         |
@@ -18,6 +18,7 @@
  * are one Query with `SK <= <now>`.
  */
 import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { isSealed, openSecret, sealSecret } from '../auth/secret-box.ts';
 import { ConditionFailed, StoreUnavailable } from '../errors.ts';
 import { parseJson, stringifyJson } from '../json.ts';
 import type { Db } from './client.ts';
@@ -54,13 +55,25 @@ export interface StoredWebhook {
   readonly failingSince: string | null;
 }
 
-function toWebhook(i: Record<string, unknown>): StoredWebhook {
+/**
+ * What a subscription's secrets are sealed for (shared/auth/secret-box.ts): its instance and key,
+ * so a sealed secret opens on its own item only (PreviousSecret is a copy of Secret's value).
+ */
+const secretContext = (w: Pick<StoredWebhook, 'instanceKey' | 'key'>) => `webhook/${w.instanceKey}/${w.key}`;
+
+/**
+ * A subscription as stored, its secrets opened. Secrets are sealed at rest; one stored in clear
+ * (before sealing existed) reads as it is and is sealed by the next write ({@link sealClearSecrets}).
+ */
+async function toWebhook(i: Record<string, unknown>): Promise<StoredWebhook> {
+  const at = { instanceKey: i.Instance as string, key: i.Key as string };
+  const previous = i.PreviousSecret as string | undefined;
   return {
     key: i.Key as string,
     instanceKey: i.Instance as string,
     settings: parseJson(i.Doc as string) as WebhookSettings,
-    secret: i.Secret as string,
-    previousSecret: (i.PreviousSecret as string | undefined) ?? undefined,
+    secret: await openSecret(i.Secret as string, secretContext(at)),
+    previousSecret: previous === undefined ? undefined : await openSecret(previous, secretContext(at)),
     previousSecretUntil: typeof i.PreviousSecretUntil === 'number' ? i.PreviousSecretUntil : undefined,
     version: Number(i.Version ?? 1),
     disabledReason: (i.DisabledReason as string | undefined) ?? null,
@@ -83,7 +96,7 @@ export async function putWebhook(db: Db, w: StoredWebhook): Promise<void> {
           Key: w.key,
           Instance: w.instanceKey,
           Doc: stringifyJson(w.settings),
-          Secret: w.secret,
+          Secret: await sealSecret(w.secret, secretContext(w)),
           Version: w.version,
         },
         ConditionExpression: 'attribute_not_exists(PK)',
@@ -96,7 +109,7 @@ export async function putWebhook(db: Db, w: StoredWebhook): Promise<void> {
 export async function getWebhook(db: Db, instanceKey: string, key: string): Promise<StoredWebhook | undefined> {
   // Through getItem: it joins a gathering of reads by key (shared/db/item-reads.ts).
   const item = await getItem(db, webhookPk(instanceKey), key, true);
-  return item ? toWebhook(item) : undefined;
+  return item ? await toWebhook(item) : undefined;
 }
 
 /** How long the sender reuses a subscription it read (per execution environment). */
@@ -146,7 +159,7 @@ async function writing<T>(db: Db, w: Pick<StoredWebhook, 'instanceKey' | 'key'>,
 /** Every subscription of one instance: one Query (all pages) on `WH#<instance>`. */
 export async function webhooksOf(db: Db, instanceKey: string): Promise<StoredWebhook[]> {
   const items = await queryAll(db, { KeyConditionExpression: 'PK = :pk', ExpressionAttributeValues: { ':pk': webhookPk(instanceKey) } });
-  return items.map(toWebhook);
+  return Promise.all(items.map(toWebhook));
 }
 
 const isConditionFailure = (err: unknown) => (err as { name?: string }).name === 'ConditionalCheckFailedException';
@@ -172,12 +185,42 @@ async function updateWebhook(
           ReturnValues: 'ALL_NEW',
         }),
       );
-      return out.Attributes ? toWebhook(out.Attributes) : undefined;
+      if (!out.Attributes) return undefined;
+      await sealClearSecrets(db, out.Attributes);
+      return await toWebhook(out.Attributes);
     } catch (err) {
       if (isConditionFailure(err)) return undefined;
       throw err;
     }
   });
+}
+
+/**
+ * Seals the secrets of a subscription stored before sealing existed, as the write that just
+ * returned `item` found them: each only if it is still that clear value (a rotation meanwhile
+ * wins). A failed condition means another writer got there first.
+ */
+async function sealClearSecrets(db: Db, item: Record<string, unknown>): Promise<void> {
+  const at = { instanceKey: item.Instance as string, key: item.Key as string };
+  for (const name of ['Secret', 'PreviousSecret'] as const) {
+    const stored = item[name];
+    if (typeof stored !== 'string' || isSealed(stored)) continue;
+    try {
+      await send(
+        db,
+        new UpdateCommand({
+          TableName: db.tableName,
+          Key: { PK: webhookPk(at.instanceKey), SK: at.key },
+          UpdateExpression: 'SET #s = :sealed',
+          ConditionExpression: '#s = :clear',
+          ExpressionAttributeNames: { '#s': name },
+          ExpressionAttributeValues: { ':sealed': await sealSecret(stored, secretContext(at)), ':clear': stored },
+        }),
+      );
+    } catch (err) {
+      if (!isConditionFailure(err)) throw err;
+    }
+  }
 }
 
 /**
@@ -212,7 +255,7 @@ export async function rotateWebhookSecret(
 ): Promise<StoredWebhook> {
   const updated = await updateWebhook(db, w, {
     UpdateExpression: 'SET PreviousSecret = Secret, PreviousSecretUntil = :until, Secret = :secret, Version = Version + :one',
-    ExpressionAttributeValues: { ':secret': secret, ':until': previousUntil, ':one': 1 },
+    ExpressionAttributeValues: { ':secret': await sealSecret(secret, secretContext(w)), ':until': previousUntil, ':one': 1 },
   });
   if (!updated) throw new ConditionFailed('The webhook is gone.');
   return updated;

@@ -50,7 +50,7 @@ export function outboxNotifier(dataDir: string, opts: OutboxOptions = {}): Notif
   let ready: Promise<unknown> | undefined;
   return {
     async send(m) {
-      await (ready ??= mkdir(dataDir, { recursive: true }));
+      await (ready ??= mkdir(dataDir, { recursive: true, mode: 0o700 }));
       const line = outboxLine(m);
       await appendFile(file, `${line}\n`, { mode: 0o600 });
       if (opts.print) process.stdout.write(`outbox: a ${m.kind} for ${m.instance}\\${m.user} is in ${file}\n`);

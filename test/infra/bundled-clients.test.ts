@@ -63,8 +63,8 @@ describe('the AWS clients', () => {
     expect(using('@aws-sdk/client-sqs')).toEqual(['fanout', 'webhooks']);
   });
 
-  it('Secrets Manager: the token function (signs) and the key manager only; verifiers read the JWKS from the table', () => {
-    expect(using('@aws-sdk/client-secrets-manager')).toEqual(['keygen', 'token']);
+  it('Secrets Manager: the token function (signs), the key manager, and the webhook secrets\' readers (the fan-out and the webhooks function); verifiers read the JWKS from the table', () => {
+    expect(using('@aws-sdk/client-secrets-manager')).toEqual(['fanout', 'keygen', 'token', 'webhooks']);
   });
 
   it('SNS: the token function (sends one-time codes) only', () => {

@@ -321,9 +321,10 @@ describe.each(built.stacks.map((s) => [s.stackName, s] as const))('%s', (_name, 
       expect(reads(family, signingId), `${family} reads the signing key`).toBe(family === 'token');
       expect(publishes(family), `${family} publishes`).toBe(family === 'token');
       const verifies = family !== 'service' && family !== 'fanout';
-      // No other secret: the JWKS is a table item, read with the table grant every verifier has.
+      // No other secret: the JWKS is a table item, read with the table grant every verifier has;
+      // the readers of the webhook subscriptions read the key of their secrets at rest.
       const secretReads = policyStatementsOf(stack, roleId(stack, family)).filter((s) => [s.Action].flat().some((a) => a.startsWith('secretsmanager:')));
-      expect(secretReads.length, `${family} reads secrets`).toBe(family === 'token' ? 1 : 0);
+      expect(secretReads.length, `${family} reads secrets`).toBe(family === 'token' || family === 'webhooks' || family === 'fanout' ? 1 : 0);
       const env = JSON.stringify(stack.resolve((stack.functions.get(family)!.function.node.defaultChild as CfnElement & { environment: unknown }).environment));
       // The setting is in the environment every family shares (service has it and verifies nothing).
       expect(env.includes('"GATEHOUSE_PUBLIC_KEYS":"table"'), `${family} reads the JWKS from the table`).toBe(family !== 'fanout');
@@ -348,7 +349,8 @@ describe.each(built.stacks.map((s) => [s.stackName, s] as const))('%s', (_name, 
   it('generates the signing key at deploy time, without key material in the template', () => {
     const signingId = logicalId(stack, stack.keys.signingKey.node.defaultChild as CfnElement);
     const tableId = logicalId(stack, stack.table.table.node.defaultChild as CfnElement);
-    template.resourceCountIs('AWS::SecretsManager::Secret', 1);
+    // The signing key and the key of the webhook secrets at rest (test/infra/webhooks.test.ts).
+    template.resourceCountIs('AWS::SecretsManager::Secret', 2);
     template.hasResourceProperties('Custom::GatehouseSigningKey', {
       ServiceToken: { 'Fn::GetAtt': [logicalId(stack, stack.keys.generator.function.node.defaultChild as CfnElement), 'Arn'] },
       ServiceTimeout: '300',

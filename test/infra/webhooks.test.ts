@@ -89,3 +89,39 @@ describe.each(built.stacks.map((s) => [s.region, s] as const))('webhooks in %s',
     }
   });
 });
+
+describe.each(built.stacks.map((s) => [s.region, s] as const))('webhook secrets at rest in %s', (_region, stack) => {
+  const template = built.templates.get(stack.stackName)!;
+  const keyId = idOf(stack, stack.webhooks.secretKey.node.defaultChild as CfnElement);
+  const env = (fn: string) =>
+    (resourcesOf(template, 'AWS::Lambda::Function')[fn]!.Properties.Environment as { Variables: Record<string, unknown> }).Variables;
+  /** The roles allowed to read the key secret. */
+  const readers = () =>
+    Object.values(resourcesOf(template, 'AWS::IAM::Policy'))
+      .filter((p) =>
+        (p.Properties.PolicyDocument as { Statement: Array<{ Action: string | string[]; Resource: unknown }> }).Statement.some(
+          (s) => [s.Action].flat().includes('secretsmanager:GetSecretValue') && JSON.stringify(s.Resource).includes(`"${keyId}"`),
+        ),
+      )
+      .flatMap((p) => (p.Properties.Roles as Array<{ Ref: string }>).map((r) => r.Ref))
+      .sort();
+
+  it('generates a random key secret, kept when the stack goes (the stored secrets need it)', () => {
+    const secret = resourcesOf(template, 'AWS::SecretsManager::Secret')[keyId]!;
+    expect(secret.Properties.GenerateSecretString).toMatchObject({ PasswordLength: 64, ExcludePunctuation: true });
+    expect((template.toJSON().Resources as Record<string, { DeletionPolicy?: string }>)[keyId]!.DeletionPolicy).toBe('Retain');
+  });
+
+  it('names it to the sender and the fan-out only, and lets only them read it', () => {
+    const sender = stack.functions.get('webhooks')!;
+    const fanout = stack.functions.get('fanout')!;
+    for (const fn of [sender, fanout]) {
+      expect(env(idOf(stack, fn.function.node.defaultChild as CfnElement)).GATEHOUSE_WEBHOOK_SECRET_KEY_SECRET).toEqual({ Ref: keyId });
+    }
+    expect(readers()).toEqual([sender, fanout].map((fn) => idOf(stack, fn.role.node.defaultChild as CfnElement)).sort());
+    for (const [family, fn] of stack.functions) {
+      if (family === 'webhooks' || family === 'fanout') continue;
+      expect(env(idOf(stack, fn.function.node.defaultChild as CfnElement)).GATEHOUSE_WEBHOOK_SECRET_KEY_SECRET, family).toBeUndefined();
+    }
+  });
+});

@@ -21,7 +21,7 @@ import { loadConfig } from '#shared/config.ts';
 import { userNameClaim } from '#shared/model/claims.ts';
 import { newKey } from '#shared/model/placement.ts';
 import { createApi } from '../support/api.ts';
-import { commandsOf, createTestDb, type TestDb } from '../support/db.ts';
+import { commandsOf, createTestDb, TEST_LOGIN_LIMITS, type TestDb } from '../support/db.ts';
 import { seedUser } from '../support/tokens.ts';
 
 const PASSWORD = 'Corr3ct-Horse!';
@@ -45,6 +45,7 @@ function variant(env: Record<string, string>) {
     GATEHOUSE_TABLE_NAME: t.config.tableName,
     GATEHOUSE_LOG_LEVEL: 'SILENT',
     GATEHOUSE_DATA_DIR: t.config.dataDir,
+    ...TEST_LOGIN_LIMITS,
     ...env,
   });
   const d = createCoreDeps({ config, db: t.db, now });

@@ -21,6 +21,17 @@ export interface TestDb {
   readonly calls: CapacityRecord[];
 }
 
+/**
+ * Login throttle settings for test runs: on, but far above what a file or suite sends from its one
+ * address (every test logs in from 127.0.0.1); test/security/login-abuse.test.ts sets its own.
+ */
+export const TEST_LOGIN_LIMITS: Readonly<Record<string, string>> = {
+  GATEHOUSE_LOGIN_ADDRESS_RATE: '100000',
+  GATEHOUSE_LOGIN_ADDRESS_BURST: '100000',
+  GATEHOUSE_LOGIN_NAME_RATE: '100000',
+  GATEHOUSE_LOGIN_NAME_BURST: '100000',
+};
+
 let timelines = 0;
 
 /**
@@ -76,6 +87,7 @@ export async function createTestDb(env: Record<string, string> = {}): Promise<Te
     // Usage counts are written once an hour here, so tests that count a call's DynamoDB requests
     // never see a flush land in their window; the usage tests set the interval they exercise.
     GATEHOUSE_USAGE_FLUSH_SECONDS: '3600',
+    ...TEST_LOGIN_LIMITS,
     ...env,
   });
   const calls: CapacityRecord[] = [];

@@ -12,6 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { WebSocket } from 'ws';
 import { freePort } from '../../local/dynamo.ts';
 import { documentedFetch } from './documented-fetch.ts';
+import { TEST_LOGIN_LIMITS } from './db.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -140,6 +141,9 @@ function childEnv(port: number, dataDir: string, extra: Record<string, string>):
     GATEHOUSE_LOG_LEVEL: 'WARN',
     // Logins at scrypt N=2^12, not the production 2^17: the suite logs in hundreds of times.
     GATEHOUSE_PASSWORD_HASH_COST: '12',
+    // The login throttle stays on, far above what the suite sends from one address (every test
+    // logs in from 127.0.0.1); test/security/login-abuse.test.ts sets the production defaults.
+    ...TEST_LOGIN_LIMITS,
     AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED: 'true',
     ...extra,
   };
