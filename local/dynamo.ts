@@ -129,7 +129,9 @@ export async function startDynamo(opts: DynamoOptions): Promise<RunningDynamo> {
 }
 
 async function launch(port: number, dbPath: string | null, timeoutMs: number): Promise<RunningDynamo> {
-  const child = spawn({ port, path: dbPath, sharedDb: true, stdio: 'pipe' });
+  // A process group of its own: a terminal's Ctrl+C (or a stop sent to the runtime's group) must
+  // not stop Java before the runtime has written what it holds; the runtime stops it last.
+  const child = spawn({ port, path: dbPath, sharedDb: true, stdio: 'pipe', detached: true });
   let output = '';
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString('utf8')).slice(-4000);
