@@ -102,6 +102,13 @@ export interface DynamoOptions {
   /** Keep nothing on disk (tests and benchmarks): `dataDir` is then unused. */
   readonly inMemory?: boolean;
   readonly startTimeoutMs?: number;
+  /**
+   * Run Java in a process group of its own, so that a signal to the caller's whole group (a
+   * terminal's Ctrl+C, a process manager's stop) does not stop it before the caller has written
+   * what it holds. The caller then stops it ({@link RunningDynamo.stop}); any exit of the caller
+   * but a fatal signal kills it too. @default false (it shares the caller's group: tests, scripts)
+   */
+  readonly ownProcessGroup?: boolean;
 }
 
 /** Starts DynamoDB Local (or adopts `endpoint`) and resolves when it answers. */
@@ -120,7 +127,7 @@ export async function startDynamo(opts: DynamoOptions): Promise<RunningDynamo> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
     try {
-      return await launch(port, dbPath, opts.startTimeoutMs ?? 60_000);
+      return await launch(port, dbPath, opts.startTimeoutMs ?? 60_000, opts.ownProcessGroup ?? false);
     } catch (err) {
       lastError = err;
     }
@@ -128,10 +135,8 @@ export async function startDynamo(opts: DynamoOptions): Promise<RunningDynamo> {
   throw lastError;
 }
 
-async function launch(port: number, dbPath: string | null, timeoutMs: number): Promise<RunningDynamo> {
-  // A process group of its own: a terminal's Ctrl+C (or a stop sent to the runtime's group) must
-  // not stop Java before the runtime has written what it holds; the runtime stops it last.
-  const child = spawn({ port, path: dbPath, sharedDb: true, stdio: 'pipe', detached: true });
+async function launch(port: number, dbPath: string | null, timeoutMs: number, detached: boolean): Promise<RunningDynamo> {
+  const child = spawn({ port, path: dbPath, sharedDb: true, stdio: 'pipe', detached });
   let output = '';
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString('utf8')).slice(-4000);

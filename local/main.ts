@@ -120,6 +120,8 @@ async function main(): Promise<void> {
       host,
       dataDir: base.dataDir,
       dynamodbEndpoint: base.dynamodbEndpoint,
+      // The handlers above stop the runtime, Java last.
+      dynamoOwnProcessGroup: true,
       // An explicit setting wins (a proxy in front); otherwise the runtime's own address.
       eventPublisherUrl: process.env.GATEHOUSE_EVENT_PUBLISHER_URL || undefined,
       mqttPublisherUrl: process.env.GATEHOUSE_MQTT_PUBLISHER_URL || undefined,

@@ -61,6 +61,13 @@ export interface RuntimeOptions {
   readonly dataDir: string;
   /** Use this DynamoDB endpoint instead of starting DynamoDB Local. */
   readonly dynamodbEndpoint?: string;
+  /**
+   * Start DynamoDB Local in a process group of its own, so that a signal to this process's whole
+   * group (a terminal's Ctrl+C) reaches Java only through {@link Runtime.stop}. Only for a process
+   * that stops the runtime on SIGINT, SIGTERM and SIGHUP (`local/main.ts`): elsewhere such a
+   * signal would end the process and leave Java running. @default false
+   */
+  readonly dynamoOwnProcessGroup?: boolean;
   /** What sysinfo reports as `EventPublisherUrl`. @default the runtime's own `ws://localhost:<port>/events` */
   readonly eventPublisherUrl?: string;
   /** What sysinfo reports as `MqttPublisherUrl`. @default the runtime's own `ws://localhost:<port>/mqtt` */
@@ -284,7 +291,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
 
   try {
     await mkdir(dataDir, { recursive: true });
-    dynamo = await startDynamo({ dataDir, endpoint: opts.dynamodbEndpoint });
+    dynamo = await startDynamo({ dataDir, endpoint: opts.dynamodbEndpoint, ownProcessGroup: opts.dynamoOwnProcessGroup ?? false });
     void dynamo.exited.then(() => {
       if (!stopping) logger.error('DynamoDB Local exited unexpectedly: every call will fail until Gatehouse is restarted');
     });
