@@ -103,6 +103,13 @@ export interface DynamoOptions {
   /** Keep nothing on disk (tests and benchmarks): `dataDir` is then unused. */
   readonly inMemory?: boolean;
   readonly startTimeoutMs?: number;
+  /**
+   * Run Java in a process group of its own, so that a signal to the caller's whole group (a
+   * terminal's Ctrl+C, a process manager's stop) does not stop it before the caller has written
+   * what it holds. The caller then stops it ({@link RunningDynamo.stop}); any exit of the caller
+   * but a fatal signal kills it too. @default false (it shares the caller's group: tests, scripts)
+   */
+  readonly ownProcessGroup?: boolean;
 }
 
 /** Starts DynamoDB Local (or adopts `endpoint`) and resolves when it answers. */
@@ -122,7 +129,7 @@ export async function startDynamo(opts: DynamoOptions): Promise<RunningDynamo> {
   for (let attempt = 0; attempt < 3; attempt++) {
     const port = await freePort();
     try {
-      return await launch(port, dbPath, opts.startTimeoutMs ?? 60_000);
+      return await launch(port, dbPath, opts.startTimeoutMs ?? 60_000, opts.ownProcessGroup ?? false);
     } catch (err) {
       lastError = err;
     }
@@ -130,9 +137,9 @@ export async function startDynamo(opts: DynamoOptions): Promise<RunningDynamo> {
   throw lastError;
 }
 
-async function launch(port: number, dbPath: string | null, timeoutMs: number): Promise<RunningDynamo> {
+async function launch(port: number, dbPath: string | null, timeoutMs: number, detached: boolean): Promise<RunningDynamo> {
   // Java creates the database file itself (on the first table): its umask makes it 0600.
-  const child = spawnPrivately(() => spawn({ port, path: dbPath, sharedDb: true, stdio: 'pipe' }));
+  const child = spawnPrivately(() => spawn({ port, path: dbPath, sharedDb: true, stdio: 'pipe', detached }));
   let output = '';
   const keep = (chunk: Buffer) => {
     output = (output + chunk.toString('utf8')).slice(-4000);

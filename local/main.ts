@@ -5,18 +5,25 @@
  * to call it. The last line of start-up is machine-readable for tests:
  * `GATEHOUSE_READY {"url":…,"wsUrl":…}`.
  *
- * SIGINT/SIGTERM stop everything (WebSockets, stream poller, HTTP server, Java) and exit 0.
+ * SIGINT, SIGTERM and SIGHUP stop it cleanly (see {@link Runtime.stop}: requests in flight are
+ * answered, the stream is drained, usage counts are written, Java is stopped last) and exit 0.
+ * DynamoDB Local runs in a process group of its own, so the same signal sent to the whole group
+ * (a terminal's Ctrl+C, a process manager's stop) does not stop it first. A second signal exits at
+ * once; one within {@link REPEAT_GRACE_MS} of the first is taken for the same stop delivered twice
+ * (the terminal signals the group and `npm` relays the signal to its child as well).
  */
 import { config, loadConfig, type Config } from '#shared/config.ts';
 import { seedDeployment, type SeedResult } from '#shared/auth/bootstrap.ts';
 import { createCoreDeps } from '#shared/deps.ts';
 import { JavaRequiredError } from './dynamo.ts';
-import { PortInUseError, startRuntime, type Runtime } from './server.ts';
+import { PortInUseError, startRuntime, STOP_DRAIN_MS, STOP_REQUESTS_MS, type Runtime } from './server.ts';
 
 /** The console client of the spec (`client_id`). */
 const CONSOLE_CLIENT_ID = 'consoleApp';
 const DEFAULT_CLIENT_SECRET = 'consoleSecret';
-const STOP_TIMEOUT_MS = 15_000;
+/** The stop's own waits (requests, stream drain) plus time for the rest and for Java. */
+const STOP_TIMEOUT_MS = STOP_REQUESTS_MS + STOP_DRAIN_MS + 15_000;
+const REPEAT_GRACE_MS = 1000;
 
 const say = (line = ''): void => {
   process.stdout.write(`${line}\n`);
@@ -83,20 +90,28 @@ async function main(): Promise<void> {
 
   // A signal during start-up just exits: the exit hook kills DynamoDB Local.
   let runtime: Runtime | undefined;
-  let stopping = false;
+  let stoppingSince: number | undefined;
   const onSignal = (signal: NodeJS.Signals) => {
     if (!runtime) process.exit(130);
-    if (stopping) die(`${signal} again: exiting now.`);
-    stopping = true;
+    if (stoppingSince !== undefined) {
+      if (Date.now() - stoppingSince < REPEAT_GRACE_MS) return;
+      die(`${signal} again: exiting now.`);
+    }
+    stoppingSince = Date.now();
     say(`${signal}: stopping Gatehouse...`);
     setTimeout(() => die('Gatehouse did not stop in time; exiting.'), STOP_TIMEOUT_MS).unref();
     runtime.stop().then(
-      () => process.exit(0),
+      () => {
+        say('Gatehouse stopped.');
+        process.exit(0);
+      },
       (err: unknown) => die(`Stopping failed: ${(err as Error).message}`),
     );
   };
   process.on('SIGINT', onSignal);
   process.on('SIGTERM', onSignal);
+  // A closed terminal: Java, in its own group, does not get the hangup; stop it with the rest.
+  process.on('SIGHUP', onSignal);
 
   say('Starting Gatehouse...');
   try {
@@ -105,6 +120,8 @@ async function main(): Promise<void> {
       host,
       dataDir: base.dataDir,
       dynamodbEndpoint: base.dynamodbEndpoint,
+      // The handlers above stop the runtime, Java last.
+      dynamoOwnProcessGroup: true,
       // An explicit setting wins (a proxy in front); otherwise the runtime's own address.
       eventPublisherUrl: process.env.GATEHOUSE_EVENT_PUBLISHER_URL || undefined,
       mqttPublisherUrl: process.env.GATEHOUSE_MQTT_PUBLISHER_URL || undefined,

@@ -47,6 +47,11 @@ const USAGE_TIMER_MS = 5_000;
  */
 export const INTERNAL_PREFIX = '/@local/';
 
+/** How long a stop waits for the requests in flight to be answered before it closes their connections. */
+export const STOP_REQUESTS_MS = 10_000;
+/** How long a stop lets the stream poller read and deliver what the last writes put on the stream. */
+export const STOP_DRAIN_MS = 10_000;
+
 /** Bodies above this are not read at all (the pipeline answers 413 above GATEHOUSE_MAX_BODY_BYTES). */
 const HARD_BODY_CAP = 2 * 1024 * 1024;
 
@@ -57,6 +62,13 @@ export interface RuntimeOptions {
   readonly dataDir: string;
   /** Use this DynamoDB endpoint instead of starting DynamoDB Local. */
   readonly dynamodbEndpoint?: string;
+  /**
+   * Start DynamoDB Local in a process group of its own, so that a signal to this process's whole
+   * group (a terminal's Ctrl+C) reaches Java only through {@link Runtime.stop}. Only for a process
+   * that stops the runtime on SIGINT, SIGTERM and SIGHUP (`local/main.ts`): elsewhere such a
+   * signal would end the process and leave Java running. @default false
+   */
+  readonly dynamoOwnProcessGroup?: boolean;
   /** What sysinfo reports as `EventPublisherUrl`. @default the runtime's own `ws://localhost:<port>/events` */
   readonly eventPublisherUrl?: string;
   /** What sysinfo reports as `MqttPublisherUrl`. @default the runtime's own `ws://localhost:<port>/mqtt` */
@@ -110,7 +122,13 @@ export interface Runtime {
   open(): void;
   /** What the stream poller has done: its reads by trigger and the wakes by requests. */
   streamPollerStats(): StreamPollerStats;
-  /** Closes WebSockets, stops the stream poller, the HTTP server and DynamoDB Local. */
+  /**
+   * Stops without losing what was acknowledged, in this order: takes no more requests (503 with
+   * `Retry-After`), waits for those in flight (at most {@link STOP_REQUESTS_MS}), stops the webhook
+   * queue (jobs not done stay queued), drains the stream poller (at most {@link STOP_DRAIN_MS}:
+   * the events written reach the live connections and the webhook queue), closes WebSockets, MQTT
+   * and the HTTP server, writes the usage counts, and only then stops DynamoDB Local.
+   */
   stop(): Promise<void>;
 }
 
@@ -141,15 +159,21 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   // Nothing is served until the runtime is up (and, when gated, opened): requests answer 503 with
   // Retry-After, the way a load balancer answers while its targets are not healthy yet.
   let serving = false;
+  /** Set by stop(): every new request (but this process's internal calls) answers 503. */
+  let intakeStopped = false;
+  /** The requests being handled, which a stop waits for. */
+  const inFlight = new Set<Promise<void>>();
   let maxBody = HARD_BODY_CAP;
   const notServing = (): ApiError => serviceUnavailable(1);
 
   const server = createServer({ requestTimeout: 60_000 });
   server.on('request', (req: IncomingMessage, res: ServerResponse) => {
-    void handleRequest(req, res);
+    const handling = handleRequest(req, res);
+    inFlight.add(handling);
+    void handling.finally(() => inFlight.delete(handling));
   });
   server.on('upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
-    if (!serving) {
+    if (!serving || intakeStopped) {
       if (socket.writable) socket.end('HTTP/1.1 503 Service Unavailable\r\nRetry-After: 1\r\nConnection: close\r\n\r\n');
       else socket.destroy();
       return;
@@ -171,6 +195,11 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
         if (mqtt.handlePublish(req, res, inner)) return;
         req.resume();
         return writeJsonError(res, 404, 'NotFound', 'No such resource.');
+      }
+      if (intakeStopped) {
+        req.resume();
+        const e = notServing();
+        return writeJsonError(res, e.status, e.code, 'Gatehouse is stopping; retry once it is back.', { ...e.headers, connection: 'close' });
       }
       // API Gateway throttles before anything else runs; the body is drained, not read.
       const retryAfter = throttle?.take() ?? 0;
@@ -238,10 +267,18 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const stop = (): Promise<void> =>
     (stopping ??= (async () => {
       clearInterval(usageTimer);
+      // No new request from here; the ones running write what they acknowledge.
+      intakeStopped = true;
+      server.closeIdleConnections();
+      await settled(inFlight, STOP_REQUESTS_MS);
+      // Jobs in flight finish or stay queued; the jobs the drain queues wait in the table.
+      await webhooks?.runner.stop();
+      if (poller && !(await poller.drain(STOP_DRAIN_MS))) {
+        logger.warn('stopping: the stream was not fully read in time; the records left reach no channel');
+      }
       await gateway.close();
       await mqtt.close();
       await poller?.stop();
-      await webhooks?.runner.stop();
       await keyMaintenance?.stop();
       webhooks?.db.raw.destroy();
       await closeServer(server);
@@ -256,7 +293,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   try {
     // Private to this user, a directory from an earlier version included (local/data-dir.ts).
     await securePrivateDir(dataDir);
-    dynamo = await startDynamo({ dataDir, endpoint: opts.dynamodbEndpoint });
+    dynamo = await startDynamo({ dataDir, endpoint: opts.dynamodbEndpoint, ownProcessGroup: opts.dynamoOwnProcessGroup ?? false });
     void dynamo.exited.then(() => {
       if (!stopping) logger.error('DynamoDB Local exited unexpectedly: every call will fail until Gatehouse is restarted');
     });
@@ -382,6 +419,16 @@ function listen(server: Server, port: number, host: string): Promise<void> {
     server.once('listening', onListening);
     server.listen(port, host);
   });
+}
+
+/** Resolves once every promise of `running` (those added meanwhile too) has settled, or after `ms`. */
+async function settled(running: ReadonlySet<Promise<unknown>>, ms: number): Promise<void> {
+  const deadline = Date.now() + ms;
+  while (running.size > 0 && Date.now() < deadline) {
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.allSettled([...running]), new Promise((r) => (timer = setTimeout(r, deadline - Date.now())))]);
+    clearTimeout(timer);
+  }
 }
 
 function closeServer(server: Server): Promise<void> {

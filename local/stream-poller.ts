@@ -16,6 +16,9 @@
  *   same table) is seen.
  * - While a batch is delivered, the shard's next page is already being read (batches are still
  *   delivered one at a time and in order), so a busy stream does not wait for a read per batch.
+ * - {@link StreamPoller.drain} (the runtime's stop, once no request runs) reads every open shard
+ *   to its end and delivers what it finds before the poller stops: a restart reads from LATEST,
+ *   so a record left unread then would never reach a channel.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
@@ -74,6 +77,13 @@ export type ReadTrigger = 'start' | 'more' | 'wake' | 'idle';
 const WAKE_FOLLOW_UPS_MS = [10, 20, 40, 80, 160, 320, 640, 1000] as const;
 /** How long after a wake that found nothing the poller keeps looking (see above). */
 const WAKE_FOLLOW_UP_WINDOW_MS = 30_000;
+/**
+ * While draining, a shard is done at its first read that finds nothing and began this long after
+ * the drain did: a write answered just before the drain can reach the stream a little later.
+ */
+const DRAIN_QUIET_MS = 1000;
+/** The wait between two reads of a shard while draining. */
+const DRAIN_POLL_MS = 50;
 
 /** One GetRecords call that returned records. Times are `performance.now()` milliseconds. */
 export interface StreamRead {
@@ -125,6 +135,13 @@ export interface StreamPoller {
    */
   wake(): void;
   stats(): StreamPollerStats;
+  /**
+   * Reads every open shard until a read finds nothing after the writes so far (see
+   * {@link DRAIN_QUIET_MS}), delivering what it reads (failed batches are retried as usual), or
+   * until `timeoutMs` has passed. Resolves true when every shard was drained; call
+   * {@link StreamPoller.stop} after it.
+   */
+  drain(timeoutMs: number): Promise<boolean>;
   /** Resolves when every shard reader has stopped. */
   stop(): Promise<void>;
 }
@@ -152,6 +169,8 @@ export async function startStreamPoller(opts: StreamPollerOptions): Promise<Stre
   let wakeGeneration = 0;
   /** Ends the idle waits in progress (each reader waiting adds its own). */
   const wakeWaiters = new Set<() => void>();
+  /** Set by drain(): a read that began after this (`performance.now()`) and found nothing ends its shard. */
+  let drainQuietFrom: number | undefined;
 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -243,6 +262,9 @@ export async function startStreamPoller(opts: StreamPollerOptions): Promise<Stre
     }
   }
 
+  /** A wait between reads: short while draining. */
+  const waitFor = (ms: number): number => (drainQuietFrom === undefined ? ms : Math.min(ms, DRAIN_POLL_MS));
+
   async function readShard(shard: StreamShard, start: ShardPosition, firstIterator?: string): Promise<void> {
     // Records of a child shard come after its parent's: finish the parent first.
     const parent = shard.parentShardId ? readers.get(shard.parentShardId) : undefined;
@@ -294,6 +316,8 @@ export async function startStreamPoller(opts: StreamPollerOptions): Promise<Stre
         }
         if (!page.next) break; // closed and fully read
         iterator = page.next;
+        // Draining: this shard has nothing more once a read begun after the quiet time finds nothing.
+        if (drainQuietFrom !== undefined && page.records.length === 0 && r.startedAt >= drainQuietFrom) return;
         if (page.records.length > 0) {
           trigger = 'more';
           followUps = 0;
@@ -304,11 +328,11 @@ export async function startStreamPoller(opts: StreamPollerOptions): Promise<Stre
           // DynamoDB Local may answer a write before its record is in the stream (more so on a
           // busy machine): a wake that found nothing looks again shortly before idling.
           if (followUps === 0) followUpsSince = r.startedAt;
-          await idle(Math.min(WAKE_FOLLOW_UPS_MS[Math.min(followUps++, WAKE_FOLLOW_UPS_MS.length - 1)]!, idleMs));
+          await idle(waitFor(Math.min(WAKE_FOLLOW_UPS_MS[Math.min(followUps++, WAKE_FOLLOW_UPS_MS.length - 1)]!, idleMs)));
           trigger = 'wake';
         } else {
           followUps = 0;
-          trigger = (await idle(idleMs)) ? 'wake' : 'idle';
+          trigger = (await idle(waitFor(idleMs))) ? 'wake' : 'idle';
         }
       } catch (err) {
         iterator = undefined;
@@ -364,6 +388,25 @@ export async function startStreamPoller(opts: StreamPollerOptions): Promise<Stre
       for (const w of [...wakeWaiters]) w();
     },
     stats: () => ({ reads: { ...reads }, readsWithRecords: { ...readsWithRecords }, wakes }),
+    async drain(timeoutMs) {
+      drainQuietFrom ??= performance.now() + DRAIN_QUIET_MS;
+      // Idle waits end now; later ones are short (see waitFor).
+      for (const w of [...wakeWaiters]) w();
+      let timer: NodeJS.Timeout | undefined;
+      const drained = await Promise.race([
+        (async () => {
+          // A shard that closes while draining starts its children's readers: wait for those too.
+          for (let seen = -1; seen !== readers.size; ) {
+            seen = readers.size;
+            await Promise.allSettled([...readers.values()]);
+          }
+          return true as const;
+        })(),
+        new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs))),
+      ]);
+      clearTimeout(timer);
+      return drained;
+    },
     async stop() {
       stopping.abort();
       refreshWanted?.();

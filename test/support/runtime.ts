@@ -31,6 +31,13 @@ export interface SpawnedRuntime extends ReadyInfo {
   readonly child: ChildProcess;
   /** Everything the process printed so far (stdout and stderr). */
   output(): string;
+  /** Resolves with the exit code once the spawned process has exited. */
+  readonly exited: Promise<number | null>;
+  /**
+   * Sends `signal` to the whole process group of a runtime spawned with `npmStart`, as a
+   * terminal's Ctrl+C (SIGINT) or a process manager's stop does.
+   */
+  signalGroup(signal: NodeJS.Signals): void;
   /** SIGTERM, wait for the exit and for Java to be gone; resolves with the exit code. */
   stop(): Promise<number | null>;
 }
@@ -44,6 +51,11 @@ export interface SpawnOptions {
   readonly env?: Record<string, string>;
   /** @default 90000 */
   readonly timeoutMs?: number;
+  /**
+   * Run `npm start` (npm, its shell, node) in a process group of its own, the way a terminal runs
+   * a foreground command, instead of node alone. @default false
+   */
+  readonly npmStart?: boolean;
 }
 
 export { freePort };
@@ -176,10 +188,20 @@ export async function runUntilExit(
   return { code, stdout, stderr };
 }
 
+/** Starts `npm start` as the leader of a new process group, without waiting for it to be ready. */
+export function spawnNpmStart(port: number, dataDir: string, extra: Record<string, string> = {}): ChildProcess {
+  return spawn('npm', ['start', '--silent'], {
+    cwd: REPO_ROOT,
+    env: childEnv(port, dataDir, extra),
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  });
+}
+
 export async function spawnRuntime(opts: SpawnOptions = {}): Promise<SpawnedRuntime> {
   const dataDir = opts.dataDir ?? (await newDataDir());
   const port = opts.port ?? (await freePort());
-  const child = spawnMain(port, dataDir, opts.env);
+  const child = opts.npmStart ? spawnNpmStart(port, dataDir, opts.env) : spawnMain(port, dataDir, opts.env);
   // E2E_RUNTIME_LOG=1 shows what the runtime prints (its request and error logs) while debugging.
   if (process.env.E2E_RUNTIME_LOG) {
     child.stdout!.pipe(process.stderr, { end: false });
@@ -214,6 +236,11 @@ export async function spawnRuntime(opts: SpawnOptions = {}): Promise<SpawnedRunt
     ...ready,
     child,
     output: () => out,
+    exited,
+    signalGroup: (signal) => {
+      if (!opts.npmStart) throw new Error('only a runtime spawned with npmStart leads a process group');
+      process.kill(-child.pid!, signal);
+    },
     stop: () =>
       (stopped ??= (async () => {
         if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
