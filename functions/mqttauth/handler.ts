@@ -17,7 +17,13 @@ import { mappingErrorStacks } from '#shared/error-stacks.ts';
 /** IoT Core's bounds for `disconnectAfterInSeconds` and `refreshAfterInSeconds`. */
 export const MIN_SESSION_SECONDS = 300;
 export const MAX_SESSION_SECONDS = 86_400;
-/** Policy re-evaluation: a disabled user or a new sub-instance takes effect within this time. */
+/**
+ * Policy re-evaluation: a new sub-instance, and a revoked user (disabled, new password, signed out
+ * everywhere, demoted, deleted: the refresh reads the status uncached and refuses, and IoT Core
+ * disconnects the client), take effect within this time. It is IoT Core's minimum, so in AWS an
+ * open MQTT connection of a revoked user lasts at most this long (the local broker re-checks
+ * every few seconds); closing it sooner would need IoT's DeleteConnection by client id.
+ */
 export const REFRESH_SECONDS = 300;
 
 /** What IoT Core sends a custom authorizer (signing disabled). */

@@ -12,7 +12,7 @@
  * | refresh token        | `RT#<sha256 of token>`           | `RT`                    | `RTF#<login family>` / `<issued>`      |                               |
  * | refresh family       | `RTF#<login family>`             | `RT`                    |                                        |                               |
  * | event pointer        | `EP#<objectKey>`                 | `<occurredOn>#<eventKey>` |                                      |                               |
- * | ws connection        | `WSC#<connectionId>`             | `C`                     |                                        |                               |
+ * | ws connection        | `WSC#<connectionId>`             | `C`                     | `WSU#<userKey>` / `<connectionId>`     |                               |
  * | ws subscription      | `SUB#<instanceKey>`              | `<connectionId>#<topic>`|                                        |                               |
  * | webhook subscription | `WH#<instanceKey>`               | `<webhookKey>`          |                                        |                               |
  * | webhook attempt      | `WD#<webhookKey>`                | `<attemptKey>`          |                                        |                               |
@@ -63,6 +63,8 @@ export const liveEventPk = (eventKey: string): string => `${LIVE_EVENT_PREFIX}${
 
 export const wsConnectionPk = (connectionId: string): string => `WSC#${connectionId}`;
 export const WS_CONNECTION_SK = 'C';
+/** GSI1 partition of a user's WebSocket connections (closed when the user's sessions are revoked). */
+export const userConnectionsPk = (userKey: string): string => `WSU#${userKey}`;
 export const subscriptionPk = (instanceKey: string): string => `SUB#${instanceKey}`;
 export const subscriptionSk = (connectionId: string, topic: string): string => `${connectionId}#${topic}`;
 
