@@ -100,6 +100,18 @@ describe('the fan-out closes a revoked user\'s WebSocket connections', () => {
     expect(await getConnection(t.db, other, nowSeconds())).toBeDefined();
   });
 
+  it('closes the connections of a deleted user', async () => {
+    const victim = await newUser();
+    const id = await open(victim.token);
+    const record = await modified(victim.user, (i) => i);
+    const removed: DynamoDBRecord = { ...record, eventName: 'REMOVE', dynamodb: { ...record.dynamodb!, NewImage: undefined } };
+
+    expect((await fanout({ Records: [removed] })).batchItemFailures).toEqual([]);
+
+    expect(connections.closed.has(id)).toBe(true);
+    expect(await getConnection(t.db, id, nowSeconds())).toBeUndefined();
+  });
+
   it('leaves the connections alone when the user changed in another way', async () => {
     const user = await newUser();
     const id = await open(user.token);
