@@ -7,6 +7,7 @@
  * | connection    | `WSC#<connectionId>`  | `C`                       | principal fields, ConnectedAt, `Subs` (topic → instance key), ttl; GSI1 `WSU#<userKey>` / `<connectionId>` |
  * | subscription  | `SUB#<instanceKey>`   | `<connectionId>#<topic>`  | ConnectionId, Topic, ObjectKey (object topics), ttl |
  * | live event    | `LIVE#<eventKey>`     | `A`                       | as an event object (written by `events-repo.ts`)   |
+ * | mqtt client   | `MQC#<clientId>`      | `C`                       | ClientId, UserKey, ttl; GSI1 `MQU#<userKey>` / `<clientId>` (AWS: written by the IoT authorizer, see `mqtt-clients.ts`) |
  *
  * Access patterns: the fan-out reads the subscribers of an instance with one Query on
  * `SUB#<instanceKey>` (and keeps them up to date from the same stream records it reads, see

@@ -12,8 +12,10 @@
  *
  * The same pass ends a revoked user's WebSocket feeds: a user deleted, disabled, given a new
  * password, signed out everywhere or given another role (its object's record in the stream) has
- * its connections closed through the Management API and forgotten (see {@link closeRevokedConnections}).
- * The bound is the stream's own delay, the same locally and in AWS.
+ * its connections closed through the Management API and forgotten, and in AWS its MQTT clients
+ * (recorded by the IoT authorizer) disconnected with IoT's DeleteConnection (see
+ * {@link closeRevokedConnections}). The bound is the stream's own delay, the same locally and in
+ * AWS (the local broker ends revoked MQTT clients itself, by re-checking them).
  */
 import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
 import {
@@ -25,6 +27,7 @@ import {
   type StreamedEvent,
   type SubscriptionChange,
 } from '../db/live-repo.ts';
+import { mqttClientsOfUser } from '../db/mqtt-clients.ts';
 import { renderEvent } from '../events/render.ts';
 import type { LiveDeps } from './deps.ts';
 import { publishToMqtt, type ChannelEvent } from './mqtt-channel.ts';
@@ -165,12 +168,21 @@ async function closeRevokedConnections(deps: LiveDeps, records: readonly DynamoD
   await Promise.all(
     [...users].map(async ([userKey, at]) => {
       try {
-        const ids = await connectionsOfUser(deps.db, userKey);
-        await forEachLimited(ids, POST_CONCURRENCY, async (id) => {
-          deps.subscribers.forgetConnection(deps.db, id);
-          await Promise.all([deps.connections.close(id), deleteConnection(deps.db, id)]);
-        });
-        if (ids.length > 0) deps.logger.info('fan-out: closed the live connections of a revoked user', { userKey, connections: ids.length });
+        const disconnect = deps.mqtt?.disconnect?.bind(deps.mqtt);
+        const [ids, clients] = await Promise.all([
+          connectionsOfUser(deps.db, userKey),
+          disconnect ? mqttClientsOfUser(deps.db, userKey, Math.floor(deps.now().getTime() / 1000)) : [],
+        ]);
+        await Promise.all([
+          forEachLimited(ids, POST_CONCURRENCY, async (id) => {
+            deps.subscribers.forgetConnection(deps.db, id);
+            await Promise.all([deps.connections.close(id), deleteConnection(deps.db, id)]);
+          }),
+          forEachLimited(clients, POST_CONCURRENCY, (clientId) => disconnect!(clientId)),
+        ]);
+        if (ids.length + clients.length > 0) {
+          deps.logger.info('fan-out: closed the live connections of a revoked user', { userKey, connections: ids.length, mqttClients: clients.length });
+        }
       } catch (err) {
         deps.logger.error('fan-out: closing a revoked user\'s connections failed', { userKey, error: (err as Error).message });
         for (const i of at) failed.add(i);

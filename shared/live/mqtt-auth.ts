@@ -8,8 +8,9 @@
  *   status check (a disabled user or instance is refused), read again past the status cache
  *   ({@link checkPrincipalNow}): a connection, and each refresh of IoT Core's authorizer, sees
  *   the user's current state (revoked sessions, a lower role, disabled, deleted).
- * - A SUBSCRIBE re-reads the caller's status too ({@link currentPrincipal}): a revoked client
- *   gets no new subscription.
+ * - A SUBSCRIBE on the local broker re-reads the caller's status too ({@link currentPrincipal}):
+ *   a revoked client gets no new subscription (IoT Core checks a SUBSCRIBE against the policy of
+ *   the authorizer's last answer; the fan-out disconnects a revoked user's clients instead).
  * - A topic filter is granted when it is one of the JSON protocol's topics (`/<instance>/$`,
  *   `/<instance>/<object>`, no wildcards) and its instance is in the token's scope (the same
  *   {@link inScope} check as the JSON WebSocket).

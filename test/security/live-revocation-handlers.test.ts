@@ -1,7 +1,9 @@
 /**
  * Issue #34, finding 3, at the handlers on DynamoDB Local (the code AWS runs): the `fanout`
  * family closes a revoked user's WebSocket connections through the Management API when the
- * user's record comes down the table's stream, and the `websocket` family refuses a subscription
+ * user's record comes down the table's stream, and disconnects the user's MQTT clients that the
+ * IoT authorizer (`mqttauth`) recorded (IoT's DeleteConnection, by client id); the `websocket`
+ * family refuses a subscription
  * (and closes the connection) of a user revoked a moment ago, past the status cache that the same
  * environment filled when the connection opened.
  */
@@ -11,13 +13,16 @@ import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import type { AttributeValue, DynamoDBRecord } from 'aws-lambda';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createHandler as createFanoutHandler } from '#functions/fanout/handler.ts';
+import { createHandler as createMqttAuthHandler } from '#functions/mqttauth/handler.ts';
 import { createHandler as createWebSocketHandler } from '#functions/websocket/handler.ts';
 import { issueAccessToken } from '#shared/auth/access-tokens.ts';
 import { createInstance, createUser } from '#shared/auth/provisioning.ts';
 import { getConnection } from '#shared/db/live-repo.ts';
 import { getItem, type StoredObject } from '#shared/db/objects-repo.ts';
 import type { Role } from '#shared/http/types.ts';
+import { mqttClientsOfUser } from '#shared/db/mqtt-clients.ts';
 import { createLiveDeps, type LiveDeps } from '#shared/live/deps.ts';
+import type { MqttPublisher } from '#shared/live/mqtt-channel.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';
 import { RecordingConnections, connectEvent, messageEvent, newConnectionId } from '../support/live-handlers.ts';
 
@@ -29,6 +34,14 @@ let deps: LiveDeps;
 let websocket: ReturnType<typeof createWebSocketHandler>;
 let fanout: ReturnType<typeof createFanoutHandler>;
 let instance: StoredObject;
+/** Stands in for the IoT data plane: the client ids the fan-out disconnected. */
+const disconnected: string[] = [];
+const iot: MqttPublisher = {
+  publish: async () => {},
+  disconnect: async (clientId) => {
+    disconnected.push(clientId);
+  },
+};
 
 async function newUser(role: Role = 'Operator'): Promise<{ user: StoredObject; token: string }> {
   const name = `u${randomBytes(4).toString('hex')}`;
@@ -72,7 +85,7 @@ const withDoc = (item: Record<string, unknown>, fields: Record<string, unknown>)
 beforeAll(async () => {
   t = await createTestDb();
   connections = new RecordingConnections();
-  deps = createLiveDeps({ config: t.config, db: t.db, connections });
+  deps = createLiveDeps({ config: t.config, db: t.db, connections, mqtt: iot });
   websocket = createWebSocketHandler(() => deps);
   fanout = createFanoutHandler(() => deps);
   instance = await createInstance(t.db, { name: `Revoke ${randomBytes(4).toString('hex')}` });
@@ -140,5 +153,38 @@ describe('a subscription re-reads the caller\'s status', () => {
     expect(connections.last(id)).toMatchObject({ type: 'error', error: 'Forbidden', topic });
     expect(connections.closed.has(id)).toBe(true);
     expect(await getConnection(t.db, id, nowSeconds())).toBeUndefined();
+  });
+});
+
+describe('in AWS, the fan-out disconnects the MQTT clients the authorizer let in for a revoked user', () => {
+  const authorize = (token: string, clientId: string) =>
+    createMqttAuthHandler(() => deps)({ protocols: ['mqtt'], protocolData: { mqtt: { username: token, clientId } } });
+
+  it('records each client the authorizer lets in, and disconnects the revoked user\'s clients only', async () => {
+    const victim = await newUser();
+    const bystander = await newUser();
+    const ids = { phone: `phone-${randomBytes(4).toString('hex')}`, panel: `panel-${randomBytes(4).toString('hex')}`, other: `other-${randomBytes(4).toString('hex')}` };
+    for (const [token, clientId] of [
+      [victim.token, ids.phone],
+      [victim.token, ids.panel],
+      [bystander.token, ids.other],
+    ] as const) {
+      expect((await authorize(token, clientId)).isAuthenticated).toBe(true);
+    }
+    expect((await mqttClientsOfUser(t.db, victim.user.key, nowSeconds())).sort()).toEqual([ids.phone, ids.panel].sort());
+
+    // "Sign out everywhere" as written, and its stream record.
+    const record = await modified(victim.user, (i) => ({ ...i, SessionGeneration: 1 }));
+    await t.db.doc.send(
+      new UpdateCommand({ TableName: t.db.tableName, Key: { PK: `O#${victim.user.key}`, SK: 'A' }, UpdateExpression: 'SET SessionGeneration = :g', ExpressionAttributeValues: { ':g': 1 } }),
+    );
+    const res = await fanout({ Records: [record] });
+
+    expect(res.batchItemFailures).toEqual([]);
+    expect(disconnected).toEqual(expect.arrayContaining([ids.phone, ids.panel]));
+    expect(disconnected).not.toContain(ids.other);
+    // The client reconnecting with the same token is refused, though this environment's status
+    // cache still holds the verdict of its first connection.
+    expect((await authorize(victim.token, ids.phone)).isAuthenticated).toBe(false);
   });
 });
