@@ -5,6 +5,7 @@
  */
 import { CfnOutput, Duration, Stack, type StackProps } from 'aws-cdk-lib';
 import { Certificate } from 'aws-cdk-lib/aws-certificatemanager';
+import { PolicyStatement } from 'aws-cdk-lib/aws-iam';
 import { Alias } from 'aws-cdk-lib/aws-kms';
 import { StartingPosition, type IFunction } from 'aws-cdk-lib/aws-lambda';
 import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
@@ -263,11 +264,21 @@ export class GatehouseStack extends Stack {
     this.functions = functions;
 
     // Grants: the service family (sysinfo, 404) touches neither the table nor the keys; the
-    // authorizer only reads (token status, instance scope). Reading the table is reading the JWKS,
+    // authorizer reads (token status, instance scope) and only puts its client records. Reading the table is reading the JWKS,
     // so a verifying function's code goes live only once the key manager has published it (an
     // upgrade from the JWKS secret, too: the custom resource's Update writes the item first).
     for (const [family, fn] of functions) {
-      if (family === 'mqttauth') this.table.grantReadData(fn.function);
+      if (family === 'mqttauth') {
+        this.table.grantReadData(fn.function);
+        // Its one write: the record of a client it let in (`MQC#<clientId>`), nothing else.
+        fn.function.addToRolePolicy(
+          new PolicyStatement({
+            actions: ['dynamodb:PutItem'],
+            resources: [this.table.table.tableArn],
+            conditions: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['MQC#*'] } },
+          }),
+        );
+      }
       else if (family !== 'service') this.table.grantReadWriteData(fn.function);
       if (verifies.has(family)) fn.node.addDependency(this.keys.resource);
     }
@@ -300,6 +311,8 @@ export class GatehouseStack extends Stack {
     }
     // One IoT Publish per (event, topic); the broker fans out to the MQTT subscribers.
     this.mqtt.grantPublish(fanout.function);
+    // A revoked user's MQTT clients are disconnected by the fan-out (their ids from the authorizer).
+    this.mqtt.grantDisconnect(fanout.function);
     // One SQS message per (event, webhook subscription); the webhooks function delivers them.
     const webhooksFn = functions.get('webhooks')!;
     const thresholds = props.alarmThresholds ?? {};

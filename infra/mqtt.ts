@@ -101,4 +101,20 @@ export class GatehouseMqtt extends Construct {
       );
     }
   }
+
+  /**
+   * iot:DeleteConnection on every client id: the fan-out disconnects a revoked user's clients
+   * (their ids, recorded by the authorizer, are only known at run time).
+   */
+  grantDisconnect(fn: IFunction): void {
+    const clients = Stack.of(this).formatArn({ service: 'iot', resource: 'client', resourceName: '*' });
+    fn.addToRolePolicy(new PolicyStatement({ actions: ['iot:DeleteConnection'], resources: [clients] }));
+    if (fn.role) {
+      acknowledgeWildcardResource(
+        fn.role,
+        clients,
+        'iot:DeleteConnection of the MQTT clients of a revoked user; client ids are chosen by clients and only known at run time.',
+      );
+    }
+  }
 }

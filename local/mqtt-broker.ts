@@ -6,6 +6,11 @@
  * - the hooks apply `shared/live/mqtt-auth.ts`, the same checks as the IoT custom authorizer:
  *   username = access token (CONNACK 5 and close when it does not verify), SUBACK 0x80 for a
  *   filter out of scope, a client PUBLISH closes the connection, the connection closes at `exp`;
+ * - revocation: a SUBSCRIBE re-reads the client's status (a revoked client gets SUBACK 0x80 and
+ *   is closed), and every {@link RECHECK_MS} the status of each connected client is read again
+ *   and the revoked ones (user disabled, deleted, new password, signed out everywhere, demoted)
+ *   are closed: the stand-in for IoT Core's authorizer refresh (`refreshAfterInSeconds`, at
+ *   least 300 s in AWS), short here so the local runtime ends a revoked feed within seconds;
  * - the IoT data plane's publish call (`POST /topics/{topic}?qos=1`) hands the payload to the
  *   broker, so the fan-out's `@aws-sdk/client-iot-data-plane` code only changes its endpoint
  *   between the laptop and AWS. IoT Core signs it (iot:Publish); here the runtime serves it only
@@ -21,7 +26,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { Aedes, type AuthenticateError, type Client } from 'aedes';
 import { WebSocketServer, createWebSocketStream } from 'ws';
 import type { CoreDeps } from '#shared/deps.ts';
-import { authorizeMqttFilter, grantedQos, verifyMqttToken, type MqttSession } from '#shared/live/mqtt-auth.ts';
+import { authorizeMqttFilter, currentPrincipal, currentPrincipals, grantedQos, verifyMqttToken, type MqttSession } from '#shared/live/mqtt-auth.ts';
 import type { MqttPublisher } from '#shared/live/mqtt-channel.ts';
 import { splitTarget } from './http-event.ts';
 
@@ -34,6 +39,11 @@ const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 /** aedes's `AuthErrorCode.NOT_AUTHORIZED` (a const enum, which isolated modules cannot import). */
 const NOT_AUTHORIZED = 5;
 const SERVER_UNAVAILABLE = 3;
+/**
+ * How often the connected clients' status is read again (one read per distinct user): a revoked
+ * user's MQTT feed ends within this and a read.
+ */
+export const RECHECK_MS = 2_000;
 /** setTimeout's ceiling (about 24.8 days); tokens live at most a week. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 
@@ -46,6 +56,8 @@ export interface MqttBrokerOptions {
   readonly deps: () => Pick<CoreDeps, 'authenticator' | 'db'>;
   /** Path of the MQTT endpoint. @default '/mqtt' */
   readonly path?: string;
+  /** @default {@link RECHECK_MS} */
+  readonly recheckMs?: number;
 }
 
 export class MqttBroker {
@@ -53,6 +65,8 @@ export class MqttBroker {
   private readonly wss: WebSocketServer;
   private readonly sessions = new WeakMap<Client, MqttSession>();
   private readonly expiries = new Map<Client, NodeJS.Timeout>();
+  private readonly rechecker: NodeJS.Timeout;
+  private rechecking = false;
   readonly path: string;
 
   private constructor(
@@ -68,6 +82,32 @@ export class MqttBroker {
       // Field clients ask for `mqtt` (some for `mqttv3.1`); answer the one they offer.
       handleProtocols: (protocols) => (protocols.has('mqtt') ? 'mqtt' : ([...protocols][0] ?? false)),
     });
+    this.rechecker = setInterval(() => void this.recheck(), opts.recheckMs ?? RECHECK_MS);
+    this.rechecker.unref();
+  }
+
+  /** Closes the connected clients whose user's sessions were revoked (see the module's comment). */
+  private async recheck(): Promise<void> {
+    if (this.rechecking || this.expiries.size === 0) return;
+    this.rechecking = true;
+    try {
+      const clients = [...this.expiries.keys()].flatMap((client) => {
+        const session = this.sessions.get(client);
+        return session ? [{ client, session }] : [];
+      });
+      const refusals = await currentPrincipals(this.opts.deps(), clients.map((c) => c.session.principal));
+      refusals.forEach((refusal, i) => {
+        if (!refusal) return;
+        const { client } = clients[i]!;
+        this.opts.logger.info('mqtt connection closed: the session was revoked', { clientId: client.id, reason: refusal.refused });
+        client.close();
+      });
+    } catch (err) {
+      // The store is unavailable: the next round reads again.
+      this.opts.logger.warn('mqtt status re-check failed', { error: (err as Error).message });
+    } finally {
+      this.rechecking = false;
+    }
   }
 
   static async start(opts: MqttBrokerOptions): Promise<MqttBroker> {
@@ -91,8 +131,18 @@ export class MqttBroker {
     broker.authorizeSubscribe = (client, sub, done) => {
       const session = this.sessions.get(client);
       if (!session) return done(null, null);
-      authorizeMqttFilter(opts.deps(), session.principal, sub.topic).then(
-        (topic) => done(null, topic ? { ...sub, qos: grantedQos(sub.qos) } : null),
+      const deps = opts.deps();
+      Promise.all([currentPrincipal(deps, session.principal), authorizeMqttFilter(deps, session.principal, sub.topic)]).then(
+        ([revoked, topic]) => {
+          if (revoked) {
+            opts.logger.info('mqtt subscription refused: the session was revoked', { clientId: client.id, reason: revoked.refused });
+            done(null, null);
+            // After the SUBACK 0x80 is on its way.
+            setImmediate(() => client.close());
+            return;
+          }
+          done(null, topic ? { ...sub, qos: grantedQos(sub.qos) } : null);
+        },
         (err: unknown) => {
           opts.logger.error('mqtt authorizeSubscribe failed', { error: (err as Error).message });
           done(null, null);
@@ -216,6 +266,7 @@ export class MqttBroker {
 
   /** Closes every client and the broker. */
   async close(): Promise<void> {
+    clearInterval(this.rechecker);
     for (const t of this.expiries.values()) clearTimeout(t);
     this.expiries.clear();
     for (const ws of this.wss.clients) ws.terminate();

@@ -234,7 +234,16 @@ export class WebSocketGateway {
         if (text.length * 3 > this.maxMessageBytes && Buffer.byteLength(text) > this.maxMessageBytes) return Promise.resolve('too-large');
         return Promise.resolve(this.send(connectionId, text));
       },
+      close: (connectionId: string): Promise<void> => {
+        this.closeConnection(connectionId);
+        return Promise.resolve();
+      },
     };
+  }
+
+  /** Closes a connection as the Management API's DELETE does (a gone one is left alone). */
+  private closeConnection(id: string): void {
+    this.connections.get(id)?.ws.close(1000, 'Closed by the server');
   }
 
   /** Sends a message to an open connection; `gone` when there is none. */
@@ -279,7 +288,7 @@ export class WebSocketGateway {
       return;
     }
     if (method === 'DELETE') {
-      conn.ws.close(1000, 'Closed by the server');
+      this.closeConnection(id);
       res.writeHead(204).end();
       return;
     }

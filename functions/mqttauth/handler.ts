@@ -10,6 +10,7 @@
  */
 import type { Context } from 'aws-lambda';
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
+import { putMqttClient } from '#shared/db/mqtt-clients.ts';
 import { instanceTree } from '#shared/db/objects-repo.ts';
 import { iotPolicyDocuments, MAX_POLICY_INSTANCES, verifyMqttTokenWith } from '#shared/live/mqtt-auth.ts';
 import { mappingErrorStacks } from '#shared/error-stacks.ts';
@@ -17,7 +18,13 @@ import { mappingErrorStacks } from '#shared/error-stacks.ts';
 /** IoT Core's bounds for `disconnectAfterInSeconds` and `refreshAfterInSeconds`. */
 export const MIN_SESSION_SECONDS = 300;
 export const MAX_SESSION_SECONDS = 86_400;
-/** Policy re-evaluation: a disabled user or a new sub-instance takes effect within this time. */
+/**
+ * Policy re-evaluation: a new sub-instance, and a revoked user (disabled, new password, signed out
+ * everywhere, demoted, deleted: the refresh reads the status uncached and refuses, and IoT Core
+ * disconnects the client), take effect within this time. It is IoT Core's minimum: the bound for
+ * a revoked user's client the fan-out could not disconnect sooner (each accepted client id is
+ * recorded for it, see `putMqttClient`); the local broker re-checks every few seconds.
+ */
 export const REFRESH_SECONDS = 300;
 
 /** What IoT Core sends a custom authorizer (signing disabled). */
@@ -74,6 +81,15 @@ export function createHandler(deps: () => CoreDeps) {
     if (left < MIN_SESSION_SECONDS) {
       d.logger.info('mqtt connection refused', { reason: 'The access token expires within 5 minutes.' });
       return refused();
+    }
+    // The fan-out disconnects a revoked user's clients by id (IoT's DeleteConnection), sooner than
+    // the next refresh: it learns them here. Without the record the refresh still ends the client.
+    const clientId = event.protocolData?.mqtt?.clientId;
+    if (clientId) {
+      const now = Math.floor(d.now().getTime() / 1000);
+      await putMqttClient(d.db, { clientId, userKey: verdict.session.principal.userKey, ttl: now + Math.min(MAX_SESSION_SECONDS, left) }).catch((err: unknown) =>
+        d.logger.warn('mqtt client not recorded: a revocation ends it at the next refresh', { error: (err as Error).message }),
+      );
     }
     const scope = verdict.value;
     if (scope.truncated) d.logger.warn('mqtt policy names only the first instances of the scope', { instances: scope.keys.length });

@@ -2,7 +2,11 @@
  * The authenticator's status hook: a token whose user or instance (or an instance above it) was
  * disabled or deleted after the token was issued is refused, and so is a token of an older
  * session generation than its user's (the user's sessions were revoked: new password, disabled,
- * or "sign out everywhere"). The answer is cached per execution environment for
+ * or "sign out everywhere"), and a token whose role grants more than the user's stored role (the
+ * user was demoted: refused like a revoked session, 401, so the client signs in again or
+ * refreshes, and gets a token of the current role). A token of a lower role than the stored one
+ * (a promotion, or a token deliberately issued for less) is let through: it can do no more than
+ * the user may. The answer is cached per execution environment for
  * {@link STATUS_CACHE_MS} (so a change takes effect within a minute) to keep a protected call at
  * no extra reads most of the time: a miss costs one or two BatchGetItem. The session generation
  * is an attribute of the user item that read already returns: it costs nothing more.
@@ -11,7 +15,8 @@ import type { Db } from '../db/client.ts';
 import { getObjects, ownInstance } from '../db/objects-repo.ts';
 import { unauthorized } from '../errors.ts';
 import type { Principal } from '../http/types.ts';
-import { ancestorsOf, isDisabled, isInstance, isUser } from './directory.ts';
+import type { Role } from '../http/types.ts';
+import { ancestorsOf, isDisabled, isInstance, isUser, roleOf } from './directory.ts';
 
 /** How long a status answer is reused: well inside the promised minute. */
 export const STATUS_CACHE_MS = 30_000;
@@ -24,8 +29,11 @@ export interface StatusCheckOptions {
   readonly cacheMs?: number;
 }
 
-/** Why a principal is refused, or 'ok' with the user's current session generation. */
-type Verdict = { readonly state: 'ok'; readonly sessionGeneration: number } | { readonly state: 'user' | 'instance' };
+/** Why a principal is refused, or 'ok' with the user's current session generation and role. */
+export type Verdict = { readonly state: 'ok'; readonly sessionGeneration: number; readonly role: Role } | { readonly state: 'user' | 'instance' };
+
+/** How much a role may do: a token may claim at most its user's stored role. */
+const ROLE_RANK: Readonly<Record<Role, number>> = { ReadOnly: 0, Operator: 1, Administrator: 2 };
 
 /** Why a principal is refused, or 'ok' (reads the user, its instance and the instances above). */
 export async function principalStatus(db: Db, p: Pick<Principal, 'userKey' | 'instanceKey'>): Promise<Verdict> {
@@ -35,7 +43,22 @@ export async function principalStatus(db: Db, p: Pick<Principal, 'userKey' | 'in
   if (!isUser(user) || ownInstance(user) !== p.instanceKey || isDisabled(user)) return { state: 'user' };
   if (!isInstance(instance) || isDisabled(instance)) return { state: 'instance' };
   const above = await ancestorsOf(db, instance);
-  return above.some(isDisabled) ? { state: 'instance' } : { state: 'ok', sessionGeneration: user.sessionGeneration ?? 0 };
+  return above.some(isDisabled) ? { state: 'instance' } : { state: 'ok', sessionGeneration: user.sessionGeneration ?? 0, role: roleOf(user) };
+}
+
+/** Throws 401 when `v` refuses the principal `p` (see the module's comment). */
+export function enforceVerdict(p: Pick<Principal, 'role' | 'sessionGeneration'>, v: Verdict): void {
+  if (v.state !== 'ok') throw unauthorized(`The ${v.state} of this token is disabled or no longer exists.`);
+  if ((p.sessionGeneration ?? 0) < v.sessionGeneration) throw unauthorized('The sessions of this user were revoked; sign in again.');
+  if (ROLE_RANK[p.role] > ROLE_RANK[v.role]) throw unauthorized('The role of this user changed; sign in again.');
+}
+
+/**
+ * The status check without a cache: what the live channels ask when a connection opens, subscribes
+ * or is checked again, so a revoked user's feed ends within their own bound, not the cache's.
+ */
+export async function checkPrincipalNow(db: Db, p: Principal): Promise<void> {
+  enforceVerdict(p, await principalStatus(db, p));
 }
 
 export function createStatusCheck(opts: StatusCheckOptions): (p: Principal) => Promise<void> {
@@ -56,10 +79,6 @@ export function createStatusCheck(opts: StatusCheckOptions): (p: Principal) => P
       // A failed read is not an answer: do not keep it.
       verdict.catch(() => cache.delete(id));
     }
-    const v = await hit.verdict;
-    if (v.state !== 'ok') {
-      throw unauthorized(`The ${v.state} of this token is disabled or no longer exists.`);
-    }
-    if ((p.sessionGeneration ?? 0) < v.sessionGeneration) throw unauthorized('The sessions of this user were revoked; sign in again.');
+    enforceVerdict(p, await hit.verdict);
   };
 }

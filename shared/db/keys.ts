@@ -13,7 +13,8 @@
  * | refresh family       | `RTF#<login family>`             | `RT`                    |                                        |                               |
  * | login name counter   | `LN#<instanceKey>#<name hash>`   | `LN`                    |                                        |                               |
  * | event pointer        | `EP#<objectKey>`                 | `<occurredOn>#<eventKey>` |                                      |                               |
- * | ws connection        | `WSC#<connectionId>`             | `C`                     |                                        |                               |
+ * | ws connection        | `WSC#<connectionId>`             | `C`                     | `WSU#<userKey>` / `<connectionId>`     |                               |
+ * | mqtt client (AWS)    | `MQC#<clientId>`                 | `C`                     | `MQU#<userKey>` / `<clientId>`         |                               |
  * | ws subscription      | `SUB#<instanceKey>`              | `<connectionId>#<topic>`|                                        |                               |
  * | webhook subscription | `WH#<instanceKey>`               | `<webhookKey>`          |                                        |                               |
  * | webhook attempt      | `WD#<webhookKey>`                | `<attemptKey>`          |                                        |                               |
@@ -71,6 +72,12 @@ export const liveEventPk = (eventKey: string): string => `${LIVE_EVENT_PREFIX}${
 
 export const wsConnectionPk = (connectionId: string): string => `WSC#${connectionId}`;
 export const WS_CONNECTION_SK = 'C';
+/** GSI1 partition of a user's WebSocket connections (closed when the user's sessions are revoked). */
+export const userConnectionsPk = (userKey: string): string => `WSU#${userKey}`;
+/** An MQTT client id the IoT authorizer let in (AWS), and GSI1 partition of a user's clients. */
+export const mqttClientPk = (clientId: string): string => `MQC#${clientId}`;
+export const MQTT_CLIENT_SK = 'C';
+export const userMqttClientsPk = (userKey: string): string => `MQU#${userKey}`;
 export const subscriptionPk = (instanceKey: string): string => `SUB#${instanceKey}`;
 export const subscriptionSk = (connectionId: string, topic: string): string => `${connectionId}#${topic}`;
 

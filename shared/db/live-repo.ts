@@ -4,14 +4,17 @@
  *
  * | item          | PK                    | SK                        | attributes                                         |
  * | ------------- | --------------------- | ------------------------- | -------------------------------------------------- |
- * | connection    | `WSC#<connectionId>`  | `C`                       | principal fields, ConnectedAt, `Subs` (topic → instance key), ttl |
+ * | connection    | `WSC#<connectionId>`  | `C`                       | principal fields, ConnectedAt, `Subs` (topic → instance key), ttl; GSI1 `WSU#<userKey>` / `<connectionId>` |
  * | subscription  | `SUB#<instanceKey>`   | `<connectionId>#<topic>`  | ConnectionId, Topic, ObjectKey (object topics), ttl |
  * | live event    | `LIVE#<eventKey>`     | `A`                       | as an event object (written by `events-repo.ts`)   |
+ * | mqtt client   | `MQC#<clientId>`      | `C`                       | ClientId, UserKey, ttl; GSI1 `MQU#<userKey>` / `<clientId>` (AWS: written by the IoT authorizer, see `mqtt-clients.ts`) |
  *
  * Access patterns: the fan-out reads the subscribers of an instance with one Query on
  * `SUB#<instanceKey>` (and keeps them up to date from the same stream records it reads, see
  * {@link subscriptionChangeFromStreamRecord}); a disconnect deletes the connection's
- * subscriptions from the `Subs` map on the connection item (no Scan, no index).
+ * subscriptions from the `Subs` map on the connection item (no Scan, no index); when a user's
+ * sessions are revoked (or role changed) the fan-out finds the user's connections with one Query on
+ * GSI1 `WSU#<userKey>` ({@link connectionsOfUser}) and closes them.
  */
 import { parseJson } from '../json.ts';
 import type { AttributeValue as DdbAttributeValue } from '@aws-sdk/client-dynamodb';
@@ -30,7 +33,7 @@ import { StoreUnavailable } from '../errors.ts';
 import type { Principal, Role } from '../http/types.ts';
 import type { Db } from './client.ts';
 import { expandEventDoc, occurredOfItem } from './event-doc.ts';
-import { LIVE_EVENT_PREFIX, OBJECT_SK, WS_CONNECTION_SK, objectPk, subscriptionPk, subscriptionSk, wsConnectionPk } from './keys.ts';
+import { LIVE_EVENT_PREFIX, OBJECT_SK, WS_CONNECTION_SK, objectPk, subscriptionPk, subscriptionSk, userConnectionsPk, wsConnectionPk } from './keys.ts';
 
 import { getObject, send } from './objects-repo.ts';
 
@@ -107,12 +110,15 @@ export async function putConnection(
       Item: {
         ...connectionKey(c.connectionId),
         ConnectionId: c.connectionId,
+        GSI1PK: userConnectionsPk(p.userKey),
+        GSI1SK: c.connectionId,
         UserKey: p.userKey,
         UserName: p.userName,
         InstanceKey: p.instanceKey,
         InstanceName: p.instanceName,
         Role: p.role,
         TokenId: p.tokenId,
+        ...(p.sessionGeneration !== undefined ? { SessionGeneration: p.sessionGeneration } : {}),
         ConnectedAt: c.connectedAt.toISOString(),
         Subs: {},
         ttl: c.ttl,
@@ -138,6 +144,7 @@ export async function getConnection(db: Db, connectionId: string, nowSeconds: nu
       instanceName: i.InstanceName as string,
       role: i.Role as Role,
       tokenId: i.TokenId as string,
+      ...(i.SessionGeneration !== undefined ? { sessionGeneration: Number(i.SessionGeneration) } : {}),
     },
     connectedAt: i.ConnectedAt as string,
     subscriptions: (i.Subs as Record<string, string> | undefined) ?? {},
@@ -358,4 +365,60 @@ export function subscriptionChangeFromStreamRecord(record: DynamoDBRecord): Subs
     return { kind: 'disconnect', connectionId: pk.slice(WS_CONNECTION_PREFIX.length) };
   }
   return undefined;
+}
+
+/**
+ * The ids of a user's live WebSocket connections: one Query (all pages) on GSI1 `WSU#<userKey>`.
+ * The index is eventually consistent: a connection opened a moment before the revocation may be
+ * missing here, and is then refused by its next subscription's status check instead.
+ */
+export async function connectionsOfUser(db: Db, userKey: string): Promise<string[]> {
+  const ids: string[] = [];
+  let start: Record<string, unknown> | undefined;
+  do {
+    const out: { Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown> } = await send(
+      db,
+      new QueryCommand({
+        TableName: db.tableName,
+        IndexName: 'GSI1',
+        KeyConditionExpression: 'GSI1PK = :pk',
+        ProjectionExpression: 'ConnectionId',
+        ExpressionAttributeValues: { ':pk': userConnectionsPk(userKey) },
+        ...(start ? { ExclusiveStartKey: start } : {}),
+      }),
+    );
+    for (const i of out.Items ?? []) if (typeof i.ConnectionId === 'string') ids.push(i.ConnectionId);
+    start = out.LastEvaluatedKey;
+  } while (start);
+  return ids;
+}
+
+/**
+ * The user whose live connections a stream record ends: a user object (`O#<key>` / `A`, `Coll` =
+ * `users`) deleted, or replaced with a higher session generation (new password, disabled, "sign
+ * out everywhere"), a different role, or disabled. Anything else (most records) gives undefined,
+ * told by its keys and collection before any document is parsed.
+ */
+export function revokedUserFromStreamRecord(record: DynamoDBRecord): string | undefined {
+  const d = record.dynamodb;
+  const pk = d?.Keys?.PK?.S;
+  if (!d || !pk?.startsWith(objectPk('')) || d.Keys?.SK?.S !== OBJECT_SK) return undefined;
+  const old = d.OldImage;
+  if (old?.Coll?.S !== 'users') return undefined;
+  const userKey = pk.slice(objectPk('').length);
+  if (record.eventName === 'REMOVE') return userKey;
+  const next = d.NewImage;
+  if (record.eventName !== 'MODIFY' || !next) return undefined;
+  const generation = (image: typeof next) => Number(image.SessionGeneration?.N ?? 0);
+  if (generation(next) > generation(old)) return userKey;
+  const docOf = (image: typeof next): Record<string, unknown> => {
+    try {
+      const doc = parseJson(image.Doc?.S ?? '{}');
+      return doc && typeof doc === 'object' && !Array.isArray(doc) ? (doc as Record<string, unknown>) : {};
+    } catch {
+      return {};
+    }
+  };
+  const [before, after] = [docOf(old), docOf(next)];
+  return before.Role !== after.Role || (after.IsDisabled === true && before.IsDisabled !== true) ? userKey : undefined;
 }

@@ -2,6 +2,7 @@
  * The WebSocket side of the live event feed: who may connect, what a client may subscribe to,
  * and the answers to its messages.
  */
+import { checkPrincipalNow } from '../auth/status-check.ts';
 import { deleteConnection, deleteSubscription, getConnection, instanceLineage, putConnection, putSubscription } from '../db/live-repo.ts';
 import { OAuthError } from '../errors.ts';
 import type { Principal } from '../http/types.ts';
@@ -19,11 +20,16 @@ const epochSeconds = (d: Date): number => Math.floor(d.getTime() / 1000);
 /**
  * Accepts a connection whose bearer token verifies and records it. `authorization` is an
  * `Authorization` header value (`Bearer <token>`). Returns false for a missing or invalid token.
+ *
+ * The caller's status is read again here, past the authenticator's cache: a connection opened
+ * after its user was revoked (and after the fan-out closed the user's connections) would
+ * otherwise live on for its whole lifetime.
  */
 export async function openConnection(deps: LiveDeps, connectionId: string, authorization: string | undefined): Promise<boolean> {
   let principal: Principal;
   try {
     principal = await deps.authenticator.authenticate(authorization);
+    await checkPrincipalNow(deps.db, principal);
   } catch (err) {
     if (!(err instanceof OAuthError)) throw err;
     deps.logger.info('websocket connection refused', { reason: err.message });
@@ -43,10 +49,21 @@ export async function closeConnection(deps: LiveDeps, connectionId: string): Pro
 export async function handleClientMessage(deps: LiveDeps, connectionId: string, body: string | undefined): Promise<void> {
   const answer = await answerTo(deps, connectionId, body);
   // A client that left before its answer is not an error.
-  await deps.connections.post(connectionId, answer);
+  if (!(REVOKED in answer)) {
+    await deps.connections.post(connectionId, answer);
+    return;
+  }
+  // The refusal goes first, so the client reads why its connection closes.
+  const { [REVOKED]: _, ...refusal } = answer;
+  await deps.connections.post(connectionId, refusal);
+  await deps.connections.close(connectionId);
 }
 
-async function answerTo(deps: LiveDeps, connectionId: string, body: string | undefined): Promise<ServerMessage> {
+/** Marks an answer after which the connection is closed (its user's sessions were revoked). */
+const REVOKED = Symbol('revoked');
+type Answer = ServerMessage | (ServerMessage & { readonly [REVOKED]: true });
+
+async function answerTo(deps: LiveDeps, connectionId: string, body: string | undefined): Promise<Answer> {
   const msg = parseClientMessage(body);
   if ('invalid' in msg) return liveError('InvalidMessage', msg.invalid);
   if (msg.action === 'ping') return { type: 'pong' };
@@ -61,12 +78,32 @@ async function answerTo(deps: LiveDeps, connectionId: string, body: string | und
   return subscribe(deps, connectionId, topic);
 }
 
-async function subscribe(deps: LiveDeps, connectionId: string, topic: Topic): Promise<ServerMessage> {
+/**
+ * A subscription re-reads the caller's status (uncached): a revoked user (disabled, new password,
+ * signed out everywhere, demoted, deleted) is refused and the connection closed, even when the
+ * fan-out has not closed it yet.
+ */
+async function subscribe(deps: LiveDeps, connectionId: string, topic: Topic): Promise<Answer> {
   const forbidden = liveError('Forbidden', 'The topic is outside the scope of your instance.', topic.name);
   const now = epochSeconds(deps.now());
   const connection = await getConnection(deps.db, connectionId, now);
   if (!connection) return liveError('Forbidden', 'The connection is not open.', topic.name);
-  if (!(await inScope(deps, connection.principal, topic.instanceKey))) return forbidden;
+  const [current, scoped] = await Promise.all([
+    checkPrincipalNow(deps.db, connection.principal).then(
+      () => undefined,
+      (err: unknown) => {
+        if (err instanceof OAuthError) return err;
+        throw err;
+      },
+    ),
+    inScope(deps, connection.principal, topic.instanceKey),
+  ]);
+  if (current) {
+    deps.logger.info('websocket subscription refused: the session was revoked', { reason: current.message });
+    await deleteConnection(deps.db, connectionId);
+    return { ...liveError('Forbidden', current.message, topic.name), [REVOKED]: true };
+  }
+  if (!scoped) return forbidden;
   const outcome = await putSubscription(deps.db, {
     connectionId,
     instanceKey: topic.instanceKey,

@@ -9,15 +9,25 @@
  *   subscription receives the event once;
  * - MQTT (`mqtt-channel.ts`): one publish per (event, topic), the broker fans out;
  * - webhooks (`webhook-channel.ts`): one queued delivery job per (event, subscription).
+ *
+ * The same pass ends a revoked user's WebSocket feeds: a user deleted, disabled, given a new
+ * password, signed out everywhere or given another role (its object's record in the stream) has
+ * its connections closed through the Management API and forgotten, and in AWS its MQTT clients
+ * (recorded by the IoT authorizer) disconnected with IoT's DeleteConnection (see
+ * {@link closeRevokedConnections}). The bound is the stream's own delay, the same locally and in
+ * AWS (the local broker ends revoked MQTT clients itself, by re-checking them).
  */
 import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
 import {
+  connectionsOfUser,
   deleteConnection,
+  revokedUserFromStreamRecord,
   eventFromStreamRecord,
   subscriptionChangeFromStreamRecord,
   type StreamedEvent,
   type SubscriptionChange,
 } from '../db/live-repo.ts';
+import { mqttClientsOfUser } from '../db/mqtt-clients.ts';
 import { renderEvent } from '../events/render.ts';
 import type { LiveDeps } from './deps.ts';
 import { publishToMqtt, type ChannelEvent } from './mqtt-channel.ts';
@@ -59,12 +69,13 @@ export async function fanOut(deps: LiveDeps, records: readonly DynamoDBRecord[])
     e ? [{ record, key: e.key, instances: e.instances, linkedObjectKeys: linkedObjectKeys(e.doc), rendered: rendered.get(e)! }] : [],
   );
 
-  const [json, mqtt, webhooks] = await Promise.all([
+  const [revoked, json, mqtt, webhooks] = await Promise.all([
+    closeRevokedConnections(deps, records),
     toWebSocketSubscribers(deps, events, changes, rendered),
     deps.mqtt ? publishToMqtt({ mqtt: deps.mqtt, logger: deps.logger }, channelEvents) : new Set<number>(),
     deps.webhooks ? queueWebhooks({ ...deps, queue: deps.webhooks }, channelEvents) : new Set<number>(),
   ]);
-  const failed = new Set([...json, ...mqtt, ...webhooks]);
+  const failed = new Set([...revoked, ...json, ...mqtt, ...webhooks]);
   return {
     batchItemFailures: [...failed]
       .sort((a, b) => a - b)
@@ -139,6 +150,45 @@ async function toWebSocketSubscribers(
     ),
   );
 
+  return failed;
+}
+
+/**
+ * Closes the WebSocket connections of every user whose sessions a record revokes (see
+ * {@link revokedUserFromStreamRecord}) and deletes their items, so no event reaches them after the
+ * close. Returns the records that could not be handled (retried: closing again is harmless).
+ */
+async function closeRevokedConnections(deps: LiveDeps, records: readonly DynamoDBRecord[]): Promise<Set<number>> {
+  const failed = new Set<number>();
+  const users = new Map<string, number[]>();
+  records.forEach((r, i) => {
+    const user = revokedUserFromStreamRecord(r);
+    if (user) users.set(user, [...(users.get(user) ?? []), i]);
+  });
+  await Promise.all(
+    [...users].map(async ([userKey, at]) => {
+      try {
+        const disconnect = deps.mqtt?.disconnect?.bind(deps.mqtt);
+        const [ids, clients] = await Promise.all([
+          connectionsOfUser(deps.db, userKey),
+          disconnect ? mqttClientsOfUser(deps.db, userKey, Math.floor(deps.now().getTime() / 1000)) : [],
+        ]);
+        await Promise.all([
+          forEachLimited(ids, POST_CONCURRENCY, async (id) => {
+            deps.subscribers.forgetConnection(deps.db, id);
+            await Promise.all([deps.connections.close(id), deleteConnection(deps.db, id)]);
+          }),
+          forEachLimited(clients, POST_CONCURRENCY, (clientId) => disconnect!(clientId)),
+        ]);
+        if (ids.length + clients.length > 0) {
+          deps.logger.info('fan-out: closed the live connections of a revoked user', { userKey, connections: ids.length, mqttClients: clients.length });
+        }
+      } catch (err) {
+        deps.logger.error('fan-out: closing a revoked user\'s connections failed', { userKey, error: (err as Error).message });
+        for (const i of at) failed.add(i);
+      }
+    }),
+  );
   return failed;
 }
 

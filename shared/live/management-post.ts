@@ -1,16 +1,16 @@
 /**
- * The Management API's `POST /@connections/{connectionId}` through the SDK client, in a module of
- * its own: notifier.ts loads it with the first message sent, so a fan-out batch that reaches no
+ * The Management API's `POST` and `DELETE /@connections/{connectionId}` through the SDK client, in a
+ * module of its own: notifier.ts loads it with the first message sent or connection closed, so a fan-out batch that reaches no
  * WebSocket client (most of them carry no subscriber) never reads the client's code. Its classes
  * are imported by name: esbuild cannot tree-shake a package reached by `import()` itself.
  */
-import { ApiGatewayManagementApiClient, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
+import { ApiGatewayManagementApiClient, DeleteConnectionCommand, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
 import { endpointClientOptions } from './endpoint-client.ts';
 import type { PostOutcome } from './notifier.ts';
 
 /** Posts bytes to one connection of the endpoint; `gone` and `too-large` are outcomes, not errors. */
 export function managementPoster(opts: { endpoint: string; region: string }): (connectionId: string, data: Uint8Array) => Promise<PostOutcome> {
-  const client = new ApiGatewayManagementApiClient(endpointClientOptions(opts));
+  const client = clientOf(opts);
   return async (connectionId, data) => {
     try {
       await client.send(new PostToConnectionCommand({ ConnectionId: connectionId, Data: data }));
@@ -22,4 +22,25 @@ export function managementPoster(opts: { endpoint: string; region: string }): (c
       throw err;
     }
   };
+}
+
+/** Closes one connection of the endpoint (`DELETE /@connections/{id}`); one already gone (410) is not an error. */
+export function managementCloser(opts: { endpoint: string; region: string }): (connectionId: string) => Promise<void> {
+  const client = clientOf(opts);
+  return async (connectionId) => {
+    try {
+      await client.send(new DeleteConnectionCommand({ ConnectionId: connectionId }));
+    } catch (err) {
+      if ((err as { name?: string }).name !== 'GoneException') throw err;
+    }
+  };
+}
+
+const clients = new Map<string, ApiGatewayManagementApiClient>();
+
+/** One SDK client per endpoint, shared by the poster and the closer. */
+function clientOf(opts: { endpoint: string; region: string }): ApiGatewayManagementApiClient {
+  let c = clients.get(opts.endpoint);
+  if (!c) clients.set(opts.endpoint, (c = new ApiGatewayManagementApiClient(endpointClientOptions(opts))));
+  return c;
 }

@@ -5,12 +5,18 @@
  *
  * - The MQTT username is the access token (the password is ignored), verified exactly as the HTTP
  *   API verifies a bearer token: signature, issuer, audience, expiry, then the user/instance
- *   status check (a disabled user or instance is refused).
+ *   status check (a disabled user or instance is refused), read again past the status cache
+ *   ({@link checkPrincipalNow}): a connection, and each refresh of IoT Core's authorizer, sees
+ *   the user's current state (revoked sessions, a lower role, disabled, deleted).
+ * - A SUBSCRIBE on the local broker re-reads the caller's status too ({@link currentPrincipal}):
+ *   a revoked client gets no new subscription (IoT Core checks a SUBSCRIBE against the policy of
+ *   the authorizer's last answer; the fan-out disconnects a revoked user's clients instead).
  * - A topic filter is granted when it is one of the JSON protocol's topics (`/<instance>/$`,
  *   `/<instance>/<object>`, no wildcards) and its instance is in the token's scope (the same
  *   {@link inScope} check as the JSON WebSocket).
  */
 import { decodeJwt } from 'jose/jwt/decode';
+import { checkPrincipalNow, enforceVerdict, principalStatus, type Verdict } from '../auth/status-check.ts';
 import { OAuthError } from '../errors.ts';
 import type { Authenticator, Principal } from '../http/types.ts';
 import type { Db } from '../db/client.ts';
@@ -36,13 +42,14 @@ export interface MqttRefusal {
  * Store failures do throw (the broker answers "server unavailable").
  */
 export async function verifyMqttToken(
-  deps: { readonly authenticator: Authenticator },
+  deps: { readonly authenticator: Authenticator; readonly db: Db },
   token: string | undefined,
 ): Promise<MqttSession | MqttRefusal> {
   if (!token) return { refused: 'No access token in the MQTT username.' };
   let principal: Principal;
   try {
     principal = await deps.authenticator.authenticate(`Bearer ${token}`);
+    await checkPrincipalNow(deps.db, principal);
   } catch (err) {
     if (err instanceof OAuthError) return { refused: err.message };
     throw err;
@@ -62,7 +69,7 @@ export async function verifyMqttToken(
  * for an accepted token; a refused one's read is dropped unanswered.
  */
 export async function verifyMqttTokenWith<T>(
-  deps: { readonly authenticator: Authenticator },
+  deps: { readonly authenticator: Authenticator; readonly db: Db },
   token: string | undefined,
   alongside: (principal: Principal, step: ReadStep) => Promise<T>,
 ): Promise<{ readonly session: MqttSession; readonly value: T } | MqttRefusal> {
@@ -82,6 +89,8 @@ export async function verifyMqttTokenWith<T>(
     const step = readSteps({ verdict: verdict.status.then(() => true, () => false) });
     early = alongside(principal, step).then((value) => ({ value }), (error: unknown) => ({ error }));
     await verdict.status;
+    // Past the status cache (see the module's comment), beside the read the answer needs.
+    await checkPrincipalNow(deps.db, principal);
   } catch (err) {
     if (err instanceof OAuthError) return { refused: err.message };
     throw err;
@@ -92,6 +101,40 @@ export async function verifyMqttTokenWith<T>(
   const read = await early;
   if ('error' in read) throw read.error;
   return { session: { principal, expiresAt: exp }, value: read.value };
+}
+
+/**
+ * Whether a connected client's principal is still current (read past the status cache): what a
+ * SUBSCRIBE and the local broker's periodic re-check ask. The reason when it is not; store
+ * failures throw.
+ */
+export async function currentPrincipal(deps: { readonly db: Db }, principal: Principal): Promise<MqttRefusal | undefined> {
+  return (await currentPrincipals(deps, [principal]))[0];
+}
+
+/**
+ * {@link currentPrincipal} for many connected clients at once, each user's status read once: the
+ * refusal (or undefined) of each principal, in order.
+ */
+export async function currentPrincipals(deps: { readonly db: Db }, principals: readonly Principal[]): Promise<Array<MqttRefusal | undefined>> {
+  const verdicts = new Map<string, Promise<Verdict>>();
+  const verdictOf = (p: Principal) => {
+    const id = `${p.userKey}|${p.instanceKey}`;
+    let v = verdicts.get(id);
+    if (!v) verdicts.set(id, (v = principalStatus(deps.db, p)));
+    return v;
+  };
+  return Promise.all(
+    principals.map(async (p) => {
+      try {
+        enforceVerdict(p, await verdictOf(p));
+        return undefined;
+      } catch (err) {
+        if (err instanceof OAuthError) return { refused: err.message };
+        throw err;
+      }
+    }),
+  );
 }
 
 /**

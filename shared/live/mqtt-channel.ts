@@ -29,6 +29,12 @@ const PUBLISH_CONCURRENCY = 64;
 /** Publishes one MQTT message (QoS 1 to the broker). */
 export interface MqttPublisher {
   publish(topic: string, payload: Uint8Array): Promise<void>;
+  /**
+   * Disconnects a client (IoT's `DeleteConnection`): what ends a revoked user's MQTT feed in AWS
+   * before the authorizer's next refresh. A client not connected is not an error. Absent where the
+   * broker ends revoked clients itself (the local runtime's broker re-checks its clients).
+   */
+  disconnect?(clientId: string): Promise<void>;
 }
 
 /** One event of the batch, decoded and rendered once by the fan-out. */

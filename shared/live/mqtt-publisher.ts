@@ -14,10 +14,13 @@ import type { MqttPublisher } from './mqtt-channel.ts';
 export function createIotPublisher(opts: { endpoint: string; region: string }): MqttPublisher {
   // Checked now, so a bad endpoint fails at start, not with the first publish.
   if (!URL.canParse(opts.endpoint)) throw new Error(`Invalid configuration: the IoT data endpoint is not a URL: ${opts.endpoint}`);
-  const publish = onFirstUse(() => import('./iot-publish.ts').then((m) => m.iotPublish(opts)));
+  const client = onFirstUse(() => import('./iot-publish.ts').then((m) => ({ publish: m.iotPublish(opts), disconnect: m.iotDisconnect(opts) })));
   return {
     async publish(topic, payload) {
-      await (await publish())(topic, payload);
+      await (await client()).publish(topic, payload);
+    },
+    async disconnect(clientId) {
+      await (await client()).disconnect(clientId);
     },
   };
 }

@@ -27,7 +27,7 @@ describe.each(built.stacks.map((s) => [s.region, s] as const))('MQTT in %s', (_r
   const statementsOf = (role: string) =>
     Object.values(resourcesOf(template, 'AWS::IAM::Policy'))
       .filter((p) => JSON.stringify(p.Properties.Roles).includes(`"${role}"`))
-      .flatMap((p) => (p.Properties.PolicyDocument as { Statement: Array<{ Action: string | string[]; Resource: unknown }> }).Statement);
+      .flatMap((p) => (p.Properties.PolicyDocument as { Statement: Array<{ Action: string | string[]; Resource: unknown; Condition?: unknown }> }).Statement);
   const actions = (role: string) => statementsOf(role).flatMap((s) => [s.Action].flat());
 
   it('is one of the regions of the context', () => {
@@ -58,11 +58,13 @@ describe.each(built.stacks.map((s) => [s.region, s] as const))('MQTT in %s', (_r
     });
   });
 
-  it('lets the authorizer read the table (the public keys among its items), and write nothing', () => {
+  it('lets the authorizer read the table (the public keys among its items), and write only its MQTT client records', () => {
     const a = actions(authorizerRole);
     expect(a).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:BatchGetItem', 'dynamodb:Query']));
     expect(a.filter((x) => x.startsWith('secretsmanager:'))).toEqual([]);
-    expect(a.filter((x) => /dynamodb:(Put|Update|Delete|BatchWrite|Scan)/.test(x))).toEqual([]);
+    expect(a.filter((x) => /dynamodb:(Put|Update|Delete|BatchWrite|Scan)/.test(x))).toEqual(['dynamodb:PutItem']);
+    const put = statementsOf(authorizerRole).find((s) => [s.Action].flat().includes('dynamodb:PutItem'));
+    expect(put?.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['MQC#*'] } });
     expect(a.filter((x) => x.startsWith('iot:'))).toEqual([]);
   });
 
@@ -85,6 +87,17 @@ describe.each(built.stacks.map((s) => [s.region, s] as const))('MQTT in %s', (_r
     for (const [family, fn] of stack.functions) {
       if (family === 'fanout') continue;
       expect(actions(idOf(stack, fn.role.node.defaultChild as CfnElement)), family).not.toContain('iot:Publish');
+    }
+  });
+
+  it("lets only the fan-out disconnect MQTT clients (a revoked user's), on client ids only", () => {
+    const disconnect = statementsOf(fanoutRole).filter((s) => [s.Action].flat().includes('iot:DeleteConnection'));
+    expect(disconnect).toHaveLength(1);
+    expect([disconnect[0]!.Action].flat()).toEqual(['iot:DeleteConnection']);
+    expect(JSON.stringify(disconnect[0]!.Resource)).toContain(':client/*');
+    for (const [family, fn] of stack.functions) {
+      if (family === 'fanout') continue;
+      expect(actions(idOf(stack, fn.role.node.defaultChild as CfnElement)), family).not.toContain('iot:DeleteConnection');
     }
   });
 

@@ -37,7 +37,7 @@ function roleId(stack: GatehouseStack, family: Family): string {
 }
 
 /** Every `Action` of the inline policies attached to a role, with the resources they name. */
-function policyStatementsOf(stack: GatehouseStack, role: string): { Action: string | string[]; Resource: unknown }[] {
+function policyStatementsOf(stack: GatehouseStack, role: string): { Action: string | string[]; Resource: unknown; Condition?: unknown }[] {
   const template = built.templates.get(stack.stackName)!;
   return Object.values(resourcesOf(template, 'AWS::IAM::Policy'))
     .filter((p) => JSON.stringify(p.Properties.Roles).includes(`"${role}"`))
@@ -285,7 +285,7 @@ describe.each(built.stacks.map((s) => [s.stackName, s] as const))('%s', (_name, 
     });
   });
 
-  it('grants the table to every family but service (mqttauth reads only), never Scan, and names each index', () => {
+  it('grants the table to every family but service (mqttauth reads and puts only its MQTT client records), never Scan, and names each index', () => {
     const tableId = logicalId(stack, stack.table.table.node.defaultChild as CfnElement);
     for (const family of stack.functions.keys()) {
       const statements = policyStatementsOf(stack, roleId(stack, family)).filter((s) =>
@@ -297,7 +297,11 @@ describe.each(built.stacks.map((s) => [s.stackName, s] as const))('%s', (_name, 
         continue;
       }
       expect(actions).toEqual(expect.arrayContaining(['dynamodb:GetItem', 'dynamodb:Query']));
-      if (family === 'mqttauth') expect(actions.filter((a) => /Put|Update|Delete|Write/.test(a))).toEqual([]);
+      if (family === 'mqttauth') {
+        expect(actions.filter((a) => /Put|Update|Delete|Write/.test(a))).toEqual(['dynamodb:PutItem']);
+        const put = statements.find((st) => JSON.stringify(st.Action).includes('dynamodb:PutItem'));
+        expect(put?.Condition).toEqual({ 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': ['MQC#*'] } });
+      }
       else expect(actions).toContain('dynamodb:PutItem');
       expect(actions).not.toContain('dynamodb:Scan');
       expect(JSON.stringify(statements)).not.toContain('/index/*');

@@ -17,6 +17,11 @@ export class RecordingConnections implements ConnectionNotifier {
   readonly gone = new Set<string>();
   /** Connections whose posts throw (the API unavailable). */
   readonly failing = new Set<string>();
+  /** Connections closed through the Management API (a revoked user's). */
+  readonly closed = new Set<string>();
+  async close(connectionId: string): Promise<void> {
+    this.closed.add(connectionId);
+  }
   async post(connectionId: string, message: ServerMessage): Promise<PostOutcome> {
     if (this.failing.has(connectionId)) throw new Error('management API unavailable');
     if (this.gone.has(connectionId)) return 'gone';
