@@ -330,8 +330,8 @@ export function costMarkdown(input: CostDocInput): string {
           ? ' (the local attempt time was not measured in this run).'
           : `; locally, an attempt to a loopback receiver measured p50 ${num(input.webhookAttemptMs)} ms (the POST and its answer).`) +
         ' A retry is another attempt plus one SendMessage; a step longer than 15 minutes adds a receive and a ChangeMessageVisibility ' +
-        'per 12 hours of wait. The fan-out also reads each instance\'s subscriptions at most once a second per execution environment ' +
-        '(one Query), and each attempt record passes through the table\'s stream to the fan-out, which ignores it (a share of a ' +
+        'per 12 hours of wait. The fan-out also reads each instance\'s subscriptions once per stream batch ' +
+        '(one strongly consistent Query), and each attempt record passes through the table\'s stream to the fan-out, which ignores it (a share of a ' +
         'batch of 100 records). The job queue\'s event source polls SQS even when idle (long polling by a few pollers, well under a ' +
         'million requests a month).',
     );

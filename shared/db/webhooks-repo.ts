@@ -12,7 +12,7 @@
  * no stream), not in the main table: the functions below that take a queue `Db` expect it.
  *
  * Access patterns: the subscriptions of an instance are one Query on `WH#<instance>` (the fan-out
- * runs one per instance of an event's chain, per batch, cached briefly); one subscription is one
+ * runs one per instance of the batch's chains, per batch, never reused); one subscription is one
  * GetItem; the attempts of a subscription, newest first, are one Query on `WD#<webhookKey>`. The
  * queue partition is only used by the local runtime (in AWS the jobs are SQS messages): due jobs
  * are one Query with `SK <= <now>`.
@@ -125,12 +125,13 @@ const recentKey = (db: Db, instanceKey: string, key: string) => `${db.tableName}
  * what the sender uses, so a busy subscription costs one GetItem a second instead of one per
  * delivery. Every write of this module forgets the subscription, so a change made in the same
  * process applies to the next delivery; one made in another execution environment within a
- * second (as for the fan-out's subscription lists).
+ * second, or at once when the caller names the version it needs (`minVersion`: the version a
+ * job was matched with; an older copy is read again, a deleted one stays deleted).
  */
-export async function getRecentWebhook(db: Db, instanceKey: string, key: string, now = Date.now()): Promise<StoredWebhook | undefined> {
+export async function getRecentWebhook(db: Db, instanceKey: string, key: string, now = Date.now(), minVersion = 0): Promise<StoredWebhook | undefined> {
   const k = recentKey(db, instanceKey, key);
   const hit = recent.get(k);
-  if (hit && now - hit.at < RECENT_WEBHOOK_MS) return hit.hook;
+  if (hit && now - hit.at < RECENT_WEBHOOK_MS && (hit.hook?.version ?? minVersion) >= minVersion) return hit.hook;
   const before = recentWrites;
   const hook = await getWebhook(db, instanceKey, key);
   // A write of this process began meanwhile: the read may predate it, so it is not kept.
@@ -156,9 +157,10 @@ async function writing<T>(db: Db, w: Pick<StoredWebhook, 'instanceKey' | 'key'>,
   }
 }
 
-/** Every subscription of one instance: one Query (all pages) on `WH#<instance>`. */
+/** Every subscription of one instance: one strongly consistent Query (all pages) on `WH#<instance>`. */
 export async function webhooksOf(db: Db, instanceKey: string): Promise<StoredWebhook[]> {
-  const items = await queryAll(db, { KeyConditionExpression: 'PK = :pk', ExpressionAttributeValues: { ':pk': webhookPk(instanceKey) } });
+  // Strongly consistent: the fan-out relies on seeing every write answered before the read.
+  const items = await queryAll(db, { KeyConditionExpression: 'PK = :pk', ExpressionAttributeValues: { ':pk': webhookPk(instanceKey) }, ConsistentRead: true });
   return Promise.all(items.map(toWebhook));
 }
 

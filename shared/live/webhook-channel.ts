@@ -1,23 +1,27 @@
 /**
  * The webhooks channel of the fan-out: queues one delivery job per (event, subscription). The
- * subscriptions that may receive an event live under the instances of its chain, so one Query per
- * instance per batch finds them (kept for a second, so a busy instance is read about once a
- * second, not once per batch); matching (topics, scope, filters) is `webhookReceives`. The channel
- * only queues: the sender (`shared/webhooks/sender.ts`) delivers, so a slow or failing receiver
- * never holds up the stream batch, the other channels or another subscription.
+ * subscriptions that may receive an event live under the instances of its chain; matching
+ * (topics, scope, filters) is `webhookReceives`. The channel only queues: the sender
+ * (`shared/webhooks/sender.ts`) delivers, so a slow or failing receiver never holds up the stream
+ * batch, the other channels or another subscription.
+ *
+ * The rule (a subscription sees every event published after its answer): the subscriptions an
+ * event is matched against are read, strongly consistent, after the event's stream record was
+ * read, so after the event was written. A subscription whose `POST`, `PUT` or `DELETE` answered
+ * before the event was published is a write completed before that read began: the read sees it.
+ * Nothing is kept from one batch to the next: no cache answers for an event written after the
+ * cache was read. A list read in another batch, on another shard or in another execution
+ * environment can predate a subscription write that the event follows; only the stream orders
+ * the two, and this read after the record is what uses that order. One Query per instance of
+ * the batch's chains, per batch (docs/design.md, "webhook subscriptions of an event").
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Db } from '../db/client.ts';
 import { webhooksOf, type StoredWebhook } from '../db/webhooks-repo.ts';
-import { TtlCache } from '../ttl-cache.ts';
 import type { DeliveryJob, WebhookQueue } from '../webhooks/queue.ts';
 import { messageIdOf } from '../webhooks/signing.ts';
 import { matchable, webhookReceives } from '../webhooks/subscriptions.ts';
 import type { ChannelEvent } from './mqtt-channel.ts';
-
-/** How long an instance's subscriptions are reused: a new or changed subscription applies within it. */
-export const SUBSCRIPTIONS_CACHE_MS = 1000;
-const cache = new TtlCache<StoredWebhook[]>(10_000, SUBSCRIPTIONS_CACHE_MS);
 
 /** Jobs per queue call (SQS sends them 10 per request). */
 const CHUNK = 100;
@@ -34,15 +38,11 @@ export async function queueWebhooks(deps: WebhookChannelDeps, events: readonly C
   const failed = new Set<number>();
   const instances = [...new Set(events.flatMap((e) => e.instances))];
   const hooks = new Map<string, StoredWebhook[] | Error>();
+  // Read now, after the batch's records were: see the rule above.
   await Promise.all(
     instances.map(async (i) => {
-      const id = `${deps.db.tableName}\u0000${i}`;
-      const known = cache.get(id);
-      if (known) return void hooks.set(i, known);
       try {
-        const list = await webhooksOf(deps.db, i);
-        cache.set(id, list);
-        hooks.set(i, list);
+        hooks.set(i, await webhooksOf(deps.db, i));
       } catch (err) {
         hooks.set(i, err as Error);
       }
@@ -77,6 +77,7 @@ export async function queueWebhooks(deps: WebhookChannelDeps, events: readonly C
             type: 'event',
             timestamp: now.toISOString(),
             data: e.rendered,
+            webhookVersion: h.version,
             attempt: 1,
             notBefore: now.getTime(),
           },
@@ -112,7 +113,3 @@ function fits(e: ChannelEvent, max: number): boolean {
   return size <= max;
 }
 
-/** Forgets the cached subscriptions (tests). */
-export function clearWebhookCache(): void {
-  cache.clear();
-}

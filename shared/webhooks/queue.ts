@@ -23,6 +23,12 @@ export interface DeliveryJob {
   readonly timestamp: string;
   /** The body's `data`: the EventMessageData as the API returns it. */
   readonly data: Readonly<Record<string, unknown>>;
+  /**
+   * The subscription's version the job was matched with (its ConcurrencyVersion). The sender
+   * delivers with that version or a later one, never an earlier copy it kept (a `PUT`'s new URL
+   * applies to every event published after its answer); absent on jobs an earlier version queued.
+   */
+  readonly webhookVersion?: number;
   /** 1 for the first attempt. */
   readonly attempt: number;
   /** Epoch ms before which the attempt must not be made. */

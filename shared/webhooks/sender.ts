@@ -252,7 +252,7 @@ export type JobResult =
 export async function handleJob(deps: SenderDeps, job: DeliveryJob): Promise<JobResult> {
   const now = deps.now();
   if (job.notBefore - now.getTime() > 1000) return { kind: 'early', waitMs: job.notBefore - now.getTime() };
-  const hook = await getRecentWebhook(deps.db, job.instanceKey, job.webhookKey);
+  const hook = await getRecentWebhook(deps.db, job.instanceKey, job.webhookKey, Date.now(), job.webhookVersion);
   if (!hook) return { kind: 'dropped' };
   const ttl = epoch(now) + ATTEMPT_RETENTION_DAYS * 86_400;
   const record = (o: PostOutcome, nextAttemptOn: string | null, deadLettered: boolean): DeliveryAttempt => ({

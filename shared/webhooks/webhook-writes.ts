@@ -115,6 +115,7 @@ function eventJob(hook: StoredWebhook, event: StoredObject, ns: string, now: Dat
     type: 'event',
     timestamp: now.toISOString(),
     data: renderEvent(event, ns),
+    webhookVersion: hook.version,
     attempt: 1,
     notBefore: now.getTime(),
   };
