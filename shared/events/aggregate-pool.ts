@@ -94,7 +94,7 @@ export interface AggregationJob {
   push(docs: WorkerDoc[]): void;
   /** Runs the pipeline within `budgetMs` (what `queryTimeoutMs` leaves) and answers its result; the worker returns to the pool. */
   finish(budgetMs: number, queryTimeoutMs: number): Promise<unknown[]>;
-  /** Gives up (the reads failed): the worker is ended. */
+  /** Gives up (the reads failed): the worker drops what it was sent and returns to the pool. */
   abort(): void;
 }
 
@@ -127,6 +127,12 @@ export async function startAggregation(stages: readonly QueryDoc[], waitMs: numb
     detach();
     void w.terminate();
   };
+  const release = () => {
+    detach();
+    w.unref();
+    idle.push(w);
+    waiting.shift()?.();
+  };
   const post = (m: ToWorker) => w.postMessage(m);
   post({ t: 'start', stages: [...stages] });
   return {
@@ -137,7 +143,12 @@ export async function startAggregation(stages: readonly QueryDoc[], waitMs: numb
       }
       post({ t: 'docs', docs });
     },
-    abort: end,
+    abort() {
+      if (failure) return end();
+      // The worker only held the documents sent so far: it drops them and serves the next aggregation.
+      post({ t: 'start', stages: [] });
+      release();
+    },
     finish: (budgetMs, queryTimeoutMs) =>
       new Promise<unknown[]>((resolve, reject) => {
         const timer = setTimeout(() => fail(tooExpensive(`it did not finish within queryTimeout (${queryTimeoutMs / 1000} s)`)), Math.max(0, budgetMs));
@@ -148,10 +159,7 @@ export async function startAggregation(stages: readonly QueryDoc[], waitMs: numb
             end();
             return reject(m);
           }
-          detach();
-          w.unref();
-          idle.push(w);
-          waiting.shift()?.();
+          release();
           if (m.t === 'done') resolve(m.result);
           else if (m.t === 'error') reject(new ApiError(m.status, m.code, m.message));
           else reject(new Error(`the aggregation worker failed: ${m.message}`));
