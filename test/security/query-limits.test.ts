@@ -158,6 +158,16 @@ const growth = fc.oneof(
   fc.tuple(sizes, sizes).map(([a, b]) => [{ $set: { x: { $range: [0, a] }, y: { $range: [0, b] } } }, { $unwind: '$x' }, { $unwind: '$y' }]),
   sizes.map((n) => [{ $set: { x: { $range: [0, n] } } }, { $unwind: '$x' }, { $group: { _id: null, all: { $push: '$$ROOT' }, xs: { $push: '$x' } } }]),
   fc.integer({ min: 1, max: 20 }).map((k) => Array.from({ length: k }, () => ({ $set: { x: { $reduce: { input: '$x', initialValue: [], in: ['$$value', '$$value'] } } } }))),
+  // Quadratic work within the caps: runs into queryTimeout.
+  sizes.map((n) => [{ $set: { x: { $reduce: { input: { $range: [0, n] }, initialValue: [], in: { $concatArrays: ['$$value', ['$$this']] } } } } }]),
+  // Many documents, each with a text of its own: runs into the worker's heap.
+  fc.tuple(fc.integer({ min: 15, max: 18 }), fc.constantFrom(200, 1000, 2000)).map(([k, n]) => [
+    { $set: { s: { $reduce: { input: { $range: [0, k] }, initialValue: 'ab', in: { $concat: ['$$value', '$$value'] } } }, x: { $range: [0, n] } } },
+    { $unwind: '$x' },
+    { $set: { t: { $toUpper: '$s' } } },
+    { $sort: { x: -1 } },
+    { $count: 'n' },
+  ]),
 );
 const pipelines = fc
   .tuple(fc.integer({ min: 1, max: 12 }), fc.array(growth, { minLength: 1, maxLength: 3 }))
@@ -167,22 +177,24 @@ describe('generated growth pipelines by a ReadOnly user', () => {
   it('answer 400 or 200 within queryTimeout, sysinfo answers beside them, and memory stays within the workers\' bound', async () => {
     const before = memoryKb(runtime.pid);
     const codes = new Map<string, number>();
+    const limits = new Set<string>();
     await fc.assert(
       fc.asyncProperty(pipelines, async (pipeline) => {
         const { answer, slowestSysinfo } = await withSysinfo(() => aggregate(pipeline, QUERY_TIMEOUT_S));
         const label = answer.status === 200 ? '200' : `${answer.status} ${answer.body?.Error}`;
         codes.set(label, (codes.get(label) ?? 0) + 1);
+        if (answer.status === 400) limits.add(answer.body.Message);
         expect([200, 400], JSON.stringify(answer.body)).toContain(answer.status);
         if (answer.status === 400) expect(['QueryTooExpensive', 'QueryTooBroad', 'InvalidQuery']).toContain(answer.body.Error);
         expect(answer.ms).toBeLessThan(QUERY_TIMEOUT_S * 1000 + ANSWER_SLACK_MS);
         expect(slowestSysinfo).toBeLessThan(SYSINFO_MS);
         expect(isAlive(runtime.pid)).toBe(true);
       }),
-      { numRuns: 16 },
+      { numRuns: 24 },
     );
     const after = memoryKb(runtime.pid);
     expect(after.peak / 1024).toBeLessThan(before.rss / 1024 + WORKER_MEMORY_BOUND_MB);
     // The generator reaches the limits, not only easy pipelines.
-    expect(codes.get('400 QueryTooExpensive') ?? 0).toBeGreaterThan(0);
+    expect(codes.get('400 QueryTooExpensive') ?? 0, [...limits].join('\n')).toBeGreaterThan(0);
   }, 180_000);
 });
