@@ -3,6 +3,8 @@
  * its documents page by page as the main thread reads and filters them, then runs the pipeline
  * and posts the result back. One aggregation at a time; the state is reset after each.
  */
+import { readlinkSync } from 'node:fs';
+import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { ApiError } from '../errors.ts';
 import { loadRegexEngine } from '../search/matcher.ts';
@@ -38,6 +40,21 @@ function run(): FromWorker {
     if (err instanceof ApiError) return { t: 'error', status: err.status, code: err.code, message: err.message };
     return { t: 'fail', message: err instanceof Error ? (err.stack ?? err.message) : String(err) };
   }
+}
+
+/**
+ * The niceness of the worker's thread: below the main thread, which serves every other request of
+ * the process, so a pipeline takes only the CPU that request handling leaves.
+ */
+const NICENESS = 10;
+
+// Linux schedules threads on their own: the worker lowers its own thread's priority, found by its
+// id in /proc. Elsewhere (or where /proc is not mounted) it keeps the process's priority.
+try {
+  const tid = Number(readlinkSync('/proc/thread-self').split('/').at(-1));
+  if (Number.isInteger(tid) && tid > 0) setPriority(tid, NICENESS);
+} catch {
+  // Not Linux: the deadline and the heap limit still bound the worker.
 }
 
 const port = parentPort!;

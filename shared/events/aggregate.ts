@@ -32,6 +32,7 @@ import type { requireFolderInScope } from '../objects/access.ts';
 import type { Ctx } from '../objects/context.ts';
 import { checkRegex, compileQuery } from '../search/matcher.ts';
 export { loadRegexEngine } from '../search/matcher.ts';
+import { filterPaced, pacer } from '../search/pacer.ts';
 import { ALLOWED_OPERATORS, MAX_QUERY_DEPTH, asDate, conjuncts, invalidQuery, parseQueryBody, type Matcher, type QueryDoc } from '../search/query.ts';
 import { ENGINE_OPERATORS, LEFT_OUT, STAGES, bigText, engineEventData, engineInteger, toEngine } from './aggregate-engine.ts';
 export { MAX_RESULT_BYTES, STAGES, WORK_LIMITS } from './aggregate-engine.ts';
@@ -337,6 +338,8 @@ export async function aggregateEvents(
 
   const bounds = occurredRange(leading);
   const from = bounds.from ?? new Date(ctx.now.getTime() - DEFAULT_WINDOW_DAYS * 86_400_000);
+  // The leading matches run here, between reads: at the pace that lets other requests run.
+  const pace = pacer('aggregation', q.timeoutMs);
   const job = await startAggregation(rest, left());
   try {
     if (!(bounds.to && bounds.to <= from)) await readInto(job.push, from);
@@ -365,7 +368,8 @@ export async function aggregateEvents(
         read += page.scanned;
         if (read > maxEvents) throw tooBroad(maxEvents);
         // The fields the pipeline reads include every field its leading matches name.
-        const inputs = page.items.map((e, i) => inputOf(e, page.sortKeys[i]!, ctx.ns, fields)).filter((d) => matches(matchers, d));
+        const all = page.items.map((e, i) => inputOf(e, page.sortKeys[i]!, ctx.ns, fields));
+        const inputs = matchers.length === 0 ? all : await filterPaced(all, (d) => matches(matchers, d), pace);
         kept += inputs.length;
         if (!fields && kept > MAX_WHOLE_EVENTS) {
           throw new ApiError(400, 'QueryTooBroad', `More than ${MAX_WHOLE_EVENTS} whole events pass the first $match: narrow it, or $group or $project what the answer needs first.`);
