@@ -6,7 +6,7 @@
 import { mkdir, readdir, stat, symlink, writeFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { build, type Metafile } from 'esbuild';
-import { HANDLER_FILE, PROJECT_ROOT, checkNoDynamicRequire, esbuildOptions, functionBundling, functionEntry, packageVersion } from '../infra/bundling.ts';
+import { HANDLER_FILE, PROJECT_ROOT, checkNoDynamicRequire, esbuildOptions, functionBundling, functionEntry, packageVersion, workerOptions } from '../infra/bundling.ts';
 
 /** The function folders CDK bundles: every `functions/<name>/handler.ts`. */
 export async function functionNames(): Promise<string[]> {
@@ -150,9 +150,13 @@ export async function bundleAll(outDir: string, extra: Readonly<Record<string, s
   const builds = await Promise.all(
     Object.entries(entries).map(async ([name, entry]) => {
       const dir = join(outDir, name);
-      const result = await build({ ...esbuildOptions(functionBundling(entry, version), dir), write: false });
-      checkNoDynamicRequire(result.outputFiles);
-      for (const f of result.outputFiles) {
+      const bundling = functionBundling(entry, version);
+      const result = await build({ ...esbuildOptions(bundling, dir), write: false });
+      // The family's worker threads (the events family's aggregation), beside its code as CDK ships them.
+      const workers = await Promise.all(workerOptions(bundling, dir).map((o) => build({ ...o, write: false })));
+      const outputs = [result, ...workers].flatMap((r) => r.outputFiles);
+      checkNoDynamicRequire(outputs);
+      for (const f of outputs) {
         await mkdir(dirname(f.path), { recursive: true });
         await writeFile(f.path, f.contents);
       }

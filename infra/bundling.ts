@@ -163,6 +163,25 @@ export function esbuildOptions(b: FunctionBundling, outdir: string): BuildOption
   };
 }
 
+/**
+ * The worker threads a family starts, by the file name (without `.mjs`) its code looks for beside
+ * itself, and their entry modules. Each is built on its own, one file without splitting: its code
+ * never joins the chunks of the function's cold start, and the function's chunks stay as they
+ * were without it. The events family runs aggregation pipelines in one (shared/events/aggregate-pool.ts).
+ */
+export const FAMILY_WORKERS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+  events: { 'aggregate-worker': join(PROJECT_ROOT, 'shared', 'events', 'aggregate-worker.ts') },
+};
+
+/** The esbuild options of the worker threads of a function's family (see {@link FAMILY_WORKERS}), written to `outdir` beside its code. */
+export function workerOptions(b: FunctionBundling, outdir: string): BuildOptions[] {
+  return Object.entries(FAMILY_WORKERS[b.family ?? ''] ?? {}).map(([name, entry]) => ({
+    ...esbuildOptions(b, outdir),
+    entryPoints: { [name]: entry },
+    splitting: false,
+  }));
+}
+
 /** What esbuild's shim throws where a bundled module calls `require` at run time, which ESM output cannot serve. */
 const DYNAMIC_REQUIRE = 'Dynamic require of "';
 
@@ -178,8 +197,10 @@ export function checkNoDynamicRequire(files: ReadonlyArray<{ readonly path: stri
 /** Bundles one function into `outdir` and copies its files beside the code; the build's metafile. */
 export function bundleFunctionSync(b: FunctionBundling, outdir: string): Metafile {
   const result = buildSync({ ...esbuildOptions(b, outdir), write: false });
-  checkNoDynamicRequire(result.outputFiles);
-  for (const f of result.outputFiles) {
+  const workers = workerOptions(b, outdir).map((o) => buildSync({ ...o, write: false }));
+  const outputs = [result, ...workers].flatMap((r) => r.outputFiles);
+  checkNoDynamicRequire(outputs);
+  for (const f of outputs) {
     mkdirSync(dirname(f.path), { recursive: true });
     writeFileSync(f.path, f.contents);
   }

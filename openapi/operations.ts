@@ -710,11 +710,12 @@ export const OPERATIONS: Readonly<Record<string, Describe>> = {
     summary: c.route.path.endsWith('/Events') ? 'Aggregate the events of a folder' : 'Aggregate the events of a folder (lower-case path)',
     description:
       'An allow-listed aggregation pipeline over the folder\'s event timelines. Each document is the EventMessageData plus `EventData` (the decoded BSON). ' +
-      'The leading `$match`\'s `OccurredOn` range bounds the read (default: the last 30 days). Code-running operators and stages that write or join answer 400 InvalidQuery.',
+      'The leading `$match`\'s `OccurredOn` range bounds the read (default: the last 30 days). Code-running operators and stages that write or join answer 400 InvalidQuery. ' +
+      'A pipeline that crosses a limit on its work (the size of an array, text or document it builds, the documents a stage emits, its memory, or queryTimeout while it runs) answers 400 QueryTooExpensive naming the limit.',
     query: {
       includeSubFolders: z.boolean().optional().meta({ description: 'Include the sub-folders\' events.' }),
       spanScope: z.boolean().optional().meta({ description: 'Include the events of the instances below.' }),
-      queryTimeout: z.number().int().optional().meta({ description: 'Seconds (default and maximum 25); past it: 503 QueryTimeout.' }),
+      queryTimeout: z.number().int().optional().meta({ description: 'Seconds (default and maximum 25); reading past it: 503 QueryTimeout; running the pipeline past it: 400 QueryTooExpensive.' }),
     },
     body: {
       schema: aggregationPipelineSchema,

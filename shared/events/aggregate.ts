@@ -9,49 +9,37 @@
  * the last {@link DEFAULT_WINDOW_DAYS} days. `EventTypeKey`, `AppKey` and `Priority` have no index
  * within a folder's timeline: they are filtered in memory after the read, like everything else.
  * Each event is rendered with only the fields the pipeline reads ({@link fieldsRead}), the leading
- * `$match` stages filter each page as it arrives (only matches are kept), the rest of the pipeline
- * runs once every timeline is read.
+ * `$match` stages filter each page as it arrives (only matches are kept) and send it to a worker
+ * thread, which runs the rest of the pipeline once every timeline is read (aggregate-pool.ts).
  *
  * Refused with 400 InvalidQuery, wherever they appear in the pipeline: stages other than
- * {@link STAGES}, accumulators other than {@link ACCUMULATORS}, operators that run code
+ * {@link STAGES}, accumulators other than those of aggregate-engine.ts, operators that run code
  * (`$function`, `$accumulator`, `$where`), `$expr` (refused in searches too) and regular expressions outside `$match`
  * (`$regexMatch`...: JavaScript's engine backtracks; `$regex` in `$match` runs on RE2, as in
- * searches). `$range` and `$reduce` are left out too: one document could make them build
- * unbounded arrays.
+ * searches). Refused with 400 QueryTooExpensive: a pipeline that crosses a limit on the values it
+ * builds or the documents a stage emits (`WORK_LIMITS`), on the memory of its worker, or on
+ * the time queryTimeout leaves it.
  *
  * Numbers: 64-bit integers beyond 2^53 (card numbers in event data) enter the engine as marked
  * text, so equality and grouping are exact, and leave it as the same digits.
  */
-import { Aggregator } from 'mingo/aggregator';
-import { Context, ProcessingMode } from 'mingo/core';
-import { $addToSet, $avg, $count as $countAcc, $first, $last, $max, $min, $push, $sum } from 'mingo/operators/accumulator';
-import * as arithmetic from 'mingo/operators/expression/arithmetic';
-import * as array from 'mingo/operators/expression/array';
-import * as boolean from 'mingo/operators/expression/boolean';
-import * as comparison from 'mingo/operators/expression/comparison';
-import * as conditional from 'mingo/operators/expression/conditional';
-import * as date from 'mingo/operators/expression/date';
-import * as object from 'mingo/operators/expression/object';
-import * as set from 'mingo/operators/expression/set';
-import * as string from 'mingo/operators/expression/string';
-import * as type from 'mingo/operators/expression/type';
-import * as variable from 'mingo/operators/expression/variable';
-import { $literal } from 'mingo/operators/expression';
-import { $addFields, $bucket, $count, $group, $limit, $match, $project, $set, $skip, $sort, $sortByCount, $unwind } from 'mingo/operators/pipeline';
 import type { queryFolderEvents, SortRange } from '../db/event-reads.ts';
 import type { StoredObject } from '../db/objects-repo.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import { boolParam } from '../http/params.ts';
 import type { ApiRequest } from '../http/types.ts';
-import { narrowInteger, stringifyJson } from '../json.ts';
 import type { requireFolderInScope } from '../objects/access.ts';
 import type { Ctx } from '../objects/context.ts';
-import { checkRegex, compileQuery, QUERY_OPERATORS } from '../search/matcher.ts';
+import { checkRegex, compileQuery } from '../search/matcher.ts';
 export { loadRegexEngine } from '../search/matcher.ts';
+import { filterPaced, pacer } from '../search/pacer.ts';
 import { ALLOWED_OPERATORS, MAX_QUERY_DEPTH, asDate, conjuncts, invalidQuery, parseQueryBody, type Matcher, type QueryDoc } from '../search/query.ts';
+import { ENGINE_OPERATORS, LEFT_OUT, STAGES, bigText, engineEventData, engineInteger, toEngine } from './aggregate-engine.ts';
+export { MAX_RESULT_BYTES, STAGES, WORK_LIMITS } from './aggregate-engine.ts';
+import { startAggregation } from './aggregate-pool.ts';
+import type { WorkerDoc } from './aggregate-worker.ts';
 import type { foldersOf } from './list.ts';
 import { canonicalQuery } from './list-query.ts';
-import { decodeEventData } from './event-data.ts';
 import { renderEvent, renderEventFields } from './render.ts';
 
 /** Without a lower bound on `OccurredOn`, the window is this many days back from now. */
@@ -62,8 +50,6 @@ export const DEFAULT_WINDOW_DAYS = 30;
  */
 export const MAX_QUERY_TIMEOUT_SECONDS = 25;
 export const MAX_STAGES = 50;
-/** Largest answer (JSON bytes): a Lambda response holds at most 6 MB. */
-export const MAX_RESULT_BYTES = 5 * 1024 * 1024;
 /**
  * Whole events (about 3.7 KB each in memory) a pipeline that answers them may hold before its
  * later stages run: twice that would not fit the function's 512 MB. A grouping or an inclusion
@@ -74,40 +60,12 @@ export const MAX_WHOLE_EVENTS = 50_000;
 const CONCURRENCY = 4;
 const PAGE_ITEMS = 1000;
 
-export const STAGES: ReadonlySet<string> = new Set([
-  '$match', '$sort', '$project', '$skip', '$limit', '$group', '$count', '$unwind', '$addFields', '$set', '$sortByCount', '$bucket',
-]);
-
-const ACCUMULATORS = { $sum, $avg, $min, $max, $first, $last, $push, $addToSet, $count: $countAcc };
-
-/** Expression operators left out of the groups registered below, and why. */
-const LEFT_OUT: Readonly<Record<string, string>> = {
-  $regexMatch: 'it runs a backtracking regular expression; use $regex in $match',
-  $regexFind: 'it runs a backtracking regular expression; use $regex in $match',
-  $regexFindAll: 'it runs a backtracking regular expression; use $regex in $match',
-  $range: 'it can build unbounded arrays',
-  $reduce: 'it can build unbounded arrays',
-};
-
 /** Operators refused with the reason in the message. */
 const RUNS_CODE = new Set(['$function', '$accumulator', '$where']);
 const WRITES_OR_JOINS = new Set(['$out', '$merge', '$lookup', '$unionWith', '$graphLookup']);
 
-const EXPRESSIONS: Record<string, unknown> = Object.fromEntries(
-  Object.entries({ ...arithmetic, ...array, ...boolean, ...comparison, ...conditional, ...date, ...object, ...set, ...string, ...type, ...variable, $literal }).filter(
-    ([name]) => name.startsWith('$') && !(name in LEFT_OUT),
-  ),
-);
-
-const CONTEXT = Context.init({
-  pipeline: { $match, $sort, $project, $skip, $limit, $group, $count, $unwind, $addFields, $set, $sortByCount, $bucket } as never,
-  accumulator: ACCUMULATORS as never,
-  expression: EXPRESSIONS as never,
-  query: QUERY_OPERATORS,
-});
-
 /** Every `$` key a stage's body may hold (the engine refuses one used in the wrong place). */
-const INNER_OPERATORS: ReadonlySet<string> = new Set([...ALLOWED_OPERATORS, ...Object.keys(ACCUMULATORS), ...Object.keys(EXPRESSIONS)]);
+const INNER_OPERATORS: ReadonlySet<string> = new Set([...ALLOWED_OPERATORS, ...ENGINE_OPERATORS]);
 
 export interface AggregateQuery {
   readonly pipeline: readonly QueryDoc[];
@@ -115,41 +73,6 @@ export interface AggregateQuery {
   readonly spanScope: boolean;
   readonly timeoutMs: number;
 }
-
-// ---------------------------------------------------------------------------------------------
-// Big integers: marked text inside the engine, digits outside.
-
-/** A private-use character no event text starts with. */
-const BIG = '\uE000';
-const bigText = (v: bigint): string => `${BIG}${v}`;
-const BIG_TEXT = /^\uE000-?\d+$/;
-
-/** `v` with `leaf` applied to every value that is not an array or a plain object (BSON values, dates and scalars). */
-function mapLeaves(v: unknown, leaf: (x: unknown) => unknown): unknown {
-  if (Array.isArray(v)) return v.map((x) => mapLeaves(x, leaf));
-  if (v !== null && typeof v === 'object' && [Object.prototype, null].includes(Object.getPrototypeOf(v))) {
-    const out: Record<string, unknown> = {};
-    for (const [k, x] of Object.entries(v)) out[k] = mapLeaves(x, leaf);
-    return out;
-  }
-  return leaf(v);
-}
-
-/** Documents as the engine reads them: dates that round-trip as dates, big integers marked. */
-const toEngine = (doc: unknown): unknown =>
-  mapLeaves(doc, (v) => {
-    if (typeof v === 'bigint') return bigText(v);
-    // Only text written exactly as `toISOString()` (how events store dates) becomes a date, so
-    // every such field leaves the engine as the same text.
-    if (typeof v === 'string' && v.length === 24 && v[10] === 'T' && v.endsWith('Z')) {
-      const d = new Date(v);
-      if (!Number.isNaN(d.getTime()) && d.toISOString() === v) return d;
-    }
-    return v;
-  });
-
-/** Results as the API returns them: marked big integers as integers again (dates serialize as ISO). */
-const fromEngine = (result: unknown): unknown => mapLeaves(result, (v) => (typeof v === 'string' && BIG_TEXT.test(v) ? BigInt(v.slice(1)) : v));
 
 // ---------------------------------------------------------------------------------------------
 // Parsing and checking
@@ -177,8 +100,7 @@ function extendedJson(obj: QueryDoc): unknown {
   }
   if (keys[0] === '$numberLong') {
     if (typeof obj.$numberLong !== 'string' || !/^-?\d{1,19}$/.test(obj.$numberLong)) throw invalidQuery('$numberLong needs the digits of an integer.');
-    const n = narrowInteger(BigInt(obj.$numberLong));
-    return typeof n === 'bigint' ? bigText(n) : n;
+    return engineInteger(BigInt(obj.$numberLong));
   }
   return undefined;
 }
@@ -348,21 +270,19 @@ function isInclusion(body: unknown): boolean {
 }
 
 /**
- * An event as the pipeline sees it: rendered as the API returns it, with `EventData` decoded; only
- * the fields `fields` when given.
+ * An event as the pipeline's input: rendered as the API returns it (only the fields `fields` when
+ * given), with its raw `EventData` beside it when the pipeline reads it (the worker decodes it).
  */
-function documentOf(e: StoredObject, ns: string, fields: ReadonlySet<string> | undefined): Record<string, unknown> {
-  const doc = fields ? renderEventFields(e, ns, fields) : renderEvent(e, ns);
-  if (!fields || fields.has('EventData')) {
-    let data: unknown = null;
-    try {
-      data = decodeEventData(e.doc.EventDataBsonBase64);
-    } catch {
-      // Checked when the event was published; an event stored otherwise shows no data.
-    }
-    doc.EventData = data;
-  }
-  return toEngine(doc) as Record<string, unknown>;
+function inputOf(e: StoredObject, sk: string, ns: string, fields: ReadonlySet<string> | undefined): WorkerDoc {
+  const doc = toEngine(fields ? renderEventFields(e, ns, fields) : renderEvent(e, ns)) as Record<string, unknown>;
+  return !fields || fields.has('EventData') ? { sk, doc, data: e.doc.EventDataBsonBase64 } : { sk, doc };
+}
+
+/** Whether the leading matches keep `input`; its `EventData` decoded only for them to read. */
+function matches(matchers: readonly Matcher[], input: WorkerDoc): boolean {
+  if (matchers.length === 0) return true;
+  const doc = input.data === undefined ? input.doc : { ...input.doc, EventData: engineEventData(input.data) };
+  return matchers.every((m) => m.test(doc));
 }
 
 /**
@@ -397,7 +317,11 @@ export interface AggregateReads {
   readonly queryFolderEvents: typeof queryFolderEvents;
 }
 
-/** Runs an aggregation over the events of `folderKey` (see the module's comment). */
+/**
+ * Runs an aggregation over the events of `folderKey` (see the module's comment). The stages after
+ * the leading matches run in a worker thread (aggregate-pool.ts), which receives each page's
+ * matches as they are read and is ended when the request's queryTimeout runs out.
+ */
 export async function aggregateEvents(
   ctx: Ctx,
   folderKey: string,
@@ -406,82 +330,64 @@ export async function aggregateEvents(
   { requireFolderInScope, foldersOf, queryFolderEvents }: AggregateReads,
 ): Promise<unknown[]> {
   const started = clock();
+  const left = () => q.timeoutMs - (clock() - started);
   await requireFolderInScope(ctx, folderKey);
   const { leading, rest } = split(q.pipeline);
   const matchers: Matcher[] = leading.map(compileQuery);
-  const aggregator = compile(rest);
   const fields = fieldsRead(q.pipeline);
 
   const bounds = occurredRange(leading);
   const from = bounds.from ?? new Date(ctx.now.getTime() - DEFAULT_WINDOW_DAYS * 86_400_000);
-  if (bounds.to && bounds.to <= from) return aggregator ? run(aggregator, []) : [];
-  const range: SortRange = { from: from.toISOString(), ...(bounds.to ? { to: bounds.to.toISOString() } : {}) };
-  const folders = await foldersOf(ctx, folderKey, q);
-  // Fewer timelines than reads in flight: a timeline with more than a page in the window reads the
-  // rest as consecutive slices at once.
-  const slicesPerFolder = Math.ceil(CONCURRENCY / folders.length);
-  const nowEpoch = Math.floor(ctx.now.getTime() / 1000);
-  const kept: Array<{ sk: string; doc: Record<string, unknown> }> = [];
-  let read = 0;
-  const readRange = async (folder: string, range: SortRange, split: boolean): Promise<void> => {
-    let start: Record<string, unknown> | undefined;
-    do {
-      if (clock() - started > q.timeoutMs) throw timedOut(q.timeoutMs);
-      // One more than the cap allows tells "exactly the cap" from "more".
-      const limit = Math.max(1, Math.min(PAGE_ITEMS, maxEvents + 1 - read));
-      const page = await queryFolderEvents(ctx.db, folder, range, limit, start, nowEpoch);
-      read += page.scanned;
-      if (read > maxEvents) throw tooBroad(maxEvents);
-      page.items.forEach((e, i) => {
+  // The leading matches run here, between reads: at the pace that lets other requests run.
+  const pace = pacer('aggregation', q.timeoutMs);
+  const job = await startAggregation(rest, left());
+  try {
+    if (!(bounds.to && bounds.to <= from)) await readInto(job.push, from);
+  } catch (err) {
+    job.abort();
+    throw err;
+  }
+  return job.finish(left(), q.timeoutMs);
+
+  async function readInto(push: (docs: WorkerDoc[]) => void, from: Date): Promise<void> {
+    const range: SortRange = { from: from.toISOString(), ...(bounds.to ? { to: bounds.to.toISOString() } : {}) };
+    const folders = await foldersOf(ctx, folderKey, q);
+    // Fewer timelines than reads in flight: a timeline with more than a page in the window reads the
+    // rest as consecutive slices at once.
+    const slicesPerFolder = Math.ceil(CONCURRENCY / folders.length);
+    const nowEpoch = Math.floor(ctx.now.getTime() / 1000);
+    let read = 0;
+    let kept = 0;
+    const readRange = async (folder: string, range: SortRange, split: boolean): Promise<void> => {
+      let start: Record<string, unknown> | undefined;
+      do {
+        if (left() < 0) throw timedOut(q.timeoutMs);
+        // One more than the cap allows tells "exactly the cap" from "more".
+        const limit = Math.max(1, Math.min(PAGE_ITEMS, maxEvents + 1 - read));
+        const page = await queryFolderEvents(ctx.db, folder, range, limit, start, nowEpoch);
+        read += page.scanned;
+        if (read > maxEvents) throw tooBroad(maxEvents);
         // The fields the pipeline reads include every field its leading matches name.
-        const doc = documentOf(e, ctx.ns, fields);
-        if (!matchers.every((m) => m.test(doc))) return;
-        kept.push({ sk: page.sortKeys[i]!, doc });
-        if (!fields && kept.length > MAX_WHOLE_EVENTS) {
+        const all = page.items.map((e, i) => inputOf(e, page.sortKeys[i]!, ctx.ns, fields));
+        const inputs = matchers.length === 0 ? all : await filterPaced(all, (d) => matches(matchers, d), pace);
+        kept += inputs.length;
+        if (!fields && kept > MAX_WHOLE_EVENTS) {
           throw new ApiError(400, 'QueryTooBroad', `More than ${MAX_WHOLE_EVENTS} whole events pass the first $match: narrow it, or $group or $project what the answer needs first.`);
         }
-      });
-      start = page.next;
-      const last = page.sortKeys.at(-1);
-      if (split && start && last) {
-        await Promise.all(splitWindow(range.from!, last, slicesPerFolder).map((r) => readRange(folder, r, false)));
-        return;
-      }
-    } while (start);
-  };
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(CONCURRENCY, folders.length) }, async () => {
-      while (next < folders.length) await readRange(folders[next++]!, range, slicesPerFolder > 1);
-    }),
-  );
-  // The events list's order (newest first, ties by key), whatever the folders' interleaving.
-  kept.sort((a, b) => (a.sk < b.sk ? 1 : a.sk > b.sk ? -1 : 0));
-  const docs = kept.map((k) => k.doc);
-  const results = aggregator ? run(aggregator, docs) : docs;
-  const out = results.map(fromEngine);
-  if (Buffer.byteLength(stringifyJson(out)) > MAX_RESULT_BYTES) {
-    throw new ApiError(400, 'QueryTooBroad', `The aggregation's result is larger than ${MAX_RESULT_BYTES} bytes: add $project, $group or $limit.`);
-  }
-  return out;
-}
-
-function compile(stages: readonly QueryDoc[]): Aggregator | undefined {
-  if (stages.length === 0) return undefined;
-  try {
-    // Documents are built per request and never shared: no cloning.
-    return new Aggregator([...stages], { context: CONTEXT, scriptEnabled: false, processingMode: ProcessingMode.CLONE_OFF } as never);
-  } catch (err) {
-    throw invalidQuery(`The pipeline is not valid: ${(err as Error).message}`);
-  }
-}
-
-function run(aggregator: Aggregator, docs: Record<string, unknown>[]): unknown[] {
-  try {
-    return aggregator.run(docs);
-  } catch (err) {
-    if (err instanceof ApiError) throw err;
-    // The engine checks a stage's arguments as it runs it ($bucket boundaries, $count's name...).
-    throw invalidQuery(`The pipeline is not valid: ${(err as Error).message}`);
+        if (inputs.length > 0) push(inputs);
+        start = page.next;
+        const last = page.sortKeys.at(-1);
+        if (split && start && last) {
+          await Promise.all(splitWindow(range.from!, last, slicesPerFolder).map((r) => readRange(folder, r, false)));
+          return;
+        }
+      } while (start);
+    };
+    let next = 0;
+    await Promise.all(
+      Array.from({ length: Math.min(CONCURRENCY, folders.length) }, async () => {
+        while (next < folders.length) await readRange(folders[next++]!, range, slicesPerFolder > 1);
+      }),
+    );
   }
 }

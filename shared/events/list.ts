@@ -30,6 +30,7 @@ import { windowHolds, windowOf } from '../relations/window.ts';
 import { requireFolderInScope } from '../objects/access.ts';
 import { readSteps, type Ctx, type ReadStep } from '../objects/context.ts';
 import { TtlCache } from '../ttl-cache.ts';
+import { pacer } from '../search/pacer.ts';
 import { foldersOf } from './folders.ts';
 import { eventFilter, type EventDocView, type EventListQuery } from './list-query.ts';
 
@@ -167,6 +168,7 @@ export async function listEvents(ctx: Ctx, folderKey: string, q: EventListQuery)
     !(q.sinceKey && !(p.EventKey > q.sinceKey));
 
   const budget: Budget = { scanned: 0 };
+  const pace = pacer('events listing');
   const matches: Entry[] = [];
   let lastSk: string | undefined;
   let ended = false;
@@ -192,6 +194,8 @@ export async function listEvents(ctx: Ctx, folderKey: string, q: EventListQuery)
     for (const e of batch) {
       const event = e.event ?? fetched?.get(e.key);
       if (!event || event.collection !== 'events' || !inListing.has(event.folder)) continue;
+      const wait = pace();
+      if (wait) await wait;
       if (!keep(event.doc as EventDocView)) continue;
       matches.push({ ...e, event });
       if (matches.length % q.pageSize === 0) {

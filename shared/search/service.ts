@@ -25,6 +25,7 @@ import {
   type Matcher,
   type Plan,
 } from './query.ts';
+import { filterPaced, pacer } from './pacer.ts';
 
 /**
  * Whether a search body needs the query engine (anything but string equalities on plain fields):
@@ -133,7 +134,7 @@ export async function search(input: SearchInput): Promise<Record<string, unknown
     shown.push({ key: o.key, view, doc: { ...(reviveDates(view) as Record<string, unknown>), _t: discriminators(o.type) } });
   }
   if (equalities && shown.some((s) => equalities.test(s.doc) === undefined)) matcher = await compile();
-  const matches = shown.filter((s) => (matcher ? matcher.test(s.doc) : equalities!.test(s.doc) === true));
+  const matches = await filterPaced(shown, (s) => (matcher ? matcher.test(s.doc) : equalities!.test(s.doc) === true), pacer('search'));
   matches.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
   const { page, pageSize } = input.paging;
   return matches.slice(page * pageSize, page * pageSize + pageSize).map((m) => m.view);

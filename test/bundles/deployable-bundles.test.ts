@@ -239,6 +239,9 @@ describe('the synthesized packages', () => {
     }
     // Code splitting: the events package keeps its query engine in chunks loaded on first use.
     expect(readdirSync(family('events').fn.assetDir).filter((n) => /^chunk-\w+\.mjs$/.test(n)).length).toBeGreaterThan(1);
+    // The aggregation worker, a file of its own beside the events family's code (and only there).
+    expect(readdirSync(family('events').fn.assetDir)).toContain('aggregate-worker.mjs');
+    expect(readdirSync(family('people').fn.assetDir)).not.toContain('aggregate-worker.mjs');
   });
 
   it('every function of the template loads as the Lambda runtime loads it and exports its handler', async () => {
@@ -420,6 +423,18 @@ describe('a whole flow through the deployed packages', () => {
     const other = await call('GET', `/api/f/${instanceKey}/events`, { token: state.token, query: { query: '{Priority: {$gt: 5}}' } });
     expect(other.status, other.text).toBe(200);
     expect(keysOf(other)).not.toContain(state.eventKey);
+
+    // An aggregation runs its pipeline in the worker thread built beside the package's code; one
+    // that crosses a cap answers 400 and the package answers the next one.
+    const grouped = await call('POST', `/api/f/${instanceKey}/aggregate/Events`, {
+      token: state.token,
+      body: [{ $match: { Key: state.eventKey } }, { $group: { _id: '$EventData.Door', n: { $sum: 1 } } }],
+    });
+    expect(grouped.status, grouped.text).toBe(200);
+    expect(grouped.body).toEqual([{ _id: 'Front', n: 1 }]);
+    const tooBig = await call('POST', `/api/f/${instanceKey}/aggregate/Events`, { token: state.token, body: [{ $project: { x: { $range: [0, 1e9] } } }] });
+    expect(tooBig.status, tooBig.text).toBe(400);
+    expect(tooBig.body.Error).toBe('QueryTooExpensive');
   });
 
   it('hands the table\'s stream records to the fan-out package, which posts the event to the subscriber and publishes it over MQTT', async () => {

@@ -181,7 +181,6 @@ describe('refusals', () => {
     expect(await refused([{ $group: { _id: null, x: { $accumulator: { init: 'x' } } } }])).toMatch(/\$accumulator/);
     expect(await refused([{ $group: { _id: null, x: { $stdDevPop: '$Priority' } } }])).toMatch(/\$stdDevPop/);
     expect(await refused([{ $project: { x: { $regexMatch: { input: '$MessageShort', regex: '(a+)+$' } } } }])).toMatch(/\$regexMatch/);
-    expect(await refused([{ $project: { x: { $range: [0, 1e9] } } }])).toMatch(/\$range/);
   });
 
   it('rejects unsafe or malformed regular expressions and malformed bodies', async () => {
@@ -298,5 +297,40 @@ describe('scope', () => {
     const across = await aggregate(sibling.instance.key, [], { spanScope: true }, parent.tokens.Administrator);
     expect(across.status).toBe(403);
     expect((await aggregate('0123456789abcdef01234567', [])).status).toBe(403);
+  });
+});
+
+describe('limits', () => {
+  const expensive = async (f: string, body: unknown, message: RegExp, query: Record<string, any> = {}) => {
+    const r = await aggregate(f, body, query);
+    expect(r.status, r.text).toBe(400);
+    expect(r.body).toEqual({ Error: 'QueryTooExpensive', Message: expect.stringMatching(message) });
+  };
+  /** `s`: 'ab' doubled `n` times, as one text of 2^(n+1) characters. */
+  const doubledText = (n: number) => ({ $reduce: { input: { $range: [0, n] }, initialValue: 'ab', in: { $concat: ['$$value', '$$value'] } } });
+
+  it('runs $range and $reduce within the caps, and names the cap a value would cross', async () => {
+    const f = await folder();
+    await pub(f, ago(1), 'L');
+    expect(await ok(f, [{ $project: { _id: 0, s: { $reduce: { input: { $range: [0, 5] }, initialValue: 0, in: { $add: ['$$value', '$$this'] } } } } }])).toEqual([{ s: 10 }]);
+    await expensive(f, [{ $project: { x: { $range: [0, 1e9] } } }], /array would hold more than 100000 elements/);
+    await expensive(f, [{ $project: { s: doubledText(30) } }], /text would be longer than 1000000 characters/);
+    await expensive(f, [{ $project: { x: { $reduce: { input: { $range: [0, 500] }, initialValue: [], in: ['$$value'] } } } }], /nested deeper than 100 levels/);
+    // Shared references: 2^40 elements as JSON, a few objects in memory; measured, never walked in full.
+    await expensive(f, [{ $project: { x: [1] } }, ...Array.from({ length: 40 }, () => ({ $set: { x: ['$x', '$x'] } }))], /larger than 16777216 bytes/);
+    await expensive(f, [{ $project: { x: { $range: [0, 1001] }, y: { $range: [0, 1000] } } }, { $unwind: '$x' }, { $unwind: '$y' }], /\$unwind would emit more than 1000000 documents/);
+  });
+
+  it('ends a pipeline still running at queryTimeout, and one past its worker\'s memory, with 400 QueryTooExpensive; the next one runs', async () => {
+    const f = await folder();
+    await pub(f, ago(1), 'L');
+    const slow = [{ $project: { x: { $reduce: { input: { $range: [0, 100_000] }, initialValue: [], in: { $concatArrays: ['$$value', ['$$this']] } } } } }];
+    const t0 = Date.now();
+    await expensive(f, slow, /did not finish within queryTimeout \(1 s\)/, { queryTimeout: 1 });
+    expect(Date.now() - t0).toBeLessThan(3000);
+    // 2000 documents, each with its own text of 2^19 characters, all held by $sort.
+    const big = [{ $project: { s: doubledText(18), x: { $range: [0, 2000] } } }, { $unwind: '$x' }, { $set: { t: { $toUpper: '$s' } } }, { $sort: { x: -1 } }, { $count: 'n' }];
+    await expensive(f, big, /more than the 256 MB of memory/);
+    expect(await ok(f, [{ $count: 'n' }])).toEqual([{ n: 1 }]);
   });
 });

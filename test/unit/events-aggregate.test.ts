@@ -1,5 +1,6 @@
-/** The aggregation's pure parts: the pipeline check, the OccurredOn range of the key condition, the fields held. */
+/** The aggregation's pure parts: the pipeline check, the OccurredOn range of the key condition, the fields held, the caps on values. */
 import { beforeAll, describe, expect, it } from 'vitest';
+import { checkValue, WORK_LIMITS } from '#shared/events/aggregate-engine.ts';
 import { fieldsRead, loadRegexEngine, occurredRange, parsePipeline, splitWindow } from '#shared/events/aggregate.ts';
 import { eventWrite } from '#shared/events/publish.ts';
 import { renderEvent, renderEventFields } from '#shared/events/render.ts';
@@ -98,5 +99,35 @@ describe('splitWindow', () => {
     expect(splitWindow('2026-11-01T00:00:00.000Z', end, 1)).toEqual([{ from: '2026-11-01T00:00:00.000Z', to: end }]);
     const tiny = `2026-11-01T00:00:00.002Z#${'a'.repeat(24)}`;
     expect(splitWindow('2026-11-01T00:00:00.000Z', tiny, 4)).toEqual([{ from: '2026-11-01T00:00:00.000Z', to: tiny }]);
+  });
+});
+
+describe('checkValue', () => {
+  const refused = (v: unknown) => {
+    try {
+      checkValue(v);
+    } catch (err) {
+      expect(err).toMatchObject({ status: 400, code: 'QueryTooExpensive' });
+      return (err as Error).message;
+    }
+    throw new Error('not refused');
+  };
+
+  it('passes values within the caps and names the cap a value crosses', () => {
+    expect(checkValue(Array.from({ length: WORK_LIMITS.maxArrayLength }, (_, i) => i))).toHaveLength(WORK_LIMITS.maxArrayLength);
+    expect(refused(Array.from({ length: WORK_LIMITS.maxArrayLength + 1 }, () => 0))).toMatch(/more than 100000 elements/);
+    expect(refused('x'.repeat(WORK_LIMITS.maxStringLength + 1))).toMatch(/longer than 1000000 characters/);
+    let deep: unknown = 1;
+    for (let i = 0; i <= WORK_LIMITS.maxValueDepth; i++) deep = [deep];
+    expect(refused(deep)).toMatch(/deeper than 100 levels/);
+  });
+
+  it('measures a value of shared references as what it would serialize to, without walking it in full', () => {
+    let shared: unknown = [1];
+    for (let i = 0; i < 60; i++) shared = [shared, shared];
+    const t0 = performance.now();
+    expect(refused({ x: shared })).toMatch(/larger than 16777216 bytes/);
+    // 2^60 leaves: the walk stops at the cap, not at the end.
+    expect(performance.now() - t0).toBeLessThan(5000);
   });
 });

@@ -2360,7 +2360,7 @@ export interface paths {
         put?: never;
         /**
          * Aggregate the events of a folder
-         * @description An allow-listed aggregation pipeline over the folder's event timelines. Each document is the EventMessageData plus `EventData` (the decoded BSON). The leading `$match`'s `OccurredOn` range bounds the read (default: the last 30 days). Code-running operators and stages that write or join answer 400 InvalidQuery.
+         * @description An allow-listed aggregation pipeline over the folder's event timelines. Each document is the EventMessageData plus `EventData` (the decoded BSON). The leading `$match`'s `OccurredOn` range bounds the read (default: the last 30 days). Code-running operators and stages that write or join answer 400 InvalidQuery. A pipeline that crosses a limit on its work (the size of an array, text or document it builds, the documents a stage emits, its memory, or queryTimeout while it runs) answers 400 QueryTooExpensive naming the limit.
          */
         post: operations["aggregateEvents"];
         delete?: never;
@@ -2380,7 +2380,7 @@ export interface paths {
         put?: never;
         /**
          * Aggregate the events of a folder (lower-case path)
-         * @description An allow-listed aggregation pipeline over the folder's event timelines. Each document is the EventMessageData plus `EventData` (the decoded BSON). The leading `$match`'s `OccurredOn` range bounds the read (default: the last 30 days). Code-running operators and stages that write or join answer 400 InvalidQuery.
+         * @description An allow-listed aggregation pipeline over the folder's event timelines. Each document is the EventMessageData plus `EventData` (the decoded BSON). The leading `$match`'s `OccurredOn` range bounds the read (default: the last 30 days). Code-running operators and stages that write or join answer 400 InvalidQuery. A pipeline that crosses a limit on its work (the size of an array, text or document it builds, the documents a stage emits, its memory, or queryTimeout while it runs) answers 400 QueryTooExpensive naming the limit.
          */
         post: operations["aggregateEventsPost"];
         delete?: never;
@@ -14033,7 +14033,7 @@ export interface operations {
                 includeSubFolders?: boolean;
                 /** @description Include the events of the instances below. */
                 spanScope?: boolean;
-                /** @description Seconds (default and maximum 25); past it: 503 QueryTimeout. */
+                /** @description Seconds (default and maximum 25); reading past it: 503 QueryTimeout; running the pipeline past it: 400 QueryTooExpensive. */
                 queryTimeout?: number;
             };
             header?: never;
@@ -14078,7 +14078,7 @@ export interface operations {
                 includeSubFolders?: boolean;
                 /** @description Include the events of the instances below. */
                 spanScope?: boolean;
-                /** @description Seconds (default and maximum 25); past it: 503 QueryTimeout. */
+                /** @description Seconds (default and maximum 25); reading past it: 503 QueryTimeout; running the pipeline past it: 400 QueryTooExpensive. */
                 queryTimeout?: number;
             };
             header?: never;
