@@ -205,6 +205,9 @@ export class GatehouseStack extends Stack {
       GATEHOUSE_WEBSOCKET_MANAGEMENT_URL: this.webSocketApi.callbackUrl,
       // The key manager publishes the JWKS in the table (infra/signing-keys.ts).
       GATEHOUSE_PUBLIC_KEYS: 'table',
+      // With a custom domain the API has a public URL of its own to name in the OpenAPI document
+      // and to refuse as a webhook target (the execute-api URL would make a dependency cycle).
+      ...(domains.http ? { GATEHOUSE_PUBLIC_URL: `https://${domains.http.domainName}` } : {}),
       ...(props.corsOrigins?.length ? { GATEHOUSE_CORS_ORIGINS: props.corsOrigins.join(',') } : {}),
     };
     for (const [name, value] of Object.entries(baseEnvironment)) websocketFn.function.addEnvironment(name, value);

@@ -288,6 +288,7 @@ describe('the synthesized packages', () => {
       'GATEHOUSE_SIGNING_KEY_SECRET',
       'GATEHOUSE_TABLE_NAME',
       'GATEHOUSE_WEBHOOK_QUEUE_URL',
+      'GATEHOUSE_WEBHOOK_SECRET_KEY_SECRET',
       'GATEHOUSE_WEBSOCKET_MANAGEMENT_URL',
     ]);
     for (const s of stoodIn.values()) expect(s.refersTo.length, s.name).toBeGreaterThan(0);

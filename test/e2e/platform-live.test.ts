@@ -4,11 +4,6 @@
  * write through the stream poller, the fan-out and the Management API to the client.
  */
 import { randomBytes } from 'node:crypto';
-import {
-  ApiGatewayManagementApiClient,
-  GetConnectionCommand,
-  PostToConnectionCommand,
-} from '@aws-sdk/client-apigatewaymanagementapi';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createDb, type Db } from '#shared/db/client.ts';
 import { putLiveEvent } from '#shared/db/events-repo.ts';
@@ -201,27 +196,5 @@ describe('API Gateway WebSocket limits', () => {
     c.send(JSON.stringify({ action: 'ping', pad: 'x'.repeat(128 * 1024) }));
 
     expect((await c.closed).code).toBe(1009);
-  });
-});
-
-describe('Management API', () => {
-  const management = () =>
-    new ApiGatewayManagementApiClient({ region: 'us-east-1', endpoint: url, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
-
-  it('answers PostToConnection to an unknown connection with GoneException', async () => {
-    const client = management();
-
-    await expect(client.send(new PostToConnectionCommand({ ConnectionId: 'AAAAAAAAAAAAAAA=', Data: Buffer.from('{}') }))).rejects.toMatchObject({
-      name: 'GoneException',
-      $metadata: { httpStatusCode: 410 },
-    });
-    client.destroy();
-  });
-
-  it('answers GetConnection to an unknown connection with GoneException', async () => {
-    const client = management();
-
-    await expect(client.send(new GetConnectionCommand({ ConnectionId: 'AAAAAAAAAAAAAAA=' }))).rejects.toMatchObject({ name: 'GoneException' });
-    client.destroy();
   });
 });

@@ -438,6 +438,10 @@ describe('context', () => {
     template.resourceCountIs('AWS::ApiGatewayV2::ApiMapping', 2);
     template.hasOutput('HttpApiUrl', { Value: 'https://eu.api.example.com/' });
     template.hasOutput('WebSocketUrl', { Value: 'wss://eu.events.example.com' });
+    // The API's own URL: named in the OpenAPI document, refused as a webhook target.
+    template.hasResourceProperties('AWS::Lambda::Function', {
+      Environment: { Variables: Match.objectLike({ GATEHOUSE_PUBLIC_URL: 'https://eu.api.example.com' }) },
+    });
   });
 
   it("leaves the AWS SDK to the Lambda runtime's copy in every function when gatehouse:bundleAwsSdk is false", () => {

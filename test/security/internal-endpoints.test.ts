@@ -15,6 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { ApiGatewayManagementApiClient, GetConnectionCommand, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
 import { deserialize, serialize } from 'bson';
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -203,5 +204,16 @@ describe('the stand-ins for code in the runtime process', () => {
 
     expect(await createManagementNotifier({ endpoint: local.internalUrl, region: 'us-east-1' }).post('AAAAAAAAAAAAAAA=', { type: 'pong' })).toBe('gone');
     await expect(createManagementNotifier({ endpoint: local.url, region: 'us-east-1' }).post('AAAAAAAAAAAAAAA=', { type: 'pong' })).rejects.toThrow();
+  });
+
+  it('answers PostToConnection and GetConnection to an unknown connection with GoneException at internalUrl', async () => {
+    const client = new ApiGatewayManagementApiClient({ region: 'us-east-1', endpoint: local.internalUrl, credentials: { accessKeyId: 'local', secretAccessKey: 'local' } });
+
+    await expect(client.send(new PostToConnectionCommand({ ConnectionId: 'AAAAAAAAAAAAAAA=', Data: Buffer.from('{}') }))).rejects.toMatchObject({
+      name: 'GoneException',
+      $metadata: { httpStatusCode: 410 },
+    });
+    await expect(client.send(new GetConnectionCommand({ ConnectionId: 'AAAAAAAAAAAAAAA=' }))).rejects.toMatchObject({ name: 'GoneException' });
+    client.destroy();
   });
 });
