@@ -31,6 +31,8 @@ export function buildApp(app: App): GatehouseStack[] {
       deployment: ctx.deployment,
       alarmThresholds: ctx.alarmThresholds,
       signingKeyRotationDays: ctx.signingKeyRotationDays,
+      rateLimitPerInstance: ctx.rateLimitPerInstance,
+      rateLimitPerUser: ctx.rateLimitPerUser,
     });
     Tags.of(stack).add('gatehouse:region', code);
     return stack;

@@ -16,6 +16,8 @@
  * | `gatehouse:bundleAwsSdk` | `true` | bundle `@aws-sdk/*` into every function (the versions the lockfile pins, faster cold starts); `false` uses the SDK the Lambda runtime ships (smaller bundles; see infra/bundling.ts) |
  * | `gatehouse:deployment` | `AllAtOnce` | how a new version reaches traffic: `AllAtOnce`, or `Canary10Percent5Minutes` / `Linear10PercentEvery1Minute` (CodeDeploy, automatic rollback on the family's error alarms; see infra/deployments.ts) |
  * | `gatehouse:alarmThresholds` | `{}` (the defaults) | overrides of alarm thresholds by name (infra/alarm-thresholds.ts), e.g. `{"functionErrors": 10}` |
+ * | `gatehouse:rateLimitPerInstance` | `100` | requests a second one instance's callers may make, per execution environment (a burst of twice that; 0: no limit); `GATEHOUSE_RATE_LIMIT_PER_INSTANCE` of every HTTP family |
+ * | `gatehouse:rateLimitPerUser` | `20` | the same per user (`GATEHOUSE_RATE_LIMIT_PER_USER`) |
  *
  * A custom domain needs an ACM certificate in the stack's own region that covers the names; the
  * stack creates the API Gateway domain names and mappings, and outputs the regional target names
@@ -54,6 +56,8 @@ export const CONTEXT_KEYS = Object.freeze({
   deployment: 'gatehouse:deployment',
   alarmThresholds: 'gatehouse:alarmThresholds',
   signingKeyRotationDays: 'gatehouse:signingKeyRotationDays',
+  rateLimitPerInstance: 'gatehouse:rateLimitPerInstance',
+  rateLimitPerUser: 'gatehouse:rateLimitPerUser',
 });
 
 /** Custom domain names of one region's APIs. */
@@ -84,7 +88,14 @@ export interface GatehouseContext {
   readonly alarmThresholds: Readonly<Partial<AlarmThresholds>>;
   /** Days a token signing key signs before the scheduled rollover; 0: on demand only. */
   readonly signingKeyRotationDays: number;
+  /** Requests a second per instance, per execution environment of an HTTP family; 0: no limit. */
+  readonly rateLimitPerInstance: number;
+  /** Requests a second per user, per execution environment of an HTTP family; 0: no limit. */
+  readonly rateLimitPerUser: number;
 }
+
+/** The tenant rate limits of a deployment unless the context says otherwise (requests a second). */
+export const DEFAULT_RATE_LIMITS = Object.freeze({ perInstance: 100, perUser: 20 });
 
 const AWS_REGION = /^[a-z]{2}(-gov|-iso[a-z]?)?-[a-z]+-\d$/;
 const REGION_CODE = /^[A-Z][A-Za-z0-9]*$/;
@@ -218,5 +229,14 @@ export function readGatehouseContext(node: Node): GatehouseContext {
       0,
       3650,
     ),
+    // The same range as GATEHOUSE_RATE_LIMIT_PER_INSTANCE and _PER_USER (shared/config.ts), which they set.
+    rateLimitPerInstance: integerValue(
+      CONTEXT_KEYS.rateLimitPerInstance,
+      node.tryGetContext(CONTEXT_KEYS.rateLimitPerInstance),
+      DEFAULT_RATE_LIMITS.perInstance,
+      0,
+      1_000_000,
+    ),
+    rateLimitPerUser: integerValue(CONTEXT_KEYS.rateLimitPerUser, node.tryGetContext(CONTEXT_KEYS.rateLimitPerUser), DEFAULT_RATE_LIMITS.perUser, 0, 1_000_000),
   });
 }

@@ -18,7 +18,7 @@ import type { Family } from '#shared/model/collections.ts';
 import { ROUTES, WEBSOCKET_ROUTES, httpFamilies } from '#shared/routes.ts';
 import type { AlarmThresholds } from './alarm-thresholds.ts';
 import { familyFiles, packageVersion } from './bundling.ts';
-import type { CustomDomainConfig } from './context.ts';
+import { DEFAULT_RATE_LIMITS, type CustomDomainConfig } from './context.ts';
 import { GatehouseDeployments, type DeploymentStrategy } from './deployments.ts';
 import { GatehouseFunction } from './gatehouse-function.ts';
 import { GatehouseTable } from './gatehouse-table.ts';
@@ -97,6 +97,19 @@ export interface GatehouseStackProps extends StackProps {
    * @default 30
    */
   readonly signingKeyRotationDays?: number;
+  /**
+   * Requests a second one instance's callers may make, per execution environment of each HTTP
+   * family (`GATEHOUSE_RATE_LIMIT_PER_INSTANCE`, shared/http/rate-limit.ts); 0: no limit. With N
+   * environments a tenant may pass up to N times it: the stage throttling is the backstop.
+   * @default 100
+   */
+  readonly rateLimitPerInstance?: number;
+  /**
+   * Requests a second one user may make, per execution environment of each HTTP family
+   * (`GATEHOUSE_RATE_LIMIT_PER_USER`); 0: no limit.
+   * @default 20
+   */
+  readonly rateLimitPerUser?: number;
 }
 
 const HTTP_INVOKED =
@@ -107,6 +120,12 @@ const HTTP_INVOKED =
 function sizingOf(family: Family): { memorySize?: number; timeout?: Duration } {
   const s = SIZING[family];
   return s ? { memorySize: s.memoryMb, timeout: Duration.seconds(s.timeoutSeconds) } : {};
+}
+
+/** A rate limit as its setting's text; a value the functions would refuse to start with fails the synth instead. */
+function rateLimitText(prop: string, value: number): string {
+  if (!Number.isInteger(value) || value < 0 || value > 1_000_000) throw new Error(`${prop} must be a whole number of requests a second from 0 to 1000000 (got ${value})`);
+  return String(value);
 }
 
 export class GatehouseStack extends Stack {
@@ -219,6 +238,11 @@ export class GatehouseStack extends Stack {
     // A family that serves any route needing a bearer token verifies tokens; token serves the JWKS.
     const verifies = new Set<Family>(['token', 'websocket', 'mqttauth', ...ROUTES.filter((r) => r.auth).map((r) => r.family)]);
 
+    // Every HTTP family limits the calls with a token it serves (the pipeline's rate-limit step).
+    const rateLimits = {
+      GATEHOUSE_RATE_LIMIT_PER_INSTANCE: rateLimitText('rateLimitPerInstance', props.rateLimitPerInstance ?? DEFAULT_RATE_LIMITS.perInstance),
+      GATEHOUSE_RATE_LIMIT_PER_USER: rateLimitText('rateLimitPerUser', props.rateLimitPerUser ?? DEFAULT_RATE_LIMITS.perUser),
+    };
     for (const family of httpFamilies()) {
       const fn = new GatehouseFunction(functionScope, family, {
         name: family,
@@ -227,6 +251,7 @@ export class GatehouseStack extends Stack {
         files: familyFiles(family),
         environment: {
           ...baseEnvironment,
+          ...rateLimits,
           ...(family === 'token'
             ? {
                 GATEHOUSE_SIGNING_KEY_SECRET: this.keys.signingKey.secretArn,

@@ -89,6 +89,8 @@ interface ErrorResponse {
   readonly retryAfter?: boolean;
   /** API Gateway may answer it with its own body. */
   readonly throttled?: boolean;
+  /** The tenant rate limits answer it, with their headers. */
+  readonly rateLimited?: boolean;
 }
 
 /** Every error status a handler can answer, with the spec's error body. */
@@ -100,7 +102,16 @@ const ERRORS: Readonly<Record<number, ErrorResponse>> = {
   405: { id: 'MethodNotAllowed', description: 'The link does not answer this method (`Allow` names those it does).', example: errorExample('MethodNotAllowed', 'This resource only accepts GET.') },
   409: { id: 'Conflict', description: 'A conflict: stale ConcurrencyVersion, duplicate name, moniker or card, a folder that is not empty.', example: errorExample('ConcurrencyConflict', 'The object was changed by someone else (its ConcurrencyVersion is now 3); read it again and retry.') },
   413: { id: 'PayloadTooLarge', description: 'The request body is larger than the deployment accepts (1 MiB by default).', example: errorExample('PayloadTooLarge', 'The request body is larger than 1048576 bytes.') },
-  429: { id: 'TooManyRequests', description: 'The stage\'s request rate is exceeded; retry after `Retry-After` seconds.', example: errorExample('TooManyRequests', 'Too many requests; retry after the number of seconds in Retry-After.'), retryAfter: true, throttled: true },
+  429: {
+    id: 'TooManyRequests',
+    description:
+      'Over a rate limit: the caller\'s user or instance (the tenant rate limits, with the `RateLimit-Policy` and `RateLimit` headers), or the stage\'s request rate; nothing was done. ' +
+      'Retry after `Retry-After` seconds.',
+    example: errorExample('TooManyRequests', 'Too many requests for this user; retry after the number of seconds in Retry-After.'),
+    retryAfter: true,
+    throttled: true,
+    rateLimited: true,
+  },
   500: { id: 'InternalError', description: 'An unexpected error (logged with its cause).', example: errorExample('InternalError', 'An unexpected error occurred.') },
   501: { id: 'NotImplemented', description: 'Not implemented by this deployment yet.', example: errorExample('NotImplemented', 'This operation is not available yet.') },
   503: { id: 'ServiceUnavailable', description: 'The data store is busy, or the service is starting; retry after `Retry-After` seconds.', example: errorExample('ServiceUnavailable', 'The service is busy; retry shortly.'), retryAfter: true },
@@ -110,10 +121,25 @@ const TOKEN_ERROR_EXAMPLE = { error: 'invalid_grant', error_description: 'The us
 
 const retryAfterHeader = { 'Retry-After': { description: 'Seconds to wait.', schema: { type: 'integer' as const } } };
 
+/** The headers of the tenant rate limits (draft-ietf-httpapi-ratelimit-headers), in components.headers. */
+const RATE_LIMIT_HEADERS = {
+  'RateLimit-Policy': {
+    description:
+      'The tenant rate limits of this deployment, one item per limit: `"user";q=40;w=2, "instance";q=200;w=2` is a bucket of `q` requests (the burst) refilled in `w` seconds, ' +
+      'i.e. `q/w` requests a second. Absent when the deployment sets no limit (calls without a token are not counted).',
+    schema: { type: 'string' as const, examples: ['"user";q=40;w=2, "instance";q=200;w=2'] },
+  },
+  RateLimit: {
+    description: 'The state of each limit after this call: `r` requests left at once, `t` seconds until the bucket is full again.',
+    schema: { type: 'string' as const, examples: ['"user";r=39;t=1, "instance";r=187;t=1'] },
+  },
+};
+const rateLimitHeaderRefs = Object.fromEntries(Object.keys(RATE_LIMIT_HEADERS).map((name) => [name, { $ref: `#/components/headers/${name}` }]));
+
 function errorComponent(e: ErrorResponse): ZodOpenApiResponseObject {
   return {
     description: e.description,
-    ...(e.retryAfter ? { headers: retryAfterHeader } : {}),
+    ...(e.retryAfter ? { headers: { ...retryAfterHeader, ...(e.rateLimited ? rateLimitHeaderRefs : {}) } } : {}),
     content: { 'application/json': { schema: e.oauth ? oauthErrorBodySchema : e.throttled ? throttledBodySchema : errorBodySchema, example: e.example } },
   };
 }
@@ -181,7 +207,9 @@ function operationOf(route: Route, doc: OperationDoc, operationId: string, examp
   const query = doc.query ? z.object(doc.query) : undefined;
   const responses: Record<string, unknown> = {};
   for (const [status, s] of Object.entries(doc.success)) {
-    const headers = doc.cacheable ? { 'Cache-Control': { description: 'Cacheable: `public, max-age=…`.', schema: { type: 'string' as const } } } : undefined;
+    const cacheControl = doc.cacheable ? { 'Cache-Control': { description: 'Cacheable: `public, max-age=…`.', schema: { type: 'string' as const } } } : undefined;
+    // A call with a token counts against the tenant rate limits: its answer tells where they stand.
+    const headers = route.auth ? { ...cacheControl, ...rateLimitHeaderRefs } : cacheControl;
     responses[status] = {
       description: s.description,
       ...(headers ? { headers } : {}),
@@ -274,6 +302,7 @@ export function buildOpenApiDocument(opts: BuildOptions): Record<string, unknown
           bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'The `access_token` of `POST /token`.' },
         },
         responses,
+        headers: RATE_LIMIT_HEADERS,
         examples: examples.components,
         schemas: SHARED_SCHEMAS,
       },

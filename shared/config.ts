@@ -118,6 +118,10 @@ const SETTINGS = {
   GATEHOUSE_LOGIN_ADDRESS_BURST: def(int(0, 1_000_000), 20),
   GATEHOUSE_LOGIN_NAME_RATE: def(int(0, 1_000_000), 6),
   GATEHOUSE_LOGIN_NAME_BURST: def(int(0, 1_000_000), 10),
+  // Tenant rate limits: requests a second per instance and per user, per execution environment,
+  // a burst of twice that (shared/http/rate-limit.ts); 0: no limit (the local default).
+  GATEHOUSE_RATE_LIMIT_PER_INSTANCE: def(int(0, 1_000_000), 0),
+  GATEHOUSE_RATE_LIMIT_PER_USER: def(int(0, 1_000_000), 0),
   GATEHOUSE_ISSUER: def(str(), 'gatehouse'),
   GATEHOUSE_AUDIENCE: def(str(), 'gatehouse-api'),
   GATEHOUSE_SIGNING_KEY_SECRET: opt(str()),
@@ -209,6 +213,10 @@ export type Config = Readonly<{
   loginNameRate: number;
   /** Password grants at once for one login name; 0: not throttled by name. */
   loginNameBurst: number;
+  /** Requests a second one instance's callers may make (per environment, a burst of twice that); 0: no limit. */
+  rateLimitPerInstance: number;
+  /** Requests a second one user may make (per environment, a burst of twice that); 0: no limit. */
+  rateLimitPerUser: number;
   issuer: string;
   audience: string;
   signingKeySecret: string | undefined;
@@ -304,6 +312,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     loginAddressBurst: e.GATEHOUSE_LOGIN_ADDRESS_BURST,
     loginNameRate: e.GATEHOUSE_LOGIN_NAME_RATE,
     loginNameBurst: e.GATEHOUSE_LOGIN_NAME_BURST,
+    rateLimitPerInstance: e.GATEHOUSE_RATE_LIMIT_PER_INSTANCE,
+    rateLimitPerUser: e.GATEHOUSE_RATE_LIMIT_PER_USER,
     issuer: e.GATEHOUSE_ISSUER,
     audience: e.GATEHOUSE_AUDIENCE,
     signingKeySecret: e.GATEHOUSE_SIGNING_KEY_SECRET,

@@ -1,7 +1,7 @@
 /**
  * The function pipeline every HTTP family shares, readable in one place, in order:
  *
- *   requestContext → bodyLimit → router → bodyParser → authentication → operation
+ *   requestContext → bodyLimit → router → bodyParser → authentication → rateLimit → operation
  *   (errors from any step → errorHandler; the response → serializer)
  *
  * Each middleware is a factory returning `{ before, after, onError }`; state lives under
@@ -25,6 +25,7 @@ import { gatherReads } from '../db/item-reads.ts';
 import { createRequestMetrics, type RequestMetrics } from '../metrics.ts';
 import { requestCounter } from '../usage/meter.ts';
 import { createUsageRecorder, type UsageRecorder } from '../usage/recorder.ts';
+import { rateLimit } from './rate-limit.ts';
 import { Router, matchOf } from './router.ts';
 import type { ApiRequest, ApiResponse, BaseDeps, Operation } from './types.ts';
 import { onFirstUse } from '../first-use.ts';
@@ -368,6 +369,7 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
     .use(routing() as Mw)
     .use(bodyParser() as Mw)
     .use(authentication() as Mw)
+    .use(rateLimit(() => getDeps().config, (request: MiddyRequest) => state(request).req?.principal) as Mw)
     .handler(runOperation);
 
   // Each invocation counts the DynamoDB capacity of its own calls (requests may run at once locally).

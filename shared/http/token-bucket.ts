@@ -1,7 +1,8 @@
 /**
  * A token bucket: `burstLimit` tokens deep, refilled at `rateLimit` tokens a second. The local
- * runtime's stage throttling (local/throttle.ts) and the login throttle
- * (shared/auth/login-throttle.ts) both count with it.
+ * runtime's stage throttling (local/throttle.ts), the login throttle
+ * (shared/auth/login-throttle.ts) and the tenant rate limits (shared/http/rate-limit.ts) all count
+ * with it.
  */
 
 export interface ThrottleSettings {
@@ -42,6 +43,16 @@ export class TokenBucket {
     }
     return Math.max(1, Math.ceil((1 - this.tokens) / rateLimit));
   }
+
+  /** Whole tokens left as of the last {@link take}: the requests that may still pass at once. */
+  get remaining(): number {
+    return Math.floor(this.tokens);
+  }
+
+  /** Whole seconds from the last {@link take} until the bucket is full again. */
+  get secondsToFull(): number {
+    return Math.ceil((this.settings.burstLimit - this.tokens) / this.settings.rateLimit);
+  }
 }
 
 /**
@@ -63,6 +74,11 @@ export class KeyedBuckets {
 
   /** Takes a token from `key`'s bucket: 0 when the request may pass, else the seconds to wait. */
   take(key: string): number {
+    return this.bucket(key).take();
+  }
+
+  /** `key`'s bucket, created when it has none, and now the most recently used. */
+  bucket(key: string): TokenBucket {
     let bucket = this.buckets.get(key);
     if (bucket) this.buckets.delete(key);
     else {
@@ -71,7 +87,7 @@ export class KeyedBuckets {
     }
     // Re-inserted: the Map's order is least recently used first.
     this.buckets.set(key, bucket);
-    return bucket.take();
+    return bucket;
   }
 
   get size(): number {

@@ -1,6 +1,7 @@
 import { App, type CfnElement } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_REGIONS, readGatehouseContext } from '../../infra/context.ts';
+import { httpFamilies } from '../../shared/routes.ts';
 import { buildTemplates, cdkJsonContext, resourcesOf } from './app-fixture.ts';
 
 const read = (context: Record<string, unknown>) => readGatehouseContext(new App({ context }).node);
@@ -19,6 +20,8 @@ describe('Gatehouse CDK context', () => {
       deployment: 'AllAtOnce',
       alarmThresholds: {},
       signingKeyRotationDays: 30,
+      rateLimitPerInstance: 100,
+      rateLimitPerUser: 20,
     });
   });
 
@@ -82,6 +85,39 @@ describe('Gatehouse CDK context', () => {
       if ('GATEHOUSE_EVENT_RETENTION_DAYS' in vars) days.set(family, vars.GATEHOUSE_EVENT_RETENTION_DAYS);
     }
     expect(Object.fromEntries(days)).toEqual({ events: '30', fanout: '30' });
+  });
+
+  it('reads the tenant rate limits, 0 turning one off, and refuses one that is not a whole number of at least 0', () => {
+    expect(read({ 'gatehouse:rateLimitPerInstance': '500', 'gatehouse:rateLimitPerUser': 0 })).toMatchObject({ rateLimitPerInstance: 500, rateLimitPerUser: 0 });
+    for (const bad of ['abc', '-1', -1, '2.5', 1_000_001]) {
+      expect(() => read({ 'gatehouse:rateLimitPerInstance': bad })).toThrow(/gatehouse:rateLimitPerInstance/);
+      expect(() => read({ 'gatehouse:rateLimitPerUser': bad })).toThrow(/gatehouse:rateLimitPerUser/);
+    }
+  });
+
+  it('gives the tenant rate limits to every HTTP family and keeps the stage throttling as the backstop', () => {
+    const limitsOf = (extra: Record<string, unknown>) => {
+      const { stacks, templates } = buildTemplates({ 'gatehouse:regions': { EU: 'eu-west-1' }, ...extra });
+      const stack = stacks[0]!;
+      const template = templates.get(stack.stackName)!;
+      const functions = resourcesOf(template, 'AWS::Lambda::Function');
+      const limits = new Map<string, unknown>();
+      for (const [family, fn] of stack.functions) {
+        const id = stack.getLogicalId(fn.function.node.defaultChild as CfnElement);
+        const vars = (functions[id]!.Properties.Environment as { Variables?: Record<string, unknown> } | undefined)?.Variables ?? {};
+        if ('GATEHOUSE_RATE_LIMIT_PER_INSTANCE' in vars) limits.set(family, [vars.GATEHOUSE_RATE_LIMIT_PER_INSTANCE, vars.GATEHOUSE_RATE_LIMIT_PER_USER]);
+      }
+      const stage = resourcesOf(template, 'AWS::ApiGatewayV2::Stage')[stack.getLogicalId(stack.httpApi.stage.node.defaultChild as CfnElement)]!;
+      return { limits, stage };
+    };
+    const defaults = limitsOf({});
+    expect([...defaults.limits.keys()].sort()).toEqual([...httpFamilies()].sort());
+    for (const values of defaults.limits.values()) expect(values).toEqual(['100', '20']);
+    expect(defaults.stage.Properties.DefaultRouteSettings).toEqual({ ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 });
+
+    const custom = limitsOf({ 'gatehouse:rateLimitPerInstance': 300, 'gatehouse:rateLimitPerUser': '0' });
+    for (const values of custom.limits.values()) expect(values).toEqual(['300', '0']);
+    expect(custom.stage.Properties.DefaultRouteSettings).toEqual({ ThrottlingRateLimit: 100, ThrottlingBurstLimit: 200 });
   });
 
   it('rejects a bundleAwsSdk value that is not a boolean', () => {

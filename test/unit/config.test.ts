@@ -24,6 +24,16 @@ describe('loadConfig', () => {
     expect([c.throttleRate, c.throttleBurst]).toEqual([0, 50]);
   });
 
+  it('reads the tenant rate limits, off by default, and refuses one that is not a whole number of at least 0', () => {
+    expect([loadConfig({}).rateLimitPerInstance, loadConfig({}).rateLimitPerUser]).toEqual([0, 0]);
+    const c = loadConfig({ GATEHOUSE_RATE_LIMIT_PER_INSTANCE: '100', GATEHOUSE_RATE_LIMIT_PER_USER: '20' });
+    expect([c.rateLimitPerInstance, c.rateLimitPerUser]).toEqual([100, 20]);
+    for (const bad of ['abc', '-1', '2.5']) {
+      expect(() => loadConfig({ GATEHOUSE_RATE_LIMIT_PER_INSTANCE: bad })).toThrow(/GATEHOUSE_RATE_LIMIT_PER_INSTANCE: expected an integer/);
+      expect(() => loadConfig({ GATEHOUSE_RATE_LIMIT_PER_USER: bad })).toThrow(/GATEHOUSE_RATE_LIMIT_PER_USER: expected an integer/);
+    }
+  });
+
   it('puts the build number in the fourth part of the version', () => {
     expect(loadConfig({ GATEHOUSE_BUILD_NUMBER: '42' }).version).toMatch(/\.42$/);
   });

@@ -86,6 +86,23 @@ describe('openapi document', () => {
     expect(resolve(operation('GET', '/api/f/{folderKey}/people').responses['404']).content['application/json'].schema.$ref).toBe('#/components/schemas/Error');
   });
 
+  it('answers 429 TooManyRequests with Retry-After and the RateLimit headers, and tells the limits on every call with a token', () => {
+    const tooMany = resolve(doc.components.responses.TooManyRequests);
+    expect(Object.keys(tooMany.headers).sort()).toEqual(['RateLimit', 'RateLimit-Policy', 'Retry-After']);
+    expect(tooMany.content['application/json'].example).toMatchObject({ Error: 'TooManyRequests' });
+    expect(resolve(tooMany.headers['RateLimit-Policy']).description).toMatch(/q.*w/);
+    for (const r of documentedRoutes()) {
+      const op = operation(r.method, r.path);
+      expect(resolve(op.responses['429']), `${r.method} ${r.path}`).toBeDefined();
+      for (const [status, res] of Object.entries(op.responses as Json)) {
+        if (!status.startsWith('2')) continue;
+        const names = Object.keys(resolve(res).headers ?? {});
+        if (r.auth) expect(names, `${r.method} ${r.path} ${status}`).toEqual(expect.arrayContaining(['RateLimit-Policy', 'RateLimit']));
+        else expect(names, `${r.method} ${r.path} ${status}`).not.toContain('RateLimit');
+      }
+    }
+  });
+
   it('bounds page and pageSize on the list calls and names each events-list parameter', () => {
     const params = (op: Json) => (op.parameters as Json[]).map(resolve);
     const list = params(operation('GET', '/api/f/{folderKey}/people'));

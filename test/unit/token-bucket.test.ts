@@ -28,6 +28,19 @@ describe('KeyedBuckets', () => {
     expect(buckets.take('b')).toBe(0);
   });
 
+  it('tells the tokens left and the seconds until the bucket is full, for the RateLimit header', () => {
+    let now = 0;
+    const bucket = new KeyedBuckets({ rateLimit: 2, burstLimit: 4 }, 100, () => now).bucket('a');
+    expect([bucket.take(), bucket.take(), bucket.take()]).toEqual([0, 0, 0]);
+    expect([bucket.remaining, bucket.secondsToFull]).toEqual([1, 2]);
+    now = 250;
+    expect(bucket.take()).toBe(0);
+    expect([bucket.remaining, bucket.secondsToFull]).toEqual([0, 2]);
+    now = 1750;
+    expect(bucket.take()).toBe(0);
+    expect([bucket.remaining, bucket.secondsToFull]).toEqual([2, 1]);
+  });
+
   it('rejects settings that make no bucket', () => {
     expect(() => new KeyedBuckets({ rateLimit: 0, burstLimit: 1 })).toThrow(RangeError);
   });

@@ -1,9 +1,10 @@
 /**
  * The Gatehouse client: calls typed from the API's OpenAPI document through openapi-fetch, with
- * the three things every integrator otherwise writes by hand — a password login whose tokens are
+ * the things every integrator otherwise writes by hand — a password login whose tokens are
  * renewed before they expire (one renewal at a time, so rotating refresh tokens are never reused),
- * paging (`for await (const person of client.list('people', instanceKey))`), and a typed
- * `GatehouseError` for every answer that is not 2xx.
+ * paging (`for await (const person of client.list('people', instanceKey))`), calls answered 429
+ * (a rate limit) sent again after their `Retry-After`, and a typed `GatehouseError` for every
+ * answer that is not 2xx.
  */
 import createClient, { type Client, type ClientPathsWithMethod, type FetchResponse, type MaybeOptionalInit } from 'openapi-fetch';
 import { GatehouseError } from './errors.js';
@@ -26,6 +27,14 @@ export interface ClientOptions {
   readonly refreshMarginSeconds?: number;
   /** The clock, in milliseconds since the epoch. @default Date.now */
   readonly now?: () => number;
+  /**
+   * How many times a call answered 429 (over a rate limit: nothing was done) is sent again, each
+   * time after the seconds its `Retry-After` names (1 without one); 0 answers the 429 at once (a
+   * `GatehouseError` with `retryAfterSeconds`). @default 3
+   */
+  readonly rateLimitRetries?: number;
+  /** A 429 asking to wait longer than this many seconds is answered at once, not waited out. @default 60 */
+  readonly maxRetryAfterSeconds?: number;
 }
 
 export interface PasswordLogin extends ClientOptions {
@@ -96,7 +105,7 @@ export class GatehouseClient {
   readonly #session: TokenSession;
 
   private constructor(options: ClientOptions, tokens: TokenSet, renew: (refreshToken: string) => Promise<TokenSet>) {
-    const baseFetch = options.fetch ?? ((request: Request) => globalThis.fetch(request));
+    const baseFetch = retrying429(options);
     this.#session = new TokenSession(tokens, { renew, marginMs: (options.refreshMarginSeconds ?? 60) * 1000, now: options.now ?? Date.now });
     const session = this.#session;
     this.api = createClient<paths>({
@@ -191,6 +200,28 @@ export class GatehouseClient {
   }
 }
 
+/**
+ * The options' fetch, sending a request answered 429 again after its `Retry-After`: a rate limit
+ * refuses a call before it does anything, so even a POST is safe to repeat.
+ */
+function retrying429(options: ClientOptions): FetchLike {
+  const send = options.fetch ?? ((request: Request) => globalThis.fetch(request));
+  const retries = options.rateLimitRetries ?? 3;
+  const maxWait = options.maxRetryAfterSeconds ?? 60;
+  return async (request) => {
+    for (let attempt = 0; ; attempt += 1) {
+      // A body is read once: each attempt sends a copy, the request itself the last.
+      const response = await send(attempt < retries ? request.clone() : request);
+      if (response.status !== 429 || attempt >= retries) return response;
+      const header = Number.parseInt(response.headers.get('retry-after') ?? '', 10);
+      const wait = Number.isFinite(header) && header >= 0 ? header : 1;
+      if (wait > maxWait) return response;
+      await response.body?.cancel();
+      await new Promise((resolve) => setTimeout(resolve, wait * 1000));
+    }
+  };
+}
+
 type AnyCall = (url: string, ...init: unknown[]) => Promise<{ data?: unknown; error?: unknown; response: Response }>;
 
 /** The data of a 2xx answer; a `GatehouseError` for any other. */
@@ -202,7 +233,8 @@ async function data<T>(call: Promise<{ data?: unknown; error?: unknown; response
 
 /** The token endpoint's two grants (form-encoded, as the document describes `POST /token`). */
 function tokenGrants(options: ClientOptions) {
-  const baseFetch = options.fetch ?? ((request: Request) => globalThis.fetch(request));
+  // A login over the token endpoint's throttle is refused before anything is checked: it is sent again too.
+  const baseFetch = retrying429(options);
   const now = options.now ?? Date.now;
   const open = createClient<paths>({ baseUrl: options.baseUrl, fetch: baseFetch });
   const client = { client_id: options.clientId ?? 'consoleApp', ...(options.clientSecret === undefined ? {} : { client_secret: options.clientSecret }) };
