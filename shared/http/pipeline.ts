@@ -2,6 +2,7 @@
  * The function pipeline every HTTP family shares, readable in one place, in order:
  *
  *   requestContext → bodyLimit → router → bodyParser → authentication → operation
+ *   (an `Idempotency-Key` wraps the operation: shared/http/idempotency.ts)
  *   (errors from any step → errorHandler; the response → serializer)
  *
  * Each middleware is a factory returning `{ before, after, onError }`; state lives under
@@ -28,6 +29,7 @@ import { createUsageRecorder, type UsageRecorder } from '../usage/recorder.ts';
 import { Router, matchOf } from './router.ts';
 import type { ApiRequest, ApiResponse, BaseDeps, Operation } from './types.ts';
 import { onFirstUse } from '../first-use.ts';
+import { withIdempotencyKey } from './idempotency.ts';
 
 type HttpEvent = APIGatewayProxyEventV2;
 type HttpResult = APIGatewayProxyStructuredResultV2;
@@ -368,7 +370,18 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
     .use(routing() as Mw)
     .use(bodyParser() as Mw)
     .use(authentication() as Mw)
-    .handler(runOperation);
+    .handler(
+      withIdempotencyKey(runOperation, {
+        deps: getDeps,
+        request: (event) => states.get(event)?.req,
+        verdict: (event) => {
+          const s = states.get(event);
+          s?.sendReads?.();
+          return s?.status;
+        },
+        cors: (event) => corsHeaders(getDeps().config.corsOrigins, event.headers?.origin),
+      }),
+    );
 
   // Each invocation counts the DynamoDB capacity of its own calls (requests may run at once locally).
   const measured = (event: HttpEvent, context: Context): Promise<HttpResult> => withCapacityScope(() => handler(event, context));

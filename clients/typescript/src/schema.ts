@@ -4512,7 +4512,7 @@ export interface components {
         };
     };
     responses: {
-        /** @description Bad request: malformed JSON, a field or parameter out of bounds, a wrong `$type`. */
+        /** @description Bad request: malformed JSON, a field or parameter out of bounds, a wrong `$type`, an invalid `Idempotency-Key` (`InvalidIdempotencyKey`). */
         BadRequest: {
             headers: {
                 [name: string]: unknown;
@@ -4587,9 +4587,11 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
-        /** @description A conflict: stale ConcurrencyVersion, duplicate name, moniker or card, a folder that is not empty. */
+        /** @description A conflict: stale ConcurrencyVersion, duplicate name, moniker or card, a folder that is not empty; or a request with the same `Idempotency-Key` is still running (`IdempotencyKeyInProgress`: retry after `Retry-After` seconds). */
         Conflict: {
             headers: {
+                /** @description Seconds to wait. */
+                "Retry-After"?: number;
                 [name: string]: unknown;
             };
             content: {
@@ -4612,6 +4614,21 @@ export interface components {
                  * @example {
                  *       "Error": "PayloadTooLarge",
                  *       "Message": "The request body is larger than 1048576 bytes."
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description The `Idempotency-Key` was used by this caller on this method and path for a different request (query or body): use a new key. */
+        IdempotencyKeyReused: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "Error": "IdempotencyKeyReused",
+                 *       "Message": "This Idempotency-Key was used for a different request (method, path, query or body); use a new key."
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -4688,6 +4705,11 @@ export interface components {
          * @example 6650f1a2b3c4d5e6f7a8b9c0
          */
         folderKey: string;
+        /**
+         * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+         * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+         */
+        IdempotencyKey: string;
         /**
          * @description A link of the object (`notes`, `meta`, `monikers`, `connections`, ...).
          * @example notes
@@ -4985,7 +5007,13 @@ export interface operations {
     replaceFolder: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -5023,6 +5051,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5031,7 +5060,13 @@ export interface operations {
     removeFolder: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -5056,6 +5091,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5104,7 +5140,13 @@ export interface operations {
     postFolderLink: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -5155,6 +5197,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5163,7 +5206,13 @@ export interface operations {
     deleteFolderLinkItem: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -5197,7 +5246,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5245,7 +5296,13 @@ export interface operations {
     createPeople: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -5277,6 +5334,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5324,7 +5382,13 @@ export interface operations {
     replacePeople: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -5368,6 +5432,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5376,7 +5441,13 @@ export interface operations {
     removePeople: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -5406,6 +5477,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5459,7 +5531,13 @@ export interface operations {
     putLinkPeople: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -5499,6 +5577,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -5508,7 +5587,13 @@ export interface operations {
     postLinkPeople: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -5564,6 +5649,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5572,7 +5658,13 @@ export interface operations {
     putLinkItemPeople: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -5627,6 +5719,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5635,7 +5728,13 @@ export interface operations {
     deleteLinkItemPeople: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -5674,7 +5773,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5734,7 +5835,13 @@ export interface operations {
                 /** @description Accepted for compatibility and ignored. */
                 addAsTag?: boolean;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -5776,6 +5883,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5791,7 +5899,13 @@ export interface operations {
                 /** @description Accepted for compatibility and ignored. */
                 addAsTag?: boolean;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -5833,6 +5947,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5841,7 +5956,13 @@ export interface operations {
     disconnectPeople: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -5879,7 +6000,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -5927,7 +6050,13 @@ export interface operations {
     createInputs: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -5959,6 +6088,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6006,7 +6136,13 @@ export interface operations {
     replaceInputs: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -6041,6 +6177,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6049,7 +6186,13 @@ export interface operations {
     removeInputs: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -6079,6 +6222,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6132,7 +6276,13 @@ export interface operations {
     putLinkInputs: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -6170,7 +6320,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             501: components["responses"]["NotImplemented"];
@@ -6180,7 +6332,13 @@ export interface operations {
     postLinkInputs: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -6236,6 +6394,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6244,7 +6403,13 @@ export interface operations {
     deleteLinkItemInputs: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -6283,7 +6448,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6343,7 +6510,13 @@ export interface operations {
                 /** @description Accepted for compatibility and ignored. */
                 addAsTag?: boolean;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -6385,6 +6558,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6400,7 +6574,13 @@ export interface operations {
                 /** @description Accepted for compatibility and ignored. */
                 addAsTag?: boolean;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -6442,6 +6622,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6450,7 +6631,13 @@ export interface operations {
     disconnectInputs: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -6488,7 +6675,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6536,7 +6725,13 @@ export interface operations {
     createOutputs: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -6568,6 +6763,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6615,7 +6811,13 @@ export interface operations {
     replaceOutputs: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -6659,6 +6861,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6667,7 +6870,13 @@ export interface operations {
     removeOutputs: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -6697,6 +6906,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6750,7 +6960,13 @@ export interface operations {
     postLinkOutputs: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -6806,6 +7022,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6814,7 +7031,13 @@ export interface operations {
     deleteLinkItemOutputs: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -6853,7 +7076,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6913,7 +7138,13 @@ export interface operations {
                 /** @description Accepted for compatibility and ignored. */
                 addAsTag?: boolean;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -6955,6 +7186,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -6970,7 +7202,13 @@ export interface operations {
                 /** @description Accepted for compatibility and ignored. */
                 addAsTag?: boolean;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -7012,6 +7250,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7020,7 +7259,13 @@ export interface operations {
     disconnectOutputs: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -7058,7 +7303,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7106,7 +7353,13 @@ export interface operations {
     createReaders: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -7138,6 +7391,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7185,7 +7439,13 @@ export interface operations {
     replaceReaders: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -7229,6 +7489,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7237,7 +7498,13 @@ export interface operations {
     removeReaders: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -7267,6 +7534,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7320,7 +7588,13 @@ export interface operations {
     postLinkReaders: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -7376,6 +7650,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7384,7 +7659,13 @@ export interface operations {
     deleteLinkItemReaders: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -7423,7 +7704,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7483,7 +7766,13 @@ export interface operations {
                 /** @description Accepted for compatibility and ignored. */
                 addAsTag?: boolean;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -7525,6 +7814,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7540,7 +7830,13 @@ export interface operations {
                 /** @description Accepted for compatibility and ignored. */
                 addAsTag?: boolean;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -7582,6 +7878,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7590,7 +7887,13 @@ export interface operations {
     disconnectReaders: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -7628,7 +7931,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7676,7 +7981,13 @@ export interface operations {
     createControllers: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -7708,6 +8019,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7755,7 +8067,13 @@ export interface operations {
     replaceControllers: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -7799,6 +8117,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7807,7 +8126,13 @@ export interface operations {
     removeControllers: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -7837,6 +8162,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7890,7 +8216,13 @@ export interface operations {
     postLinkControllers: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -7946,6 +8278,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -7954,7 +8287,13 @@ export interface operations {
     deleteLinkItemControllers: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -7993,7 +8332,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8041,7 +8382,13 @@ export interface operations {
     createInputscanners: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -8073,6 +8420,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8120,7 +8468,13 @@ export interface operations {
     replaceInputscanners: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -8155,6 +8509,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8163,7 +8518,13 @@ export interface operations {
     removeInputscanners: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -8193,6 +8554,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8246,7 +8608,13 @@ export interface operations {
     postLinkInputscanners: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -8302,6 +8670,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8310,7 +8679,13 @@ export interface operations {
     deleteLinkItemInputscanners: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -8349,7 +8724,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8409,7 +8786,13 @@ export interface operations {
                 /** @description Accepted for compatibility and ignored. */
                 addAsTag?: boolean;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -8451,6 +8834,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8466,7 +8850,13 @@ export interface operations {
                 /** @description Accepted for compatibility and ignored. */
                 addAsTag?: boolean;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -8508,6 +8898,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8516,7 +8907,13 @@ export interface operations {
     disconnectInputscanners: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -8554,7 +8951,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8602,7 +9001,13 @@ export interface operations {
     createDoors: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -8634,6 +9039,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8681,7 +9087,13 @@ export interface operations {
     replaceDoors: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -8725,6 +9137,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8733,7 +9146,13 @@ export interface operations {
     removeDoors: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -8763,6 +9182,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8816,7 +9236,13 @@ export interface operations {
     postLinkDoors: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -8872,6 +9298,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8880,7 +9307,13 @@ export interface operations {
     deleteLinkItemDoors: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -8919,7 +9352,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -8967,7 +9402,13 @@ export interface operations {
     createServicecontainers: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -8999,6 +9440,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -9046,7 +9488,13 @@ export interface operations {
     replaceServicecontainers: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -9081,6 +9529,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -9089,7 +9538,13 @@ export interface operations {
     removeServicecontainers: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -9119,6 +9574,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -9172,7 +9628,13 @@ export interface operations {
     postLinkServicecontainers: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -9228,6 +9690,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -9236,7 +9699,13 @@ export interface operations {
     deleteLinkItemServicecontainers: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -9275,7 +9744,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -9323,7 +9794,13 @@ export interface operations {
     createSchedules: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -9355,6 +9832,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -9402,7 +9880,13 @@ export interface operations {
     replaceSchedules: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -9437,6 +9921,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -9445,7 +9930,13 @@ export interface operations {
     removeSchedules: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -9475,6 +9966,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -9528,7 +10020,13 @@ export interface operations {
     postLinkSchedules: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -9584,6 +10082,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -9592,7 +10091,13 @@ export interface operations {
     deleteLinkItemSchedules: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -9631,7 +10136,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -9679,7 +10186,13 @@ export interface operations {
     createHolidays: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -9711,6 +10224,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -9758,7 +10272,13 @@ export interface operations {
     replaceHolidays: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -9802,6 +10322,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -9810,7 +10331,13 @@ export interface operations {
     removeHolidays: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -9840,6 +10367,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -9893,7 +10421,13 @@ export interface operations {
     postLinkHolidays: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -9949,6 +10483,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -9957,7 +10492,13 @@ export interface operations {
     deleteLinkItemHolidays: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -9996,7 +10537,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -10044,7 +10587,13 @@ export interface operations {
     createAccesslevels: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -10076,6 +10625,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -10123,7 +10673,13 @@ export interface operations {
     replaceAccesslevels: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -10167,6 +10723,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -10175,7 +10732,13 @@ export interface operations {
     removeAccesslevels: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -10205,6 +10768,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -10258,7 +10822,13 @@ export interface operations {
     postLinkAccesslevels: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -10314,6 +10884,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -10322,7 +10893,13 @@ export interface operations {
     deleteLinkItemAccesslevels: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -10361,7 +10938,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -10421,7 +11000,13 @@ export interface operations {
                 /** @description Accepted for compatibility and ignored. */
                 addAsTag?: boolean;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -10463,6 +11048,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -10478,7 +11064,13 @@ export interface operations {
                 /** @description Accepted for compatibility and ignored. */
                 addAsTag?: boolean;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -10520,6 +11112,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -10528,7 +11121,13 @@ export interface operations {
     disconnectAccesslevels: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -10566,7 +11165,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -10614,7 +11215,13 @@ export interface operations {
     createBadgetypes: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -10646,6 +11253,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -10693,7 +11301,13 @@ export interface operations {
     replaceBadgetypes: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -10737,6 +11351,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -10745,7 +11360,13 @@ export interface operations {
     removeBadgetypes: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -10775,6 +11396,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -10828,7 +11450,13 @@ export interface operations {
     postLinkBadgetypes: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -10884,6 +11512,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -10892,7 +11521,13 @@ export interface operations {
     deleteLinkItemBadgetypes: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -10931,7 +11566,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -10979,7 +11616,13 @@ export interface operations {
     createCardformats: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -11011,6 +11654,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -11058,7 +11702,13 @@ export interface operations {
     replaceCardformats: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -11102,6 +11752,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -11110,7 +11761,13 @@ export interface operations {
     removeCardformats: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -11140,6 +11797,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -11193,7 +11851,13 @@ export interface operations {
     postLinkCardformats: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -11249,6 +11913,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -11257,7 +11922,13 @@ export interface operations {
     deleteLinkItemCardformats: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -11296,7 +11967,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -11344,7 +12017,13 @@ export interface operations {
     createApps: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -11376,6 +12055,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -11423,7 +12103,13 @@ export interface operations {
     replaceApps: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -11467,6 +12153,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -11475,7 +12162,13 @@ export interface operations {
     removeApps: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -11505,6 +12198,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -11558,7 +12252,13 @@ export interface operations {
     postLinkApps: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -11614,6 +12314,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -11622,7 +12323,13 @@ export interface operations {
     deleteLinkItemApps: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -11661,7 +12368,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -11709,7 +12418,13 @@ export interface operations {
     createAlarmdefinitions: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -11741,6 +12456,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -11788,7 +12504,13 @@ export interface operations {
     replaceAlarmdefinitions: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -11832,6 +12554,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -11840,7 +12563,13 @@ export interface operations {
     removeAlarmdefinitions: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -11870,6 +12599,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -11923,7 +12653,13 @@ export interface operations {
     postLinkAlarmdefinitions: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -11979,6 +12715,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -11987,7 +12724,13 @@ export interface operations {
     deleteLinkItemAlarmdefinitions: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -12026,7 +12769,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -12074,7 +12819,13 @@ export interface operations {
     createFolders: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -12106,6 +12857,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -12153,7 +12905,13 @@ export interface operations {
     replaceFolders: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -12197,6 +12955,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -12205,7 +12964,13 @@ export interface operations {
     removeFolders: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -12235,6 +13000,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -12288,7 +13054,13 @@ export interface operations {
     postLinkFolders: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -12344,6 +13116,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -12352,7 +13125,13 @@ export interface operations {
     deleteLinkItemFolders: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -12391,7 +13170,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -12439,7 +13220,13 @@ export interface operations {
     createInstances: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -12471,6 +13258,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -12518,7 +13306,13 @@ export interface operations {
     replaceInstances: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -12562,6 +13356,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -12570,7 +13365,13 @@ export interface operations {
     removeInstances: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -12600,6 +13401,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -12653,7 +13455,13 @@ export interface operations {
     postLinkInstances: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -12709,6 +13517,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -12717,7 +13526,13 @@ export interface operations {
     deleteLinkItemInstances: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -12756,7 +13571,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -12804,7 +13621,13 @@ export interface operations {
     createUsers: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -12836,6 +13659,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -12883,7 +13707,13 @@ export interface operations {
     replaceUsers: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -12927,6 +13757,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -12935,7 +13766,13 @@ export interface operations {
     removeUsers: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -12965,6 +13802,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -13018,7 +13856,13 @@ export interface operations {
     postLinkUsers: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -13074,6 +13918,7 @@ export interface operations {
             405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -13082,7 +13927,13 @@ export interface operations {
     deleteLinkItemUsers: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -13121,7 +13972,9 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -13130,7 +13983,13 @@ export interface operations {
     revokeSessionsUsers: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -13158,7 +14017,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -13337,7 +14198,13 @@ export interface operations {
     addEventType: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -13373,6 +14240,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -13438,7 +14306,13 @@ export interface operations {
     updateEventType: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -13477,6 +14351,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -13485,7 +14360,13 @@ export interface operations {
     removeEventType: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -13518,7 +14399,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -13621,7 +14504,13 @@ export interface operations {
     addAlarmEventType: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -13655,6 +14544,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -13663,7 +14553,13 @@ export interface operations {
     removeAlarmEventType: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -13696,7 +14592,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -13705,7 +14603,13 @@ export interface operations {
     publish: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -13743,7 +14647,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -13901,7 +14807,13 @@ export interface operations {
     acknowledge: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -13937,6 +14849,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -13990,7 +14903,13 @@ export interface operations {
                 /** @description Only events since this instant. */
                 since?: string;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -14020,7 +14939,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -14036,7 +14957,13 @@ export interface operations {
                 /** @description Seconds (default and maximum 25); past it: 503 QueryTimeout. */
                 queryTimeout?: number;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -14065,7 +14992,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -14081,7 +15010,13 @@ export interface operations {
                 /** @description Seconds (default and maximum 25); past it: 503 QueryTimeout. */
                 queryTimeout?: number;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -14110,7 +15045,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -14126,7 +15063,13 @@ export interface operations {
                 /** @description Search the child instances too. */
                 includeChildInstances?: boolean;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -14155,7 +15098,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -14203,7 +15148,13 @@ export interface operations {
     createWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -14234,6 +15185,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -14281,7 +15233,13 @@ export interface operations {
     replaceWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -14317,6 +15275,7 @@ export interface operations {
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -14325,7 +15284,13 @@ export interface operations {
     removeWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -14353,7 +15318,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -14362,7 +15329,13 @@ export interface operations {
     rotateSecret: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -14392,7 +15365,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -14401,7 +15376,13 @@ export interface operations {
     testWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -14431,7 +15412,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -14484,7 +15467,13 @@ export interface operations {
     redeliver: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -14524,7 +15513,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
@@ -14533,7 +15524,13 @@ export interface operations {
     replay: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
             path: {
                 /**
                  * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
@@ -14573,7 +15570,9 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
