@@ -9,7 +9,8 @@ import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { IDEMPOTENCY_SK } from '#shared/db/keys.ts';
 import { withTimeline } from '../support/db.ts';
-import { seedTenant, uniqueName, type Tenant } from '../support/tokens.ts';
+import { createApi } from '../support/api.ts';
+import { invalidTokens, seedTenant, testDeps, uniqueName, type Tenant } from '../support/tokens.ts';
 import { setupEvents, type Env } from './events-fixture.ts';
 
 let e: Env;
@@ -42,19 +43,30 @@ async function records(): Promise<Array<Record<string, any>>> {
   return out.Items ?? [];
 }
 
-/** Delays the DynamoDB commands named while `fn` runs, so that a call is still running when another comes. */
-async function slowing<T>(command: string, ms: number, fn: () => Promise<T>): Promise<T> {
-  const name = `slow-${randomUUID()}`;
+/**
+ * Holds the DynamoDB commands named `command` while `fn` runs, until `fn` releases them: a call
+ * is then surely still running when another comes. `reached` settles when the first is held.
+ */
+async function holding<T>(command: string, fn: (reached: Promise<void>, release: () => void) => Promise<T>): Promise<T> {
+  const name = `hold-${randomUUID()}`;
+  let reach!: () => void;
+  let release!: () => void;
+  const reached = new Promise<void>((r) => (reach = r));
+  const released = new Promise<void>((r) => (release = r));
   e.t.db.raw.middlewareStack.add(
     (next, ctx) => async (args) => {
-      if (ctx.commandName === `${command}Command`) await new Promise((r) => setTimeout(r, ms));
+      if (ctx.commandName === `${command}Command`) {
+        reach();
+        await released;
+      }
       return next(args);
     },
     { step: 'initialize', name },
   );
   try {
-    return await fn();
+    return await fn(reached, release);
   } finally {
+    release();
     e.t.db.raw.middlewareStack.remove(name);
   }
 }
@@ -111,11 +123,13 @@ describe('Idempotency-Key', () => {
   it('answers 409 IdempotencyKeyInProgress with Retry-After: 1 while the first call runs, then replays it', async () => {
     const name = uniqueName('Cy');
     const k = key();
-    // The first call's own write (the person's transaction) is slow: the second comes meanwhile.
-    const [first, second] = await slowing('TransactWriteItems', 600, async () => {
+    // The first call's own write (the person's transaction) waits until the second has answered.
+    const [first, second] = await holding('TransactWriteItems', async (reached, release) => {
       const running = postPerson(person(name), k);
-      await new Promise((r) => setTimeout(r, 300));
-      return Promise.all([running, postPerson(person(name), k)]);
+      await reached;
+      const meanwhile = await postPerson(person(name), k);
+      release();
+      return [await running, meanwhile] as const;
     });
     expect(first.status, first.text).toBe(201);
     expect(second.status).toBe(409);
@@ -125,6 +139,25 @@ describe('Idempotency-Key', () => {
     expect(third.status).toBe(201);
     expect(third.text).toBe(first.text);
     expect(await peopleNamed(name)).toEqual([first.body.Key]);
+  });
+
+  it('replays nothing to a forged token, even on a new environment that runs a publish beside its checks', async () => {
+    const app = await e.app();
+    const type = await e.eventType(app);
+    const posting = e.posting(app.Key, type);
+    const k = key();
+    const sink = `/api/f/${e.root}/eventmessagesink`;
+    const first = await e.api.post(sink, { token: e.token, body: posting, headers: { 'Idempotency-Key': k } });
+    expect(first.status, first.text).toBe(201);
+    const { root } = e.env;
+    const forged = (await invalidTokens(e.env.deps.config, e.env.deps.keys, root.users.Operator, root.instance, root.instance)).filter((t) => t.name !== 'expired token');
+    for (const { name, token } of forged) {
+      // A new environment: its first token's signature is checked beside the call.
+      const cold = createApi(testDeps(e.t));
+      const r = await cold.post(sink, { token, body: posting, headers: { 'Idempotency-Key': k } });
+      expect(r.status, name).toBe(401);
+      expect(r.text, name).not.toContain(first.body.Key);
+    }
   });
 
   it('keeps keys apart per user, per instance and per path', async () => {
