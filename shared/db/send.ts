@@ -16,7 +16,7 @@ const RETRYABLE = new Set([
 ]);
 
 /** A failed call's error as thrown to the pipeline: {@link StoreUnavailable} for throttling and 5xx. */
-export function sorted(err: unknown): unknown {
+export function asStoreError(err: unknown): unknown {
   const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
   return RETRYABLE.has(e.name ?? '') || (e.$metadata?.httpStatusCode ?? 0) >= 500 ? new StoreUnavailable(err) : err;
 }
@@ -26,6 +26,6 @@ export async function sendTo<T>(client: { send(command: never): Promise<unknown>
   try {
     return (await client.send(command as never)) as T;
   } catch (err) {
-    throw sorted(err);
+    throw asStoreError(err);
   }
 }

@@ -16,7 +16,7 @@ import {
 import { ApiError, StoreUnavailable, badRequest } from '../errors.ts';
 import { idempotencyStore } from '../db/idempotency-store.ts';
 import { IDEMPOTENCY_PREFIX } from '../db/keys.ts';
-import { sorted } from '../db/send.ts';
+import { asStoreError } from '../db/send.ts';
 import { IDEMPOTENCY_WINDOW_SECONDS, MAX_IDEMPOTENCY_KEY_LENGTH, type IdempotencyHooks, type OperationStep } from './idempotency.ts';
 import type { ApiRequest } from './types.ts';
 
@@ -180,7 +180,7 @@ export async function runKeyed(call: {
     if (err instanceof IdempotencyValidationError) throw keyReused();
     if (err instanceof IdempotencyAlreadyInProgressError || err instanceof IdempotencyInconsistentStateError) throw keyInProgress();
     if (err instanceof IdempotencyPersistenceLayerError) {
-      const cause = sorted(err.cause);
+      const cause = asStoreError(err.cause);
       throw cause instanceof StoreUnavailable ? cause : err;
     }
     throw err;

@@ -2,7 +2,6 @@
  * The function pipeline every HTTP family shares, readable in one place, in order:
  *
  *   requestContext → bodyLimit → router → bodyParser → authentication → operation
- *   (an `Idempotency-Key` wraps the operation: shared/http/idempotency.ts)
  *   (errors from any step → errorHandler; the response → serializer)
  *
  * Each middleware is a factory returning `{ before, after, onError }`; state lives under
@@ -21,6 +20,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { ApiError, ConditionFailed, StoreUnavailable, internalError, serviceUnavailable, badRequest, notFound } from '../errors.ts';
 import type { Family } from '../model/collections.ts';
 import { parseJson, stringifyJson } from '../json.ts';
+import { withIdempotencyKey } from './idempotency.ts';
 import { consumedCapacity, withCapacityScope } from '../db/capacity.ts';
 import { gatherReads } from '../db/item-reads.ts';
 import { createRequestMetrics, type RequestMetrics } from '../metrics.ts';
@@ -29,7 +29,6 @@ import { createUsageRecorder, type UsageRecorder } from '../usage/recorder.ts';
 import { Router, matchOf } from './router.ts';
 import type { ApiRequest, ApiResponse, BaseDeps, Operation } from './types.ts';
 import { onFirstUse } from '../first-use.ts';
-import { withIdempotencyKey } from './idempotency.ts';
 
 type HttpEvent = APIGatewayProxyEventV2;
 type HttpResult = APIGatewayProxyStructuredResultV2;
@@ -341,7 +340,7 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
   }
 
   // The operation is the middy handler; it finds the pipeline state through its event.
-  const runOperation = async (event: HttpEvent): Promise<HttpResult> => {
+  const runOperationStep = async (event: HttpEvent): Promise<HttpResult> => {
     const s = states.get(event);
     if (!s?.req) throw new Error('pipeline state missing');
     const op = spec.operations[s.operation!];
@@ -363,6 +362,19 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
     return serialize(res, corsHeaders(getDeps().config.corsOrigins, origin));
   };
 
+  // A write with an `Idempotency-Key` runs its operation once and replays the answer to retries
+  // (shared/http/idempotency.ts); a call without the header runs as above.
+  const runOperation = withIdempotencyKey(runOperationStep, {
+    deps: getDeps,
+    request: (event) => states.get(event)?.req,
+    verdict: (event) => {
+      const s = states.get(event);
+      s?.sendReads?.();
+      return s?.status;
+    },
+    cors: (event) => corsHeaders(getDeps().config.corsOrigins, event.headers?.origin),
+  });
+
   const handler = middy<HttpEvent, HttpResult>()
     .use(requestContext() as Mw)
     .use(errorHandler() as Mw)
@@ -370,18 +382,7 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
     .use(routing() as Mw)
     .use(bodyParser() as Mw)
     .use(authentication() as Mw)
-    .handler(
-      withIdempotencyKey(runOperation, {
-        deps: getDeps,
-        request: (event) => states.get(event)?.req,
-        verdict: (event) => {
-          const s = states.get(event);
-          s?.sendReads?.();
-          return s?.status;
-        },
-        cors: (event) => corsHeaders(getDeps().config.corsOrigins, event.headers?.origin),
-      }),
-    );
+    .handler(runOperation);
 
   // Each invocation counts the DynamoDB capacity of its own calls (requests may run at once locally).
   const measured = (event: HttpEvent, context: Context): Promise<HttpResult> => withCapacityScope(() => handler(event, context));
