@@ -8,9 +8,9 @@ import { randomUUID } from 'node:crypto';
 import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { IDEMPOTENCY_SK } from '#shared/db/keys.ts';
-import { withTimeline } from '../support/db.ts';
+import { createTestDb, withTimeline } from '../support/db.ts';
 import { createApi } from '../support/api.ts';
-import { invalidTokens, seedTenant, testDeps, uniqueName, type Tenant } from '../support/tokens.ts';
+import { invalidTokens, seedTenant, setupApi, testDeps, uniqueName, type Tenant } from '../support/tokens.ts';
 import { setupEvents, type Env } from './events-fixture.ts';
 
 let e: Env;
@@ -158,6 +158,33 @@ describe('Idempotency-Key', () => {
       expect(r.status, name).toBe(401);
       expect(r.text, name).not.toContain(first.body.Key);
     }
+  });
+
+  it('answers a replay with the CORS headers of the retry\'s origin, not the first call\'s', async () => {
+    const cors = await setupApi(await createTestDb({ GATEHOUSE_CORS_ORIGINS: 'https://a.example,https://b.example' }));
+    const path = `/api/f/${cors.root.instance.key}/people`;
+    const k = key();
+    const send = (origin: string) => cors.api.post(path, { token: cors.root.tokens.Operator, body: person('Cora'), headers: { 'Idempotency-Key': k, origin } });
+    const first = await send('https://a.example');
+    expect(first.status).toBe(201);
+    expect(first.headers['access-control-allow-origin']).toBe('https://a.example');
+    const again = await send('https://b.example');
+    expect(again.text).toBe(first.text);
+    expect(again.headers['access-control-allow-origin']).toBe('https://b.example');
+    const elsewhere = await send('https://evil.example');
+    expect(elsewhere.text).toBe(first.text);
+    expect(elsewhere.headers['access-control-allow-origin']).toBeUndefined();
+  });
+
+  it('replays a retried DELETE (204), where a plain retry would find the object gone (404)', async () => {
+    const created = await postPerson(person(uniqueName('Del')));
+    expect(created.status).toBe(201);
+    const k = key();
+    const first = await e.api.del(created.body.Href, { token: e.token, headers: { 'Idempotency-Key': k } });
+    expect(first.status).toBe(204);
+    const again = await e.api.del(created.body.Href, { token: e.token, headers: { 'Idempotency-Key': k } });
+    expect([again.status, again.text]).toEqual([204, '']);
+    expect((await e.api.del(created.body.Href, { token: e.token })).status).toBe(404);
   });
 
   it('keeps keys apart per user, per instance and per path', async () => {
