@@ -12,6 +12,7 @@ import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObj
 import { collectionByName } from '#shared/model/collections.ts';
 import { commonSchemas, deviceSchemas, personSchemas } from '#shared/model/schemas/index.ts';
 import { ROUTES, type Route } from '#shared/routes.ts';
+import { IDEMPOTENCY_WINDOW_SECONDS, KEYED_METHODS, MAX_IDEMPOTENCY_KEY_LENGTH } from '#shared/http/idempotency.ts';
 import { describeOperation, errorExample, type OperationDoc } from './operations.ts';
 import { EXAMPLE_KEYS, errorBodySchema, oauthErrorBodySchema, throttledBodySchema, typeDiscriminator, typeTagJsonSchema } from './schemas.ts';
 
@@ -95,13 +96,24 @@ interface ErrorResponse {
 
 /** Every error status a handler can answer, with the spec's error body. */
 const ERRORS: Readonly<Record<number, ErrorResponse>> = {
-  400: { id: 'BadRequest', description: 'Bad request: malformed JSON, a field or parameter out of bounds, a wrong `$type`.', example: errorExample('ValidationFailed', 'CommonName: expected string, received number') },
+  400: { id: 'BadRequest', description: 'Bad request: malformed JSON, a field or parameter out of bounds, a wrong `$type`, an invalid `Idempotency-Key` (`InvalidIdempotencyKey`).', example: errorExample('ValidationFailed', 'CommonName: expected string, received number') },
   401: { id: 'Unauthorized', description: 'Missing, expired or invalid bearer token.', example: { error: 'unauthorized', error_description: 'A valid bearer token is required.' }, oauth: true },
   403: { id: 'Forbidden', description: 'Outside the caller\'s instance scope, or not allowed to the caller\'s role.', example: errorExample('Forbidden', 'You do not have access to this resource.') },
   404: { id: 'NotFound', description: 'No such object, folder or link.', example: errorExample('NotFound', 'The object does not exist.') },
   405: { id: 'MethodNotAllowed', description: 'The link does not answer this method (`Allow` names those it does).', example: errorExample('MethodNotAllowed', 'This resource only accepts GET.') },
-  409: { id: 'Conflict', description: 'A conflict: stale ConcurrencyVersion, duplicate name, moniker or card, a folder that is not empty.', example: errorExample('ConcurrencyConflict', 'The object was changed by someone else (its ConcurrencyVersion is now 3); read it again and retry.') },
+  409: {
+    id: 'Conflict',
+    description:
+      'A conflict: stale ConcurrencyVersion, duplicate name, moniker or card, a folder that is not empty; or a request with the same `Idempotency-Key` is still running (`IdempotencyKeyInProgress`: retry after `Retry-After` seconds).',
+    example: errorExample('ConcurrencyConflict', 'The object was changed by someone else (its ConcurrencyVersion is now 3); read it again and retry.'),
+    retryAfter: true,
+  },
   413: { id: 'PayloadTooLarge', description: 'The request body is larger than the deployment accepts (1 MiB by default).', example: errorExample('PayloadTooLarge', 'The request body is larger than 1048576 bytes.') },
+  422: {
+    id: 'IdempotencyKeyReused',
+    description: 'The `Idempotency-Key` was used by this caller on this method and path for a different request (query or body): use a new key.',
+    example: errorExample('IdempotencyKeyReused', 'This Idempotency-Key was used for a different request (method, path, query or body); use a new key.'),
+  },
   429: {
     id: 'TooManyRequests',
     description:
@@ -144,10 +156,34 @@ function errorComponent(e: ErrorResponse): ZodOpenApiResponseObject {
   };
 }
 
+/** A route that takes an `Idempotency-Key` (shared/http/idempotency.ts): a protected write. */
+const takesIdempotencyKey = (route: Route): boolean => route.auth && KEYED_METHODS.has(route.method);
+
+/** The header of the routes that take one: one component parameter. */
+const idempotencyKeyHeader = z.object({
+  'Idempotency-Key': z
+    .string()
+    .min(1)
+    .max(MAX_IDEMPOTENCY_KEY_LENGTH)
+    .optional()
+    .meta({
+      param: {
+        id: 'IdempotencyKey',
+        description:
+          `Makes a retry safe: a key you choose (1 to ${MAX_IDEMPOTENCY_KEY_LENGTH} printable ASCII characters, bare or as a quoted structured-field string), ` +
+          `kept ${IDEMPOTENCY_WINDOW_SECONDS / 3600} hours for your user, this method and this path. The same key with the same query and body answers ` +
+          'the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 ' +
+          '`IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.',
+        example: '8e03978e-40d5-43e8-bc93-6894a57f9324',
+      },
+    }),
+});
+
 /** The statuses every route of its kind can give, besides its own. */
 function errorStatuses(route: Route, doc: OperationDoc): number[] {
   const statuses = new Set<number>([400, 413, 429, 500, 503, ...(doc.errors ?? [])]);
   if (route.auth) [401, 403].forEach((s) => statuses.add(s));
+  if (takesIdempotencyKey(route)) [409, 422].forEach((s) => statuses.add(s));
   return [...statuses].sort((a, b) => a - b);
 }
 
@@ -256,7 +292,9 @@ function operationOf(route: Route, doc: OperationDoc, operationId: string, examp
     ...(doc.description ? { description: doc.description } : {}),
     tags: [doc.tag ?? collection?.name ?? FAMILY_TAGS[route.family] ?? route.family],
     ...(route.auth ? {} : { security: [] }),
-    ...(path || query ? { requestParams: { ...(path ? { path } : {}), ...(query ? { query } : {}) } } : {}),
+    ...(path || query || takesIdempotencyKey(route)
+      ? { requestParams: { ...(path ? { path } : {}), ...(query ? { query } : {}), ...(takesIdempotencyKey(route) ? { header: idempotencyKeyHeader } : {}) } }
+      : {}),
     ...(requestBody ? { requestBody } : {}),
     responses: responses as ZodOpenApiOperationObject['responses'],
   };

@@ -22,6 +22,7 @@
  * | tenant usage, a day  | `US#<instanceKey>`               | `D#<yyyy-mm-dd>`        |                                        |                               |
  * | tenant usage, total  | `US#<instanceKey>`               | `TOTAL`                 |                                        |                               |
  * | public JWKS (AWS)    | `KEYS`                           | `JWKS`                  |                                        |                               |
+ * | idempotency record   | `IK#<sha256 of caller, method, path, Idempotency-Key>` | `IK`  |                                  |                               |
  *
  * Events are objects (PK `O#<eventKey>`, SK `A`) whose GSI1 is `EV#<folder>` / `<occurredOn>#<key>`.
  *
@@ -100,6 +101,14 @@ export const USAGE_TOTAL_SK = 'TOTAL';
 /** The public keys that verify access tokens (AWS; written by the key manager, shared/db/published-keys.ts). */
 export const PUBLIC_KEYS_PK = 'KEYS';
 export const PUBLIC_KEYS_SK = 'JWKS';
+
+/**
+ * An `Idempotency-Key` record (shared/db/idempotency-store.ts): the prefix of its PK, followed by
+ * the hash Powertools makes of the key's scope (caller's instance and user, method, path) and the
+ * key itself, and its SK. Kept 24 hours (TTL).
+ */
+export const IDEMPOTENCY_PREFIX = 'IK';
+export const IDEMPOTENCY_SK = 'IK';
 
 /** Object keys are 24 lower-case hex digits (ObjectIds). */
 export const OBJECT_KEY = /^[0-9a-f]{24}$/;

@@ -15,13 +15,17 @@ const RETRYABLE = new Set([
   'TimeoutError',
 ]);
 
+/** A failed call's error as thrown to the pipeline: {@link StoreUnavailable} for throttling and 5xx. */
+export function asStoreError(err: unknown): unknown {
+  const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
+  return RETRYABLE.has(e.name ?? '') || (e.$metadata?.httpStatusCode ?? 0) >= 500 ? new StoreUnavailable(err) : err;
+}
+
 /** Sends `command` through `client` (the document client or the plain one). */
 export async function sendTo<T>(client: { send(command: never): Promise<unknown> }, command: object): Promise<T> {
   try {
     return (await client.send(command as never)) as T;
   } catch (err) {
-    const e = err as { name?: string; $metadata?: { httpStatusCode?: number } };
-    if (RETRYABLE.has(e.name ?? '') || (e.$metadata?.httpStatusCode ?? 0) >= 500) throw new StoreUnavailable(err);
-    throw err;
+    throw asStoreError(err);
   }
 }

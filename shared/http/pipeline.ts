@@ -20,6 +20,7 @@ import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context
 import { ApiError, ConditionFailed, StoreUnavailable, internalError, serviceUnavailable, badRequest, notFound } from '../errors.ts';
 import type { Family } from '../model/collections.ts';
 import { parseJson, stringifyJson } from '../json.ts';
+import { withIdempotencyKey } from './idempotency.ts';
 import { consumedCapacity, withCapacityScope } from '../db/capacity.ts';
 import { gatherReads } from '../db/item-reads.ts';
 import { createRequestMetrics, type RequestMetrics } from '../metrics.ts';
@@ -340,7 +341,7 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
   }
 
   // The operation is the middy handler; it finds the pipeline state through its event.
-  const runOperation = async (event: HttpEvent): Promise<HttpResult> => {
+  const runOperationStep = async (event: HttpEvent): Promise<HttpResult> => {
     const s = states.get(event);
     if (!s?.req) throw new Error('pipeline state missing');
     const op = spec.operations[s.operation!];
@@ -361,6 +362,19 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
     const origin = s.req.headers.origin;
     return serialize(res, corsHeaders(getDeps().config.corsOrigins, origin));
   };
+
+  // A write with an `Idempotency-Key` runs its operation once and replays the answer to retries
+  // (shared/http/idempotency.ts); a call without the header runs as above.
+  const runOperation = withIdempotencyKey(runOperationStep, {
+    deps: getDeps,
+    request: (event) => states.get(event)?.req,
+    verdict: (event) => {
+      const s = states.get(event);
+      s?.sendReads?.();
+      return s?.status;
+    },
+    cors: (event) => corsHeaders(getDeps().config.corsOrigins, event.headers?.origin),
+  });
 
   const handler = middy<HttpEvent, HttpResult>()
     .use(requestContext() as Mw)

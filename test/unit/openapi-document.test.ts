@@ -103,6 +103,22 @@ describe('openapi document', () => {
     }
   });
 
+  it('takes Idempotency-Key on every protected POST, PUT and DELETE, with its 409 and 422, and on no other call', () => {
+    const header = doc.components.parameters.IdempotencyKey;
+    expect(header).toMatchObject({ in: 'header', name: 'Idempotency-Key', schema: { type: 'string', minLength: 1, maxLength: 255 } });
+    expect(header.required ?? false).toBe(false);
+    for (const r of documentedRoutes()) {
+      const op = operation(r.method, r.path);
+      const takes = (op.parameters ?? []).some((p: Json) => p.$ref === '#/components/parameters/IdempotencyKey');
+      const keyed = r.auth && ['POST', 'PUT', 'DELETE'].includes(r.method);
+      expect(takes, `${r.method} ${r.path}`).toBe(keyed);
+      if (!keyed) continue;
+      expect(resolve(op.responses['409']).headers['Retry-After'], `${r.method} ${r.path}`).toBeDefined();
+      expect(resolve(op.responses['422']).description, `${r.method} ${r.path}`).toMatch(/Idempotency-Key/);
+    }
+    expect(operation('POST', '/token').parameters ?? []).toEqual([]);
+  });
+
   it('bounds page and pageSize on the list calls and names each events-list parameter', () => {
     const params = (op: Json) => (op.parameters as Json[]).map(resolve);
     const list = params(operation('GET', '/api/f/{folderKey}/people'));
