@@ -103,7 +103,8 @@ export class GatehouseHttpApi extends Construct {
         ? {
             allowOrigins: [...origins],
             allowMethods: [CorsHttpMethod.GET, CorsHttpMethod.POST, CorsHttpMethod.PUT, CorsHttpMethod.DELETE],
-            allowHeaders: ['authorization', 'content-type'],
+            allowHeaders: ['authorization', 'content-type', 'idempotency-key'],
+            exposeHeaders: ['location', 'retry-after', 'ratelimit', 'ratelimit-policy'],
             maxAge: Duration.minutes(10),
           }
         : undefined,

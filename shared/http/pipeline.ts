@@ -77,9 +77,15 @@ const router = new Router();
 const states = new WeakMap<HttpEvent, State>();
 
 /** CORS is closed unless GATEHOUSE_CORS_ORIGINS names the origin (or `*`). */
+/**
+ * The answer headers a browser page of an allowed origin may read beyond the CORS-safelisted ones:
+ * where a created object is, when to retry, and the rate limits left.
+ */
+const EXPOSED_HEADERS = 'Location, Retry-After, RateLimit, RateLimit-Policy';
+
 function corsHeaders(allowed: readonly string[], origin: string | undefined): Record<string, string> {
   if (!origin || allowed.length === 0) return {};
-  if (allowed.includes('*') || allowed.includes(origin)) return { 'access-control-allow-origin': origin, vary: 'Origin' };
+  if (allowed.includes('*') || allowed.includes(origin)) return { 'access-control-allow-origin': origin, 'access-control-expose-headers': EXPOSED_HEADERS, vary: 'Origin' };
   return {};
 }
 

@@ -207,8 +207,12 @@ describe('what a cold start loads', () => {
     // apps and alarms have a second one (their event types), folders its usage report, and they
     // load two files more. Powertools Metrics, loaded with the first request, splits two small
     // ones (Powertools' commons, the SDK's invoke store) that Logger and the SDK load at start:
-    // measured beside the 10 KB it takes out of the start code, no slower.
-    for (const name of CRUD) expect(startFiles.get(name), name).toBeLessThanOrEqual(['apps', 'alarms', 'folders'].includes(name) ? 16 : 14);
-    expect(startFiles.get('service')).toBeLessThanOrEqual(11);
+    // measured beside the 10 KB it takes out of the start code, no slower. Two small ones more
+    // since issues #34 and #38: the table declaration the Idempotency-Key protocol (45 KB, loaded
+    // with a keyed write) shares with the start code, and the card-number rules the card writes
+    // share with the body checks (in apps, alarms and folders, whose second lazy module does not
+    // load the protocol, the first-use helper splits off too).
+    for (const name of CRUD) expect(startFiles.get(name), name).toBeLessThanOrEqual(['apps', 'alarms', 'folders'].includes(name) ? 19 : 16);
+    expect(startFiles.get('service')).toBeLessThanOrEqual(12);
   });
 });

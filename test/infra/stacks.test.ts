@@ -401,6 +401,9 @@ describe('context', () => {
       ProtocolType: 'HTTP',
       CorsConfiguration: Match.objectLike({
         AllowOrigins: ['https://console.example.com', 'https://admin.example.com'],
+        // A page may send an Idempotency-Key and read where, when to retry and the limits left.
+        AllowHeaders: ['authorization', 'content-type', 'idempotency-key'],
+        ExposeHeaders: ['location', 'retry-after', 'ratelimit', 'ratelimit-policy'],
       }),
     });
     const fn = resourcesOf(template, 'AWS::Lambda::Function')[

@@ -58,6 +58,8 @@ describe('CORS', () => {
   it('allows exactly the configured origins', async () => {
     const ok = await openApi.get('/api/sysinfo', { headers: { origin: 'https://ops.example' } });
     expect(ok.headers['access-control-allow-origin']).toBe('https://ops.example');
+    // A page may read where a created object is, when to retry and the rate limits left.
+    expect(ok.headers['access-control-expose-headers']).toBe('Location, Retry-After, RateLimit, RateLimit-Policy');
     const evil = await openApi.get('/api/sysinfo', { headers: { origin: 'https://evil.example' } });
     expect(evil.headers['access-control-allow-origin']).toBeUndefined();
     expect(evil.headers['access-control-allow-origin']).not.toBe('*');
