@@ -35,7 +35,7 @@ import type { Db } from './client.ts';
 import { expandEventDoc, occurredOfItem } from './event-doc.ts';
 import { LIVE_EVENT_PREFIX, OBJECT_SK, WS_CONNECTION_SK, objectPk, subscriptionPk, subscriptionSk, userConnectionsPk, wsConnectionPk } from './keys.ts';
 
-import { getObject, send } from './objects-repo.ts';
+import { getObject, queryAll, send } from './objects-repo.ts';
 
 const SUBSCRIPTION_PREFIX = subscriptionPk('');
 const WS_CONNECTION_PREFIX = wsConnectionPk('');
@@ -373,24 +373,13 @@ export function subscriptionChangeFromStreamRecord(record: DynamoDBRecord): Subs
  * missing here, and is then refused by its next subscription's status check instead.
  */
 export async function connectionsOfUser(db: Db, userKey: string): Promise<string[]> {
-  const ids: string[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out: { Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown> } = await send(
-      db,
-      new QueryCommand({
-        TableName: db.tableName,
-        IndexName: 'GSI1',
-        KeyConditionExpression: 'GSI1PK = :pk',
-        ProjectionExpression: 'ConnectionId',
-        ExpressionAttributeValues: { ':pk': userConnectionsPk(userKey) },
-        ...(start ? { ExclusiveStartKey: start } : {}),
-      }),
-    );
-    for (const i of out.Items ?? []) if (typeof i.ConnectionId === 'string') ids.push(i.ConnectionId);
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return ids;
+  const items = await queryAll(db, {
+    IndexName: 'GSI1',
+    KeyConditionExpression: 'GSI1PK = :pk',
+    ProjectionExpression: 'ConnectionId',
+    ExpressionAttributeValues: { ':pk': userConnectionsPk(userKey) },
+  });
+  return items.map((i) => i.ConnectionId).filter((id): id is string => typeof id === 'string');
 }
 
 /**

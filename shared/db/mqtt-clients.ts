@@ -3,10 +3,10 @@
  * user's clients by id (IoT's DeleteConnection). A module of its own so the authorizer's bundle
  * carries only these two calls, not the rest of the live feed's items (`live-repo.ts`).
  */
-import { PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from './client.ts';
 import { MQTT_CLIENT_SK, mqttClientPk, userMqttClientsPk } from './keys.ts';
-import { send } from './objects-repo.ts';
+import { queryAll, send } from './objects-repo.ts';
 
 /**
  * Records that the IoT authorizer let MQTT client `clientId` in for `userKey` until `ttl` (epoch
@@ -34,25 +34,14 @@ export async function putMqttClient(db: Db, c: { clientId: string; userKey: stri
 
 /** The MQTT client ids the authorizer let in for a user and whose time is not over: one Query on GSI1. */
 export async function mqttClientsOfUser(db: Db, userKey: string, nowSeconds: number): Promise<string[]> {
-  const ids: string[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out: { Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown> } = await send(
-      db,
-      new QueryCommand({
-        TableName: db.tableName,
-        IndexName: 'GSI1',
-        KeyConditionExpression: 'GSI1PK = :pk',
-        FilterExpression: '#ttl > :now',
-        ProjectionExpression: 'ClientId',
-        ExpressionAttributeNames: { '#ttl': 'ttl' },
-        ExpressionAttributeValues: { ':pk': userMqttClientsPk(userKey), ':now': nowSeconds },
-        ...(start ? { ExclusiveStartKey: start } : {}),
-      }),
-    );
-    for (const i of out.Items ?? []) if (typeof i.ClientId === 'string') ids.push(i.ClientId);
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return ids;
+  const items = await queryAll(db, {
+    IndexName: 'GSI1',
+    KeyConditionExpression: 'GSI1PK = :pk',
+    FilterExpression: '#ttl > :now',
+    ProjectionExpression: 'ClientId',
+    ExpressionAttributeNames: { '#ttl': 'ttl' },
+    ExpressionAttributeValues: { ':pk': userMqttClientsPk(userKey), ':now': nowSeconds },
+  });
+  return items.map((i) => i.ClientId).filter((id): id is string => typeof id === 'string');
 }
 
