@@ -8,7 +8,7 @@
  * tried again after a backoff. Jobs live in the table, so pending attempts survive a restart, and
  * a job in flight when the process dies is simply made again (at least once).
  *
- * Fairness between instances (docs/design.md, "Webhook fairness"): an instance has at most
+ * Fairness between instances (docs/architecture.md, "Webhook fairness"): an instance has at most
  * {@link PER_INSTANCE} jobs in flight and a subscription {@link PER_WEBHOOK}; each free slot goes
  * to the instance with the fewest jobs in flight (then, within it, to the subscription with the
  * fewest), and an instance with fewer than {@link INSTANCE_FLOOR} in flight starts its next job

@@ -86,7 +86,7 @@ const retryScale: Reader<number> = (raw, bad) => {
   return n;
 };
 
-/** Every setting, with its environment variable and default. The README's table lists the same. */
+/** Every setting, with its environment variable and default. docs/configuration.md's table lists the same. */
 const SETTINGS = {
   GATEHOUSE_TABLE_NAME: def(minLength(3, 'expected at least 3 characters'), 'gatehouse'),
   GATEHOUSE_DYNAMODB_ENDPOINT: opt(url()),

@@ -1,6 +1,6 @@
 /**
  * The size of an item as DynamoDB bills it, and the write units that size costs: what the cost
- * floors of the bench (`capacity`) and `docs/design.md` are stated in.
+ * floors of the bench (`capacity`) and `docs/architecture.md` are stated in.
  *
  * DynamoDB's rules (Developer Guide, "Item sizes and formats"): an item is the sum of its
  * attributes, each the UTF-8 length of its name plus the size of its value: a string its UTF-8

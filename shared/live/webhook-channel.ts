@@ -13,7 +13,7 @@
  * cache was read. A list read in another batch, on another shard or in another execution
  * environment can predate a subscription write that the event follows; only the stream orders
  * the two, and this read after the record is what uses that order. One Query per instance of
- * the batch's chains, per batch (docs/design.md, "webhook subscriptions of an event").
+ * the batch's chains, per batch (docs/architecture.md, "webhook subscriptions of an event").
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Db } from '../db/client.ts';

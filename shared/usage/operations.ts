@@ -5,7 +5,7 @@
  * instance or of an instance above it; the usual scope answers otherwise (403 outside the
  * caller's scope, 404 for a folder that is not an instance).
  *
- * Precision (see the README): counts are written by each execution environment at most once a
+ * Precision (see docs/api.md, "Reading tenant usage"): counts are written by each execution environment at most once a
  * minute, so the last minute may be missing; an environment that stops unflushed loses at most
  * its last minute; a retried write may count twice. The billing-grade figure is the Logs
  * Insights query over the request log lines.

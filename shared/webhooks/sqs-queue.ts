@@ -8,7 +8,7 @@
  * Each message carries its subscription's instance as MessageGroupId: on a standard queue that
  * makes it an SQS fair queue, which serves the messages of a quiet instance before those of one
  * holding a disproportionate share of the messages in flight or of the consumer's time (dead
- * receivers, a replay's backlog). See docs/design.md, "Webhook fairness".
+ * receivers, a replay's backlog). See docs/architecture.md, "Webhook fairness".
  */
 import type { WebhookQueue } from './queue.ts';
 import { onFirstUse } from '../first-use.ts';

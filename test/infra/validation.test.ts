@@ -43,12 +43,12 @@ describe('CDK feature flags', () => {
     }
   });
 
-  it('lists only flags aws-cdk-lib recommends, each with its reason, and the README names them', () => {
-    const readme = readFileSync(join(PROJECT_ROOT, 'README.md'), 'utf8');
+  it('lists only flags aws-cdk-lib recommends, each with its reason, and docs/aws.md names them', () => {
+    const guide = readFileSync(join(PROJECT_ROOT, 'docs', 'aws.md'), 'utf8');
     for (const [flag, reason] of Object.entries(UNSET_FEATURE_FLAGS)) {
       expect(recommended, flag).toHaveProperty([flag]);
       expect(reason.length).toBeGreaterThan(40);
-      expect(readme).toContain(`\`${flag}\``);
+      expect(guide).toContain(`\`${flag}\``);
     }
   });
 });

@@ -1,6 +1,6 @@
 /**
  * Issue #34, finding 6 and part of 9, on a local runtime of its own: one instance's dead webhook
- * receivers must not delay another instance's deliveries (the fairness rule of docs/design.md,
+ * receivers must not delay another instance's deliveries (the fairness rule of docs/architecture.md,
  * "Webhook fairness"), replay is rate limited per subscription, and a failed delivery tells the
  * tenant a generic reason while the server log keeps the detail.
  */

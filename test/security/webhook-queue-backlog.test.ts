@@ -1,7 +1,7 @@
 /**
  * Issue #34, finding 6, on the local runtime's queue table: a backlog of one instance left in the
  * table (a previous run's jobs, more than one read brings) whose attempts all hang must not hide
- * another instance's due job from the runner (docs/design.md, "Webhook fairness"). The runner is
+ * another instance's due job from the runner (docs/architecture.md, "Webhook fairness"). The runner is
  * the real one over DynamoDB Local; `invoke` plays the webhooks function, holding every attempt of
  * the flooding instance as a dead receiver would.
  */
