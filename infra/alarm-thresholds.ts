@@ -1,7 +1,7 @@
 /**
  * The thresholds of the stack's alarms: plain numbers with no CDK import, so the context reader
  * (infra/context.ts) can validate overrides without building a construct. The alarms
- * themselves are in infra/observability.ts; README "Operating Gatehouse" says what to do when
+ * themselves are in infra/observability.ts; docs/operations.md "Operating Gatehouse" says what to do when
  * each one fires.
  *
  * Every alarm evaluates 5-minute periods unless its entry says otherwise.

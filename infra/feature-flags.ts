@@ -3,7 +3,7 @@
  * aws-cdk-lib recommends for new projects (`CURRENTLY_RECOMMENDED_FLAGS` of
  * `aws-cdk-lib/cx-api`) to its recommended value; test/infra/validation.test.ts checks both
  * lists against the installed aws-cdk-lib, so an upgrade that recommends a new flag fails there
- * until it is set or listed here with its reason. The README's "Deployment" section repeats
+ * until it is set or listed here with its reason. docs/aws.md ("Deployment") repeats
  * this list.
  */
 export const UNSET_FEATURE_FLAGS: Readonly<Record<string, string>> = Object.freeze({

@@ -277,7 +277,7 @@ export class GatehouseObservability extends Construct {
     return this.route(
       new Alarm(this, id, {
         alarmName: `${stack.stackName}-${id}`,
-        alarmDescription: `${p.description} See README "Operating Gatehouse".`,
+        alarmDescription: `${p.description} See docs/operations.md "Operating Gatehouse".`,
         metric: p.metric,
         threshold: p.threshold,
         evaluationPeriods: p.evaluationPeriods ?? 1,
@@ -312,7 +312,7 @@ export class GatehouseObservability extends Construct {
       new TextWidget({
         markdown:
           `# Gatehouse ${stack.stackName}\n` +
-          'Alarms notify the `AlarmTopicArn` output; what to do for each is in README "Operating Gatehouse". ' +
+          'Alarms notify the `AlarmTopicArn` output; what to do for each is in docs/operations.md "Operating Gatehouse". ' +
           'Per-tenant usage: Logs Insights → Queries → `' + stack.stackName + '/`.',
         width: 24,
         height: 2,
