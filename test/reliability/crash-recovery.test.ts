@@ -5,10 +5,14 @@
  * slow receiver. After a restart on the same data directory every write answered 2xx is there,
  * every event answered 2xx is in the events list and reaches the webhook (at least once: a
  * duplicate only under the same `webhook-id`), and the stream poller resumed from its checkpoint
- * instead of from the stream's end.
+ * instead of from the stream's end. And DynamoDB Local itself, killed right after it answered a
+ * transactional write (every object create is one), has that write on disk when it starts again.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { serialize } from 'bson';
+import { GetCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
+import { startDynamo } from '../../local/dynamo.ts';
+import { createDb, ensureTable } from '#shared/db/client.ts';
 import { adminToken, isAlive, newDataDir, newRuntimeAdmin, spawnRuntime, waitUntilGone, type SpawnedRuntime } from '../support/runtime.ts';
 import { WebhookReceiver, waitFor } from '../support/webhook-receiver.ts';
 
@@ -48,6 +52,16 @@ async function must(url: string, token: string, method: string, body: unknown, s
   const res = await send(url, token, method, body);
   expect(res?.status, `${method} ${url}: ${JSON.stringify(res?.body)}`).toBe(status);
   return res!.body;
+}
+
+/** The items of a round of {@link TransactWriteCommand}s that are not in the table. */
+async function missing(db: ReturnType<typeof createDb>, tableName: string, round: number): Promise<string[]> {
+  const gone: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    const got = await db.doc.send(new GetCommand({ TableName: tableName, Key: { PK: `r${round}-${i}`, SK: 'x' }, ConsistentRead: true }));
+    if (!got.Item) gone.push(`r${round}-${i}`);
+  }
+  return gone;
 }
 
 /** Where the stream poller of a runtime began reading, as its ready line says. */
@@ -173,5 +187,39 @@ describe('a crash of the local runtime (SIGKILL to it and to Java) mid-load', ()
     expect(streamStartOf(first)).toBe('latest');
     expect(ready.streamStart).toBe('checkpoint');
     expect(await second.stop()).toBe(0);
+  });
+
+  it('has every transactional write DynamoDB Local answered on disk after Java is killed the moment after', async () => {
+    const dataDir = await newDataDir();
+    const tableName = 'crash-transactions';
+    const lost: string[] = [];
+    let written = 0;
+    for (let round = 0; round < 3; round++) {
+      const dynamo = await startDynamo({ dataDir });
+      const db = createDb({ tableName, dynamodbEndpoint: dynamo.endpoint, region: 'local' }, { maxAttempts: 1 });
+      try {
+        if (round === 0) await ensureTable(db);
+        if (round > 0) lost.push(...(await missing(db, tableName, round - 1)));
+        for (let i = 0; i < 5; i++) {
+          await db.doc.send(new TransactWriteCommand({ TransactItems: [{ Put: { TableName: tableName, Item: { PK: `r${round}-${i}`, SK: 'x' }, ConditionExpression: 'attribute_not_exists(PK)' } }] }));
+          written++;
+        }
+      } finally {
+        // The power cut, the moment the last write was answered.
+        process.kill(dynamo.pid!, 'SIGKILL');
+        db.raw.destroy();
+        await dynamo.exited;
+      }
+    }
+    const dynamo = await startDynamo({ dataDir });
+    const db = createDb({ tableName, dynamodbEndpoint: dynamo.endpoint, region: 'local' });
+    try {
+      lost.push(...(await missing(db, tableName, 2)));
+    } finally {
+      db.raw.destroy();
+      await dynamo.stop();
+    }
+    console.log(`transactions answered before SIGKILL of Java: ${JSON.stringify({ written, lost })}`);
+    expect(lost).toEqual([]);
   });
 });
