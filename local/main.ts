@@ -163,6 +163,8 @@ async function main(): Promise<void> {
       javaPid: runtime.javaPid ?? null,
       pid: process.pid,
       instanceKey: seeded.instanceKey,
+      // After a crash, `checkpoint`: the stream is read on from where the last run left it.
+      streamStart: runtime.streamPollerStats().start,
     })}`,
   );
 }

@@ -31,6 +31,7 @@ import { startDynamo, type RunningDynamo } from './dynamo.ts';
 import { splitTarget, toHttpEvent, writeJsonError, writeResult } from './http-event.ts';
 import { FamilyLoader, FamilyMissing, type HandlerBuilder } from './lambda.ts';
 import { MqttBroker } from './mqtt-broker.ts';
+import { fileStreamCheckpoints } from './stream-checkpoint.ts';
 import { startStreamPoller, type StreamPollObserver, type StreamPoller, type StreamPollerStats } from './stream-poller.ts';
 import { startKeyMaintenance, type KeyMaintenance } from './key-maintenance.ts';
 import { rotationPolicyOf } from '#shared/auth/keys.ts';
@@ -324,6 +325,8 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
       ...(opts.streamObserver ? { observer: opts.streamObserver } : {}),
       // The stand-in for the event source mapping's SQS on-failure destination.
       onFailedBatch: fileDeadLetters(join(dataDir, DEAD_LETTER_FILE), logger),
+      // A crash's undelivered records are delivered after the restart.
+      checkpoint: fileStreamCheckpoints(dataDir, logger),
     });
     // Webhook deliveries: the jobs the fan-out and the webhooks family put in the table.
     // Its own table (no stream), as SQS is not on the table's stream in AWS.

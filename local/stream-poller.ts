@@ -2,8 +2,14 @@
  * The local stand-in for the Lambda event source mapping: reads the table's DynamoDB stream and
  * invokes the `fanout` family with `DynamoDBStreamEvent` batches.
  *
- * - Shards open at start are read from LATEST (what happened before the runtime started has no
- *   listener); shards that appear later (splits, rollover) from TRIM_HORIZON, after their parent.
+ * - With a {@link StreamCheckpointStore} (the runtime's, in its data directory), where each shard
+ *   was left is saved once its batch was delivered, and a start goes on after it: what a crash
+ *   (SIGKILL, a power cut) left unread or undelivered is delivered after the restart, at least
+ *   once. A shard the checkpoint does not know (it appeared since) is read from TRIM_HORIZON, after
+ *   its parent; a saved position the stream no longer holds (trimmed) from TRIM_HORIZON as well.
+ * - Without a checkpoint (the first start on a data directory, or no store), shards open at
+ *   start are read from LATEST (what happened before has no listener); shards that appear later
+ *   (splits, rollover) from TRIM_HORIZON, after their parent.
  * - A batch whose handler throws or reports `batchItemFailures` is retried from the first failed
  *   record with backoff, a bounded number of times; then what is left of it goes to
  *   `onFailedBatch` (the mapping's on-failure destination) and the shard reads on.
@@ -17,8 +23,8 @@
  * - While a batch is delivered, the shard's next page is already being read (batches are still
  *   delivered one at a time and in order), so a busy stream does not wait for a read per batch.
  * - {@link StreamPoller.drain} (the runtime's stop, once no request runs) reads every open shard
- *   to its end and delivers what it finds before the poller stops: a restart reads from LATEST,
- *   so a record left unread then would never reach a channel.
+ *   to its end and delivers what it finds before the poller stops, so a clean stop leaves nothing
+ *   for the next start to deliver late.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
@@ -36,6 +42,35 @@ export interface FailedBatch {
   readonly lastError: string;
   readonly records: readonly DynamoDBRecord[];
 }
+
+/**
+ * Where the poller left each shard: the sequence number of the last record of a delivered batch,
+ * `null` for a shard read from LATEST that had no record yet, `done` for a closed shard read to
+ * its end.
+ */
+export interface StreamCheckpoint {
+  readonly streamArn: string;
+  readonly shards: Readonly<Record<string, string | null>>;
+  /** Set by a store whose saved checkpoint could not be read: every shard is read from its start. */
+  readonly unreadable?: boolean;
+}
+
+/** Keeps the {@link StreamCheckpoint} across restarts (and crashes). */
+export interface StreamCheckpointStore {
+  /** The last saved checkpoint, or undefined when none was ever saved. */
+  load(): Promise<StreamCheckpoint | undefined>;
+  /** Replaces the saved checkpoint; a crash while saving must leave the previous one. */
+  save(checkpoint: StreamCheckpoint): Promise<void>;
+}
+
+/** The checkpoint's mark of a closed shard read to its end. */
+const SHARD_DONE = 'done';
+
+/**
+ * Where a start began reading: after a saved `checkpoint`, at the stream's end (`latest`: no
+ * checkpoint, or one of another stream), or at its start (`oldest`: the checkpoint was unreadable).
+ */
+export type StreamStart = 'checkpoint' | 'latest' | 'oldest';
 
 export interface StreamPollerOptions {
   readonly reader: StreamReader;
@@ -59,6 +94,8 @@ export interface StreamPollerOptions {
   readonly onFailedBatch?: (failure: FailedBatch) => Promise<void> | void;
   /** Sees every read that returned records and every delivered batch, with their timings. */
   readonly observer?: StreamPollObserver;
+  /** Keeps where each shard was left, for the next start. @default - every start reads from LATEST */
+  readonly checkpoint?: StreamCheckpointStore;
 }
 
 /**
@@ -116,6 +153,8 @@ export interface StreamPollerStats {
   readonly readsWithRecords: Readonly<Record<ReadTrigger, number>>;
   /** Calls of {@link StreamPoller.wake}. */
   readonly wakes: number;
+  /** Where this start began reading (see {@link StreamStart}). */
+  readonly start: StreamStart;
 }
 
 /** A GetRecords call's page with what started it. */
@@ -171,6 +210,35 @@ export async function startStreamPoller(opts: StreamPollerOptions): Promise<Stre
   const wakeWaiters = new Set<() => void>();
   /** Set by drain(): a read that began after this (`performance.now()`) and found nothing ends its shard. */
   let drainQuietFrom: number | undefined;
+  /** The checkpoint being kept: shard id → last delivered sequence number, `null` or {@link SHARD_DONE}. */
+  const positions = new Map<string, string | null>();
+  /** A save is in progress, and whether positions moved since it began. */
+  let saving: Promise<void> | undefined;
+  let unsaved = false;
+  /** Saves the positions, one save at a time; a position noted during a save is saved after it. */
+  const checkpoint = (): Promise<void> | undefined => {
+    const store = opts.checkpoint;
+    if (!store) return undefined;
+    unsaved = true;
+    return (saving ??= (async () => {
+      while (unsaved) {
+        unsaved = false;
+        try {
+          await store.save({ streamArn: streamArn!, shards: Object.fromEntries(positions) });
+        } catch (err) {
+          // Saved with the next delivered batch; a restart meanwhile delivers some records again.
+          unsaved = true;
+          logger.warn('saving the stream checkpoint failed', { error: (err as Error).message });
+          break;
+        }
+      }
+      saving = undefined;
+    })());
+  };
+  const advance = (shardId: string, position: string): void => {
+    positions.set(shardId, position);
+    void checkpoint();
+  };
 
   const sleep = (ms: number) =>
     new Promise<void>((resolve) => {
@@ -265,7 +333,8 @@ export async function startStreamPoller(opts: StreamPollerOptions): Promise<Stre
   /** A wait between reads: short while draining. */
   const waitFor = (ms: number): number => (drainQuietFrom === undefined ? ms : Math.min(ms, DRAIN_POLL_MS));
 
-  async function readShard(shard: StreamShard, start: ShardPosition, firstIterator?: string): Promise<void> {
+  async function readShard(shard: StreamShard, from: ShardPosition, firstIterator?: string): Promise<void> {
+    let start = from;
     // Records of a child shard come after its parent's: finish the parent first.
     const parent = shard.parentShardId ? readers.get(shard.parentShardId) : undefined;
     if (parent) await parent;
@@ -295,7 +364,15 @@ export async function startStreamPoller(opts: StreamPollerOptions): Promise<Stre
           ahead = undefined;
           r = await next;
         } else {
-          iterator ??= await reader.iterator(streamArn!, shard.shardId, position());
+          try {
+            iterator ??= await reader.iterator(streamArn!, shard.shardId, position());
+          } catch (err) {
+            // The saved position was trimmed from the stream: what is left of the shard is after it.
+            if (!(err instanceof StreamPositionLost) || start.type !== 'AFTER_SEQUENCE_NUMBER' || lastSequence !== undefined) throw err;
+            logger.warn('the stream checkpoint is no longer in the stream; the shard is read from its oldest record', { shard: shard.shardId });
+            start = { type: 'TRIM_HORIZON' };
+            continue;
+          }
           if (!iterator) break; // the shard is gone (trimmed)
           r = await read(iterator, trigger);
         }
@@ -313,8 +390,13 @@ export async function startStreamPoller(opts: StreamPollerOptions): Promise<Stre
           }
           await deliver(shard.shardId, page.records);
           lastSequence = page.records[page.records.length - 1]!.dynamodb?.SequenceNumber ?? lastSequence;
+          // Delivered (or given up on, in the dead-letter file): a restart goes on after it.
+          if (lastSequence) advance(shard.shardId, lastSequence);
         }
-        if (!page.next) break; // closed and fully read
+        if (!page.next) {
+          advance(shard.shardId, SHARD_DONE);
+          break; // closed and fully read
+        }
         iterator = page.next;
         // Draining: this shard has nothing more once a read begun after the quiet time finds nothing.
         if (drainQuietFrom !== undefined && page.records.length === 0 && r.startedAt >= drainQuietFrom) return;
@@ -353,16 +435,42 @@ export async function startStreamPoller(opts: StreamPollerOptions): Promise<Stre
     readers.set(shard.shardId, readShard(shard, start));
   }
 
-  for (const shard of await reader.shards(streamArn)) {
-    // Closed shards at start hold only what happened before this runtime: nobody listened.
-    if (shard.closed) {
-      readers.set(shard.shardId, Promise.resolve());
-      continue;
-    }
-    // The iterator is taken now, so that every write after start-up is delivered.
-    const latest = { type: 'LATEST' } as const;
-    readers.set(shard.shardId, readShard(shard, latest, await reader.iterator(streamArn, shard.shardId, latest)));
+  const saved = await opts.checkpoint?.load();
+  const startedFrom: StreamStart = saved?.unreadable ? 'oldest' : saved?.streamArn === streamArn ? 'checkpoint' : 'latest';
+  if (saved && !saved.unreadable && startedFrom === 'latest') {
+    // The table was made again: its new stream holds nothing delivered before.
+    logger.warn('the stream checkpoint is of another stream; reading from the end of the current one', { saved: saved.streamArn });
   }
+  const done = (shard: StreamShard) => {
+    readers.set(shard.shardId, Promise.resolve());
+    positions.set(shard.shardId, SHARD_DONE);
+  };
+  let resumed = 0;
+  for (const shard of await reader.shards(streamArn)) {
+    const at = startedFrom === 'checkpoint' ? saved!.shards[shard.shardId] : undefined;
+    if (startedFrom === 'oldest' || (startedFrom === 'checkpoint' && at === undefined)) {
+      // Unknown to the checkpoint: it appeared since, after its parent was read.
+      startShard(shard, { type: 'TRIM_HORIZON' });
+    } else if (at === SHARD_DONE) {
+      done(shard);
+    } else if (typeof at === 'string') {
+      resumed++;
+      positions.set(shard.shardId, at);
+      startShard(shard, { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber: at });
+    } else if (shard.closed) {
+      // Closed before this start read anything of it (or read from LATEST with no record since):
+      // what it holds happened before any listener.
+      done(shard);
+    } else {
+      // The iterator is taken now, so that every write after start-up is delivered.
+      const latest = { type: 'LATEST' } as const;
+      positions.set(shard.shardId, null);
+      readers.set(shard.shardId, readShard(shard, latest, await reader.iterator(streamArn, shard.shardId, latest)));
+    }
+  }
+  logger.info('stream poller resumed', { from: startedFrom, shards: readers.size, shardsAfterCheckpoint: resumed });
+  // A checkpoint from the first start on: a crash before the first batch still resumes here.
+  await checkpoint();
 
   const refresher = (async () => {
     while (!stopping.signal.aborted) {
@@ -372,8 +480,15 @@ export async function startStreamPoller(opts: StreamPollerOptions): Promise<Stre
       });
       if (stopping.signal.aborted) break;
       try {
-        for (const shard of await reader.shards(streamArn)) {
+        const listed = await reader.shards(streamArn);
+        for (const shard of listed) {
           if (!readers.has(shard.shardId)) startShard(shard, { type: 'TRIM_HORIZON' });
+        }
+        // Shards trimmed from the stream leave the checkpoint.
+        const ids = new Set(listed.map((s) => s.shardId));
+        if ([...positions.keys()].some((id) => !ids.has(id))) {
+          for (const id of positions.keys()) if (!ids.has(id)) positions.delete(id);
+          void checkpoint();
         }
       } catch (err) {
         logger.debug('listing stream shards failed', { error: (err as Error).message });
@@ -387,7 +502,7 @@ export async function startStreamPoller(opts: StreamPollerOptions): Promise<Stre
       wakeGeneration++;
       for (const w of [...wakeWaiters]) w();
     },
-    stats: () => ({ reads: { ...reads }, readsWithRecords: { ...readsWithRecords }, wakes }),
+    stats: () => ({ reads: { ...reads }, readsWithRecords: { ...readsWithRecords }, wakes, start: startedFrom }),
     async drain(timeoutMs) {
       drainQuietFrom ??= performance.now() + DRAIN_QUIET_MS;
       // Idle waits end now; later ones are short (see waitFor).
@@ -413,6 +528,9 @@ export async function startStreamPoller(opts: StreamPollerOptions): Promise<Stre
       await refresher;
       await Promise.allSettled([...readers.values()]);
       reader.destroy();
+      // The last positions, saved before the runtime goes on to stop Java.
+      while (saving) await saving;
+      if (unsaved) await checkpoint();
     },
   };
 }

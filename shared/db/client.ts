@@ -6,6 +6,7 @@ import {
   CreateTableCommand,
   DescribeTableCommand,
   DynamoDBClient,
+  GetItemCommand,
   ResourceNotFoundException,
   UpdateTimeToLiveCommand,
   type AttributeDefinition,
@@ -89,11 +90,41 @@ export function createDb(cfg: Pick<Config, 'tableName' | 'dynamodbEndpoint' | 'r
     },
     { step: 'initialize', name: 'gatehouseCapacity' },
   );
+  if (local) waitForLocalCommits(raw, clientConfig);
   const doc = DynamoDBDocumentClient.from(raw, {
     marshallOptions: { removeUndefinedValues: true, convertEmptyValues: false },
   });
   return { doc, raw, tableName: cfg.tableName };
 }
+
+/**
+ * DynamoDB Local answers a TransactWriteItems a moment before its database file holds it: a crash
+ * of Java then (SIGKILL, a power cut) loses a write that was answered. A read of the same table
+ * waits for that commit, so a transaction's answer is returned only after one (of a key that is
+ * never written, through a client of its own: no capacity is counted for it). A read that fails
+ * fails the write's call too: its outcome is then unknown, as a write cut off by a crash is.
+ */
+function waitForLocalCommits(raw: DynamoDBClient, clientConfig: ConstructorParameters<typeof DynamoDBClient>[0]): void {
+  let reader: DynamoDBClient | undefined;
+  raw.middlewareStack.add(
+    (next, context) => async (args) => {
+      const out = await next(args);
+      if (context.commandName !== 'TransactWriteItemsCommand') return out;
+      const first = ((args.input as { TransactItems?: Array<Record<string, { TableName?: string } | undefined>> }).TransactItems ?? [])[0] ?? {};
+      const tableName = Object.values(first).find((op) => op?.TableName)?.TableName;
+      if (tableName) {
+        // Sharing the client's connections (destroyed with it).
+        reader ??= new DynamoDBClient({ ...clientConfig, requestHandler: raw.config.requestHandler });
+        await reader.send(new GetItemCommand({ TableName: tableName, Key: { [TABLE.partitionKey]: { S: COMMIT_PROBE }, [TABLE.sortKey]: { S: COMMIT_PROBE } } }));
+      }
+      return out;
+    },
+    { step: 'initialize', name: 'gatehouseLocalCommit' },
+  );
+}
+
+/** The key {@link waitForLocalCommits} reads: no item has it. */
+const COMMIT_PROBE = '#commit-probe';
 
 /** The key schema every table of ours has (`PK`, `SK`). */
 const KEY_SCHEMA = [

@@ -6,9 +6,9 @@
  */
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import type { RecordPage, ShardPosition, StreamReader, StreamShard } from '#shared/db/stream-reader.ts';
+import { StreamPositionLost, type RecordPage, type ShardPosition, type StreamReader, type StreamShard } from '#shared/db/stream-reader.ts';
 import { createLogger } from '#shared/logger.ts';
-import { startStreamPoller } from '#local/stream-poller.ts';
+import { startStreamPoller, type StreamCheckpoint, type StreamCheckpointStore } from '#local/stream-poller.ts';
 
 const logger = createLogger({ logLevel: 'SILENT' });
 
@@ -291,5 +291,77 @@ describe('stream poller', () => {
     firstDelivered();
     await expect.poll(() => log.filter((l) => l.startsWith('deliver'))).toEqual(['deliver 1', 'deliver 2', 'deliver 3']);
     await poller.stop();
+  });
+  describe('with a checkpoint (crash recovery)', () => {
+    /** A store in memory: what was saved, in order. */
+    const memoryStore = (initial?: StreamCheckpoint) => {
+      const saves: StreamCheckpoint[] = [];
+      const store: StreamCheckpointStore = {
+        load: async () => initial,
+        save: async (c) => void saves.push(c),
+      };
+      return { store, saves, last: () => saves.at(-1) };
+    };
+
+    it('saves each shard after its delivered batch, and a start without a checkpoint reads from LATEST', async () => {
+      const { reader, positions } = scriptedStream({ s1: { pages: [[record('1'), record('2')], [record('3')]] } });
+      const { store, last } = memoryStore();
+      const calls: string[][] = [];
+      const poller = await startStreamPoller({ reader, invoke: recording(calls), logger, idleMs: 10, checkpoint: store });
+      await expect.poll(() => last()?.shards.s1).toBe('3');
+      expect(poller.stats().start).toBe('latest');
+      await poller.stop();
+      expect(positions[0]).toEqual({ shardId: 's1', position: { type: 'LATEST' } });
+      expect(last()).toEqual({ streamArn: 'arn:stream', shards: { s1: '3' } });
+    });
+
+    it('goes on after the saved sequence number, skips shards it read to their end and reads new ones from TRIM_HORIZON', async () => {
+      const { reader, positions } = scriptedStream({
+        s0: { pages: [], closed: true },
+        s1: { parent: 's0', pages: [[record('7')]] },
+        s2: { pages: [[record('9')]] },
+      });
+      const { store, last } = memoryStore({ streamArn: 'arn:stream', shards: { s0: 'done', s1: '6' } });
+      const calls: string[][] = [];
+      const poller = await startStreamPoller({ reader, invoke: recording(calls), logger, idleMs: 10, checkpoint: store });
+      await expect.poll(() => calls.length).toBe(2);
+      expect(poller.stats().start).toBe('checkpoint');
+      await poller.stop();
+      expect(positions).toEqual(
+        expect.arrayContaining([
+          { shardId: 's1', position: { type: 'AFTER_SEQUENCE_NUMBER', sequenceNumber: '6' } },
+          { shardId: 's2', position: { type: 'TRIM_HORIZON' } },
+        ]),
+      );
+      expect(positions.some((p) => p.shardId === 's0')).toBe(false);
+      expect(last()?.shards).toEqual({ s0: 'done', s1: '7', s2: '9' });
+    });
+
+    it('reads a shard from TRIM_HORIZON when its saved position was trimmed from the stream', async () => {
+      const { reader, positions } = scriptedStream({ s1: { pages: [[record('20')]] } });
+      const trimmed: StreamReader = {
+        ...reader,
+        iterator: async (arn, shardId, position) => {
+          if (position.type === 'AFTER_SEQUENCE_NUMBER') throw new StreamPositionLost(new Error('TrimmedDataAccessException'));
+          return reader.iterator(arn, shardId, position);
+        },
+      };
+      const { store } = memoryStore({ streamArn: 'arn:stream', shards: { s1: '5' } });
+      const calls: string[][] = [];
+      const poller = await startStreamPoller({ reader: trimmed, invoke: recording(calls), logger, idleMs: 10, checkpoint: store });
+      await expect.poll(() => calls.length).toBe(1);
+      await poller.stop();
+      expect(calls).toEqual([['20']]);
+      expect(positions[0]).toEqual({ shardId: 's1', position: { type: 'TRIM_HORIZON' } });
+    });
+
+    it('reads from the end of the stream when the checkpoint is of another stream (the table was made again)', async () => {
+      const { reader, positions } = scriptedStream({ s1: { pages: [] } });
+      const { store } = memoryStore({ streamArn: 'arn:old-stream', shards: { old: '5' } });
+      const poller = await startStreamPoller({ reader, invoke: recording([]), logger, idleMs: 10, checkpoint: store });
+      expect(poller.stats().start).toBe('latest');
+      await poller.stop();
+      expect(positions[0]).toEqual({ shardId: 's1', position: { type: 'LATEST' } });
+    });
   });
 });
