@@ -27,9 +27,6 @@ type HttpResult = APIGatewayProxyStructuredResultV2;
 
 /** The request header (lower-case, as the pipeline keeps headers). */
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
-/** How long a key's answer is kept and replayed. */
-export const IDEMPOTENCY_WINDOW_SECONDS = 24 * 60 * 60;
-export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 /** The methods a key applies to; on a GET the header is ignored (reads are idempotent already). */
 export const KEYED_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'DELETE']);
 

@@ -17,11 +17,15 @@ import { ApiError, StoreUnavailable, badRequest } from '../errors.ts';
 import { idempotencyStore } from '../db/idempotency-store.ts';
 import { IDEMPOTENCY_PREFIX } from '../db/keys.ts';
 import { asStoreError } from '../db/send.ts';
-import { IDEMPOTENCY_WINDOW_SECONDS, MAX_IDEMPOTENCY_KEY_LENGTH, type IdempotencyHooks, type OperationStep } from './idempotency.ts';
+import type { IdempotencyHooks, OperationStep } from './idempotency.ts';
 import type { ApiRequest } from './types.ts';
 
 type HttpEvent = APIGatewayProxyEventV2;
 type HttpResult = APIGatewayProxyStructuredResultV2;
+
+/** How long a key's answer is kept and replayed. */
+export const IDEMPOTENCY_WINDOW_SECONDS = 24 * 60 * 60;
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 
 /**
  * How long a call may hold its key when the context tells no remaining time: API Gateway's
