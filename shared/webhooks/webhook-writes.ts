@@ -15,7 +15,7 @@ import { linkedObjectKeys } from '../live/topics.ts';
 import { newKey } from '../model/placement.ts';
 import { contextOf } from '../objects/context.ts';
 import { objectNotFound } from '../objects/errors.ts';
-import { instanceOf, manage, webhookOf, type WebhookDeps } from './operations.ts';
+import { instanceOf, manage, webhookOf, type WebhookDeps } from './access.ts';
 import type { DeliveryJob } from './queue.ts';
 import { PREVIOUS_SECRET_MS } from './schedule.ts';
 import { messageIdOf, newSecret } from './signing.ts';
