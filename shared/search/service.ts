@@ -22,9 +22,9 @@ import {
   requestedTypes,
   reviveDates,
   rewriteTypeArrays,
-  type Matcher,
   type Plan,
-} from './query.ts';
+} from '../query/query.ts';
+import type { Matcher } from '../query/shape.ts';
 import { filterPaced, pacer } from './pacer.ts';
 
 /**
