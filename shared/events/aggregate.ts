@@ -24,7 +24,7 @@
  * text, so equality and grouping are exact, and leave it as the same digits.
  */
 import type { queryFolderEvents, SortRange } from '../db/event-reads.ts';
-import type { StoredObject } from '../db/objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import { boolParam } from '../http/params.ts';
 import type { ApiRequest } from '../http/types.ts';

@@ -14,7 +14,8 @@ import {
   deleteAlarmLinkItems,
   eventTypeWithAlarms,
 } from '../db/eventtypes-repo.ts';
-import { listCollection, type StoredObject } from '../db/objects-repo.ts';
+import { listCollection } from '../db/objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
 import { deleteObject } from '../db/object-writes.ts';
 import type { Placement } from '../model/placement.ts';
 import type { AuditDeps } from './audit.ts';

@@ -23,7 +23,8 @@
  */
 import { ApiError } from '../errors.ts';
 import { queryFolderEvents, queryPointers, type EventPointer, type SortRange } from '../db/event-reads.ts';
-import { getObjects, type StoredObject } from '../db/objects-repo.ts';
+import { getObjects } from '../db/objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
 import { connectionsTo, type Connection } from '../db/relations-repo.ts';
 import { SCHEDULED_ACCESS_LEVEL } from '../relations/rules.ts';
 import { windowHolds, windowOf } from '../relations/window.ts';

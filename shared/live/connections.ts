@@ -5,7 +5,7 @@
 import { checkPrincipalNow } from '../auth/status-check.ts';
 import { deleteConnection, deleteSubscription, getConnection, instanceLineage, putConnection, putSubscription } from '../db/live-repo.ts';
 import { OAuthError } from '../errors.ts';
-import type { Principal } from '../http/types.ts';
+import type { Principal } from '../auth/principal.ts';
 import type { LiveDeps } from './deps.ts';
 import { liveError, parseClientMessage, type ServerMessage } from './protocol.ts';
 import { parseTopic, type Topic } from './topics.ts';

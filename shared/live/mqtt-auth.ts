@@ -18,7 +18,7 @@
 import { decodeJwt } from 'jose/jwt/decode';
 import { checkPrincipalNow, enforceVerdict, principalStatus, type Verdict } from '../auth/status-check.ts';
 import { OAuthError } from '../errors.ts';
-import type { Authenticator, Principal } from '../http/types.ts';
+import type { Authenticator, Principal } from '../auth/principal.ts';
 import type { Db } from '../db/client.ts';
 import { readSteps, type ReadStep } from '../objects/context.ts';
 import { inScope } from './connections.ts';

@@ -2,7 +2,8 @@
 import type { Db } from '../db/client.ts';
 import type { ReadStep } from '../db/objects-repo.ts';
 import { unauthorized } from '../errors.ts';
-import type { ApiRequest, BaseDeps, Principal } from '../http/types.ts';
+import type { ApiRequest, BaseDeps } from '../http/types.ts';
+import type { Principal } from '../auth/principal.ts';
 import { NO_HOOKS, type ObjectHooks } from './hooks.ts';
 
 export interface Ctx {

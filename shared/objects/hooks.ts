@@ -7,7 +7,8 @@
  * `beforeWrite` runs before the object's transaction and may add to it; the `after` hooks run
  * after it succeeded: one that throws makes the call answer its error, but the write stands.
  */
-import type { ExtraWrite, StoredObject } from '../db/objects-repo.ts';
+import type { ExtraWrite } from '../db/objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
 import type { Ctx } from './context.ts';
 
 export interface ObjectHooks {

@@ -5,7 +5,7 @@
  */
 import { ApiError } from '../errors.ts';
 import { isObjectKey } from '../db/keys.ts';
-import type { StoredObject } from '../db/objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
 import { getWebhook, type StoredWebhook } from '../db/webhooks-repo.ts';
 import type { ApiRequest } from '../http/types.ts';
 import type { CoreDeps } from '../deps.ts';

@@ -5,7 +5,7 @@
  */
 import { ApiError, badRequest, conflict, ConditionFailed } from '../errors.ts';
 import { getEvent, queryFolderEvents } from '../db/event-reads.ts';
-import type { StoredObject } from '../db/objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
 import { claimReplaySlot, deleteWebhook, getAttempt, putWebhook, replaceWebhookSettings, rotateWebhookSecret, type StoredWebhook } from '../db/webhooks-repo.ts';
 import { foldersOf } from '../events/folders.ts';
 import { renderEvent } from '../events/render.ts';
