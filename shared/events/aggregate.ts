@@ -32,7 +32,7 @@ import type { requireFolderInScope } from '../objects/access.ts';
 import type { Ctx } from '../objects/context.ts';
 import { checkRegex, compileQuery } from '../query/matcher.ts';
 export { loadRegexEngine } from '../query/matcher.ts';
-import { filterPaced, pacer } from '../search/pacer.ts';
+import { filterPaced, pacer } from '../query/pacer.ts';
 import { ALLOWED_OPERATORS, MAX_QUERY_DEPTH, asDate, conjuncts, parseQueryBody } from '../query/query.ts';
 import { invalidQuery, type Matcher, type QueryDoc } from '../query/shape.ts';
 import { ENGINE_OPERATORS, LEFT_OUT, STAGES, bigText, engineEventData, engineInteger, toEngine } from './aggregate-engine.ts';

@@ -31,7 +31,7 @@ import { windowHolds, windowOf } from '../relations/window.ts';
 import { requireFolderInScope } from '../objects/access.ts';
 import { readSteps, type Ctx, type ReadStep } from '../objects/context.ts';
 import { TtlCache } from '../ttl-cache.ts';
-import { pacer } from '../search/pacer.ts';
+import { pacer } from '../query/pacer.ts';
 import { foldersOf } from './folders.ts';
 import { eventFilter, type EventDocView, type EventListQuery } from './list-query.ts';
 

@@ -26,7 +26,7 @@ import {
   type Plan,
 } from '../query/query.ts';
 import type { Matcher } from '../query/shape.ts';
-import { filterPaced, pacer } from './pacer.ts';
+import { filterPaced, pacer } from '../query/pacer.ts';
 
 /**
  * Whether a search body needs the query engine (anything but string equalities on plain fields):
