@@ -21,7 +21,7 @@ import { OAuthError } from '../errors.ts';
 import type { Authenticator, Principal } from '../auth/principal.ts';
 import type { Db } from '../db/client.ts';
 import { readSteps, type ReadStep } from '../objects/context.ts';
-import { inScope } from './connections.ts';
+import { inScope } from './scope.ts';
 import { parseTopic, type Topic } from './topics.ts';
 
 /** A verified MQTT client: who it is and when its token expires. */
