@@ -68,6 +68,15 @@ module.exports = {
       to: { path: '^shared/auth/', dependencyTypesNot: ['type-only'] },
     },
     {
+      name: 'auth-not-to-http-or-domain',
+      severity: 'error',
+      comment:
+        'shared/auth (principals, tokens, keys) reads the store through db/ and imports neither the pipeline ' +
+        'nor any domain folder: the pipeline and the domain name its principal and role types, not the reverse.',
+      from: { path: '^shared/auth/' },
+      to: { path: `^shared/(${DOMAIN.slice(1, -1)}|http|query)/` },
+    },
+    {
       name: 'query-not-to-domain',
       severity: 'error',
       comment:
