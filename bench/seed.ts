@@ -15,7 +15,7 @@ import { serialize } from 'bson';
 import { BatchWriteCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from '#shared/db/client.ts';
 import { eventItem } from '#shared/db/events-repo.ts';
-import { type StoredObject } from '#shared/db/objects-repo.ts';
+import type { StoredObject } from '#shared/model/stored-object.ts';
 import { toItem } from '#shared/db/object-writes.ts';
 import { eventWrite } from '#shared/events/publish.ts';
 import { TABLE } from '#shared/db/table.ts';

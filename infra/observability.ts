@@ -43,7 +43,7 @@ import {
   HTTP_API_PER_MILLION_REQUESTS,
   LAMBDA_ARM64_PER_GB_SECOND,
   LAMBDA_PER_MILLION_REQUESTS,
-} from '../bench/cost.ts';
+} from './prices.ts';
 import { alarmThresholds, type AlarmThresholds } from './alarm-thresholds.ts';
 import type { GatehouseFunction } from './gatehouse-function.ts';
 import { acknowledge } from './nag.ts';
@@ -436,7 +436,7 @@ export class GatehouseObservability extends Construct {
 }
 
 /**
- * Estimated dollars of a tenant's requests, from the list prices of bench/cost.ts: HTTP API and
+ * Estimated dollars of a tenant's requests, from the list prices of infra/prices.ts: HTTP API and
  * Lambda requests, Lambda duration at the default memory (the token family's 1024 MB logins
  * cost twice this), and capacity units at the write price (an upper bound: reads cost a fifth).
  * Good for ranking tenants; the bill itself comes from Cost Explorer.

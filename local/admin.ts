@@ -44,7 +44,7 @@ import { rotationPolicyOf } from '#shared/auth/keys.ts';
 import { maintainFileRing } from '#shared/auth/key-files.ts';
 import { localLicenseAuthority } from '#shared/auth/license-authority.ts';
 import { describeViolation, generatePassword, passwordRuleViolation } from '#shared/auth/passwords.ts';
-import type { Role } from '#shared/http/types.ts';
+import type { Role } from '#shared/auth/principal.ts';
 import { newKey } from '#shared/model/placement.ts';
 import { startDynamo, waitForEndpoint, type RunningDynamo } from './dynamo.ts';
 

@@ -4,7 +4,7 @@
  * second, as `DEFAULT_THROTTLE` in infra/http-api.ts configures the HTTP API in AWS. A request
  * that finds the bucket empty is answered 429 before it reaches a handler.
  */
-import { TokenBucket, type ThrottleSettings } from '#shared/http/token-bucket.ts';
+import { TokenBucket, type ThrottleSettings } from '#shared/token-bucket.ts';
 
 export { TokenBucket, type ThrottleSettings };
 

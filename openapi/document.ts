@@ -12,7 +12,8 @@ import { createDocument, type ZodOpenApiOperationObject, type ZodOpenApiPathsObj
 import { collectionByName } from '#shared/model/collections.ts';
 import { commonSchemas, deviceSchemas, personSchemas } from '#shared/model/schemas/index.ts';
 import { ROUTES, type Route } from '#shared/routes.ts';
-import { IDEMPOTENCY_WINDOW_SECONDS, KEYED_METHODS, MAX_IDEMPOTENCY_KEY_LENGTH } from '#shared/http/idempotency.ts';
+import { KEYED_METHODS } from '#shared/http/idempotency.ts';
+import { IDEMPOTENCY_WINDOW_SECONDS, MAX_IDEMPOTENCY_KEY_LENGTH } from '#shared/http/idempotent-call.ts';
 import { describeOperation, errorExample, type OperationDoc } from './operations.ts';
 import { EXAMPLE_KEYS, errorBodySchema, oauthErrorBodySchema, throttledBodySchema, typeDiscriminator, typeTagJsonSchema } from './schemas.ts';
 

@@ -7,7 +7,8 @@
 import { config as loadedConfig, type Config } from './config.ts';
 import { keyStoreFor, type KeyStore, type RingSource } from './auth/keys.ts';
 import { createDb, type Db, type DbOptions } from './db/client.ts';
-import type { Authenticator, BaseDeps, Principal } from './http/types.ts';
+import type { BaseDeps } from './http/types.ts';
+import type { Authenticator, Principal } from './auth/principal.ts';
 import { createLogger } from './logger.ts';
 import type { Notifier } from './notify/notifier.ts';
 import { onFirstUse } from './first-use.ts';

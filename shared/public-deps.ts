@@ -8,7 +8,8 @@
 import { config as loadedConfig, type Config } from './config.ts';
 import { createDb, type Db, type DbOptions } from './db/client.ts';
 import { unauthorized } from './errors.ts';
-import type { Authenticator, BaseDeps } from './http/types.ts';
+import type { BaseDeps } from './http/types.ts';
+import type { Authenticator } from './auth/principal.ts';
 import { createLogger } from './logger.ts';
 
 export interface PublicDepsOverrides {

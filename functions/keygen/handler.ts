@@ -33,7 +33,8 @@ import {
 import type { CloudFormationCustomResourceEvent, CloudFormationCustomResourceResponse, Context } from 'aws-lambda';
 import type { JSONWebKeySet, JWK } from 'jose';
 import { loadConfig } from '#shared/config.ts';
-import { kidsOf, maintainRing, newRing, parseRing, publicJwk, rolloverWrites, serializeRing, type KeyRing, type RotationPolicy } from '#shared/auth/key-ring.ts';
+import { kidsOf, maintainRing, newRing, parseRing, publicJwk, rolloverWrites, serializeRing, type RotationPolicy } from '#shared/auth/key-ring.ts';
+import type { KeyRing } from '#shared/auth/key-store.ts';
 import { rotationPolicyOf } from '#shared/auth/keys.ts';
 import { generateSigningJwk } from '#shared/auth/key-files.ts';
 import { readPublishedJwks, writePublishedJwks } from '#shared/db/published-keys.ts';

@@ -8,7 +8,7 @@ import { ok, type Operation } from '#shared/http/types.ts';
 import { instanceTree, ownInstance } from '#shared/db/objects-repo.ts';
 import { loadFolder } from '#shared/objects/access.ts';
 import { contextOf, readSteps } from '#shared/objects/context.ts';
-import { loadMatcher } from '#shared/search/query.ts';
+import { loadMatcher } from '#shared/query/query.ts';
 import { MAX_SEARCH_INSTANCES, needsQueryEngine, search } from '#shared/search/service.ts';
 
 const searchOperation: Operation<CoreDeps> = async (req, deps) => {

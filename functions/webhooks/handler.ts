@@ -10,7 +10,7 @@ import { config } from '#shared/config.ts';
 import { createCoreDeps } from '#shared/deps.ts';
 import { onFirstUse } from '#shared/first-use.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
-import type { WebhookDeps } from '#shared/webhooks/operations.ts';
+import type { WebhookDeps } from '#shared/webhooks/access.ts';
 import { webhookOperations } from '#shared/webhooks/operations.ts';
 import { tableQueue } from '#shared/webhooks/queue.ts';
 import { createSqsQueue, type SqsWebhookQueue } from '#shared/webhooks/sqs-queue.ts';

@@ -5,7 +5,7 @@
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { SignJWT } from 'jose/jwt/sign';
 import type { Config } from '../config.ts';
-import type { Role } from '../http/types.ts';
+import type { Role } from './principal.ts';
 import type { AccessClaims } from './authenticator.ts';
 import { JWT_ALG, type KeyStore } from './keys.ts';
 

@@ -17,7 +17,7 @@ import { decodeJwt } from 'jose/jwt/decode';
 import { jwtVerify } from 'jose/jwt/verify';
 import type { Config } from '../config.ts';
 import { unauthorized } from '../errors.ts';
-import type { Authenticator, Principal, Role } from '../http/types.ts';
+import type { Authenticator, Principal, Role } from './principal.ts';
 import { TtlCache } from '../ttl-cache.ts';
 import { JWT_ALG, type KeyStore } from './keys.ts';
 

@@ -6,8 +6,9 @@
  * `$type`, no Key/Href/Links in `Doc`; the password lives only in the user's AUTH item).
  */
 import type { Db } from '../db/client.ts';
-import { claimOwner, getObject, getObjects, ownInstance, type StoredObject } from '../db/objects-repo.ts';
-import type { Role } from '../http/types.ts';
+import { claimOwner, getObject, getObjects, ownInstance } from '../db/objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
+import type { Role } from './principal.ts';
 import { instanceNameClaim, userNameClaim } from '../model/claims.ts';
 
 export type SecurityLevel = 'Low' | 'Medium' | 'High';

@@ -11,8 +11,8 @@ import type { JSONWebKeySet, JWK } from 'jose';
 import { calculateJwkThumbprint } from 'jose/jwk/thumbprint';
 import { exportJWK } from 'jose/key/export';
 import { generateKeyPair } from 'jose/key/generate/keypair';
-import { maintainRing, newRing, parseRing, publicJwksOf, serializeRing, signingKeyAt, type KeyRing, type Maintenance, type RotationPolicy } from './key-ring.ts';
-import { DEFAULT_KEY_CACHE_MS, JWT_ALG, keyImporter, refreshing, type KeyStore } from './key-store.ts';
+import { maintainRing, newRing, parseRing, publicJwksOf, serializeRing, signingKeyAt, type Maintenance, type RotationPolicy } from './key-ring.ts';
+import { DEFAULT_KEY_CACHE_MS, JWT_ALG, keyImporter, refreshing, type KeyRing, type KeyStore } from './key-store.ts';
 
 /** Makes a new ES256 key pair as a private JWK carrying its thumbprint as `kid`. */
 export async function generateSigningJwk(): Promise<JWK> {

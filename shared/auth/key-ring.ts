@@ -20,24 +20,10 @@
  * signing key, so the overlap only has to cover access tokens.
  */
 import type { JSONWebKeySet, JWK } from 'jose';
-import { signingKeyAt } from './key-store.ts';
+import { signingKeyAt, type KeyRing, type RingKey } from './key-store.ts';
 
 /** The key that signs at a time (in key-store.ts: the table store signs with it without loading the rest of the ring's code). */
 export { signingKeyAt };
-
-export interface RingKey {
-  /** The private JWK (`kid` = its thumbprint). */
-  readonly jwk: JWK;
-  /** Epoch seconds from which the key signs (the newest key whose time has come signs). */
-  readonly signsFrom: number;
-  /** Epoch seconds after which the key is dropped: set when a newer key is scheduled to replace it. */
-  readonly dropAfter?: number;
-}
-
-export interface KeyRing {
-  /** Oldest first. */
-  readonly keys: readonly RingKey[];
-}
 
 export interface RotationPolicy {
   /** How long an execution environment reuses the keys it read (`GATEHOUSE_KEY_CACHE_SECONDS`). */

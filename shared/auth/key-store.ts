@@ -7,7 +7,20 @@
  * table reads and the SDK, would split the code every cold start loads into more files.
  */
 import type { CryptoKey, JSONWebKeySet, JWK } from 'jose';
-import type { KeyRing, RingKey } from './key-ring.ts';
+
+export interface RingKey {
+  /** The private JWK (`kid` = its thumbprint). */
+  readonly jwk: JWK;
+  /** Epoch seconds from which the key signs (the newest key whose time has come signs). */
+  readonly signsFrom: number;
+  /** Epoch seconds after which the key is dropped: set when a newer key is scheduled to replace it. */
+  readonly dropAfter?: number;
+}
+
+export interface KeyRing {
+  /** Oldest first. */
+  readonly keys: readonly RingKey[];
+}
 
 export const JWT_ALG = 'ES256';
 

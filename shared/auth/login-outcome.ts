@@ -6,7 +6,6 @@
  * throttled before it was tried, or a refusal about the instance, its licence or the password
  * rules is not a login failure.
  */
-import type { ApiRequest } from '../http/types.ts';
 import { parseTokenFields, readTokenRequest, type TokenErrorCode } from './token-request.ts';
 
 /** Token error codes that mean "wrong credentials or locked out", at every security level. */
@@ -25,7 +24,7 @@ const NOT_AN_ATTEMPT: ReadonlySet<string> = new Set(['invalid_client', 'unsuppor
  * The login outcome of a token request and its answer (`status`, and `errorCode` when it failed):
  * undefined when it was not a password login attempt.
  */
-export function loginOutcome(req: Pick<ApiRequest, 'rawBody' | 'body'>, status: number, errorCode: string | undefined): { failed: boolean } | undefined {
+export function loginOutcome(req: { readonly rawBody: string | undefined; readonly body: unknown }, status: number, errorCode: string | undefined): { failed: boolean } | undefined {
   let grant: string;
   try {
     const text = req.rawBody ?? (req.body !== undefined ? JSON.stringify(req.body) : undefined);

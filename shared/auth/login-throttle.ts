@@ -16,7 +16,7 @@
  */
 import type { Config } from '../config.ts';
 import { OAuthError } from '../errors.ts';
-import { KeyedBuckets } from '../http/token-bucket.ts';
+import { KeyedBuckets } from '../token-bucket.ts';
 import { NO_STORE, splitLoginName, type TokenRequest } from './token-request.ts';
 
 /** Addresses and names whose buckets an environment keeps (the least recently used beyond). */

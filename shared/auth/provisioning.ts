@@ -5,9 +5,10 @@
 import { conflict, validationFailed, ConditionFailed } from '../errors.ts';
 import type { Db } from '../db/client.ts';
 import { authItemPut } from '../db/auth-repo.ts';
-import { getObject, type StoredObject } from '../db/objects-repo.ts';
+import { getObject } from '../db/objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
 import { createObject, failedClaim, replaceObject } from '../db/object-writes.ts';
-import type { Role } from '../http/types.ts';
+import type { Role } from './principal.ts';
 import { instanceNameClaim, userNameClaim } from '../model/claims.ts';
 import { newKey, placeIn, placeInstance } from '../model/placement.ts';
 import { INSTANCE_COLLECTION, INSTANCE_TYPE, USER_COLLECTION, USER_TYPE, isInstance, type SecurityLevel } from './directory.ts';

@@ -14,7 +14,7 @@
 import type { Db } from '../db/client.ts';
 import { getObjects, ownInstance } from '../db/objects-repo.ts';
 import { unauthorized } from '../errors.ts';
-import type { Principal, Role } from '../http/types.ts';
+import type { Principal, Role } from './principal.ts';
 import { ancestorsOf, isDisabled, isInstance, isUser, roleOf } from './directory.ts';
 
 /** How long a status answer is reused: well inside the promised minute. */

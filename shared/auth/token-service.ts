@@ -24,7 +24,8 @@
  */
 import { createHash, randomBytes, randomInt, timingSafeEqual } from 'node:crypto';
 import { ConditionFailed } from '../errors.ts';
-import { claimOwner, getObject, ownInstance, type StoredObject } from '../db/objects-repo.ts';
+import { claimOwner, getObject, ownInstance } from '../db/objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
 import {
   changePasswordAtLogin,
   clearExpiredLock,

@@ -30,7 +30,8 @@ import { GetCommand, UpdateCommand, type TransactWriteCommandInput, type UpdateC
 import { ConditionFailed } from '../errors.ts';
 import type { Db } from './client.ts';
 import { AUTH_SK, LOGIN_NAME_SK, REFRESH_SK, loginNamePk, objectPk, refreshFamilyPk, refreshTokenPk } from './keys.ts';
-import { claimItemKey, fromItem, getItems, objectItemKey, send, type Claim, type StoredObject } from './objects-repo.ts';
+import { claimItemKey, fromItem, getItems, objectItemKey, send } from './objects-repo.ts';
+import type { Claim, StoredObject } from '../model/stored-object.ts';
 import { isTransactionConflict, toItem, transact } from './object-writes.ts';
 
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];

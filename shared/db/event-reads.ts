@@ -11,7 +11,8 @@ import type { Db } from './client.ts';
 import { packEventDoc } from './event-doc.ts';
 import { EVENTS_COLLECTION, type EventSummary } from './events-repo.ts';
 import { OBJECT_SK, eventFolderPk, eventPointerPk, objectPk } from './keys.ts';
-import { fromItem, getItem, send, type StoredObject } from './objects-repo.ts';
+import { fromItem, getItem, send } from './objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
 
 /** An event by key (strongly consistent), or undefined when missing, expired or not an event. */
 export async function getEvent(db: Db, key: string, nowEpoch: number): Promise<StoredObject | undefined> {

@@ -31,7 +31,8 @@ import { ConditionFailed, StoreUnavailable } from '../errors.ts';
 import type { Db } from './client.ts';
 import { occurredOfItem, packEventDoc } from './event-doc.ts';
 import { OBJECT_SK, eventFolderPk, eventPointerPk, eventSortKey, isObjectKey, liveEventPk, objectPk } from './keys.ts';
-import { fromItem, getItem, send, type StoredObject } from './objects-repo.ts';
+import { fromItem, getItem, send } from './objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
 import { toItem } from './object-writes.ts';
 
 /** The collection of event objects. */

@@ -16,7 +16,8 @@
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from './client.ts';
 import { OBJECT_SK, objectPk, partitionPk } from './keys.ts';
-import { fromItem, queryAll, send, type ExtraWrite, type StoredObject } from './objects-repo.ts';
+import { fromItem, queryAll, send, type ExtraWrite } from './objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
 
 export const EVENT_TYPES_COLLECTION = 'eventtypes';
 export const EVENT_TYPE = 'EventTypeInfo';

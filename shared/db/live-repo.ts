@@ -30,7 +30,7 @@ import {
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { StoreUnavailable } from '../errors.ts';
-import type { Principal, Role } from '../http/types.ts';
+import type { Principal, Role } from '../auth/principal.ts';
 import type { Db } from './client.ts';
 import { expandEventDoc, occurredOfItem } from './event-doc.ts';
 import { LIVE_EVENT_PREFIX, OBJECT_SK, WS_CONNECTION_SK, objectPk, subscriptionPk, subscriptionSk, userConnectionsPk, wsConnectionPk } from './keys.ts';

@@ -10,7 +10,8 @@ import { ConditionFailed, StoreUnavailable } from '../errors.ts';
 import { stringifyJson } from '../json.ts';
 import type { Db } from './client.ts';
 import { OBJECT_SK, STATUS_SK, TOMBSTONE_SK, cardNumberPk, collectionPk, namePk, nameSk, objectPk, partitionPk } from './keys.ts';
-import { claimItemKey, ownInstance, send, type Claim, type ExtraWrite, type StoredObject } from './objects-repo.ts';
+import { claimItemKey, ownInstance, send, type ExtraWrite } from './objects-repo.ts';
+import type { Claim, StoredObject } from '../model/stored-object.ts';
 
 type TransactItem = ExtraWrite;
 

@@ -22,33 +22,10 @@ import { getItem, getItems, type ItemKey } from './item-reads.ts';
 import type { Db } from './client.ts';
 import { expandEventDoc, occurredOfItem } from './event-doc.ts';
 import { CLAIM_SK, OBJECT_SK, STATUS_SK, TOMBSTONE_SK, claimPk, collectionPk, objectPk } from './keys.ts';
+import type { Claim, StoredObject } from '../model/stored-object.ts';
 
 // The reads by key live in item-reads.ts (with the gathering of reads started together).
 export { getItem, getItems, readTogether, type ItemKey } from './item-reads.ts';
-
-export interface StoredObject {
-  readonly key: string;
-  readonly collection: string;
-  readonly type: string;
-  readonly folder: string;
-  readonly path: readonly string[];
-  readonly instances: readonly string[];
-  readonly version: number;
-  readonly doc: Readonly<Record<string, unknown>>;
-  /**
-   * Users only: the session generation (`SessionGeneration`, absent = 0). Tokens and refresh
-   * families carry the generation they were issued in; revoking a user's sessions raises it, and
-   * anything of an older generation is refused. Never part of the document: clients do not see it.
-   */
-  readonly sessionGeneration?: number;
-}
-
-/** A unique value owned by one object: `scope` + `kind` + `value` may be claimed once. */
-export interface Claim {
-  readonly scope: string;
-  readonly kind: string;
-  readonly value: string;
-}
 
 /** The owning instance of an object: the last of its `instances`. */
 export const ownInstance = (o: Pick<StoredObject, 'instances'>): string => o.instances[o.instances.length - 1] ?? '';

@@ -4,7 +4,8 @@
  */
 import type { Db } from './client.ts';
 import { cardNumberPk, claimPk, namePk, partitionPk } from './keys.ts';
-import { fromItem, queryAll, type ReadStep, type StoredObject } from './objects-repo.ts';
+import { fromItem, queryAll, type ReadStep } from './objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
 
 /** At most this many items are read for one search; past it the search answers 400 (narrow it). */
 export const MAX_SEARCH_READ = 20_000;

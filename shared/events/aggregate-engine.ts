@@ -29,8 +29,8 @@ import { $literal } from 'mingo/operators/expression';
 import { $addFields, $bucket, $count, $group, $limit, $match, $project, $set, $skip, $sort, $sortByCount, $unwind } from 'mingo/operators/pipeline';
 import { ApiError } from '../errors.ts';
 import { narrowInteger, stringifyJson } from '../json.ts';
-import { QUERY_OPERATORS } from '../search/matcher.ts';
-import { invalidQuery, type QueryDoc } from '../search/query.ts';
+import { QUERY_OPERATORS } from '../query/matcher.ts';
+import { invalidQuery, type QueryDoc } from '../query/shape.ts';
 import { decodeEventData } from './event-data.ts';
 
 /**

@@ -12,7 +12,7 @@
  */
 import { Worker } from 'node:worker_threads';
 import { ApiError } from '../errors.ts';
-import type { QueryDoc } from '../search/query.ts';
+import type { QueryDoc } from '../query/shape.ts';
 import { tooExpensive } from './aggregate-engine.ts';
 import type { FromWorker, ToWorker, WorkerDoc } from './aggregate-worker.ts';
 

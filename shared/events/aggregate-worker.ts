@@ -7,8 +7,8 @@ import { readlinkSync } from 'node:fs';
 import { setPriority } from 'node:os';
 import { parentPort } from 'node:worker_threads';
 import { ApiError } from '../errors.ts';
-import { loadRegexEngine } from '../search/matcher.ts';
-import type { QueryDoc } from '../search/query.ts';
+import { loadRegexEngine } from '../query/matcher.ts';
+import type { QueryDoc } from '../query/shape.ts';
 import { engineEventData, runPipeline } from './aggregate-engine.ts';
 
 /** A document of the pipeline's input: the event as the engine reads it, and its raw `EventData` when the pipeline reads it. */

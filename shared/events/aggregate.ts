@@ -24,16 +24,17 @@
  * text, so equality and grouping are exact, and leave it as the same digits.
  */
 import type { queryFolderEvents, SortRange } from '../db/event-reads.ts';
-import type { StoredObject } from '../db/objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import { boolParam } from '../http/params.ts';
 import type { ApiRequest } from '../http/types.ts';
 import type { requireFolderInScope } from '../objects/access.ts';
 import type { Ctx } from '../objects/context.ts';
-import { checkRegex, compileQuery } from '../search/matcher.ts';
-export { loadRegexEngine } from '../search/matcher.ts';
-import { filterPaced, pacer } from '../search/pacer.ts';
-import { ALLOWED_OPERATORS, MAX_QUERY_DEPTH, asDate, conjuncts, invalidQuery, parseQueryBody, type Matcher, type QueryDoc } from '../search/query.ts';
+import { checkRegex, compileQuery } from '../query/matcher.ts';
+export { loadRegexEngine } from '../query/matcher.ts';
+import { filterPaced, pacer } from '../query/pacer.ts';
+import { ALLOWED_OPERATORS, MAX_QUERY_DEPTH, asDate, conjuncts, parseQueryBody } from '../query/query.ts';
+import { invalidQuery, type Matcher, type QueryDoc } from '../query/shape.ts';
 import { ENGINE_OPERATORS, LEFT_OUT, STAGES, bigText, engineEventData, engineInteger, toEngine } from './aggregate-engine.ts';
 export { MAX_RESULT_BYTES, STAGES, WORK_LIMITS } from './aggregate-engine.ts';
 import { startAggregation } from './aggregate-pool.ts';

@@ -4,6 +4,8 @@
  * not read by a fan-out whose batches carry only events and connections).
  */
 import { createHash } from 'node:crypto';
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Config } from '../config.ts';
 import { encodeBson } from '../bson-writer.ts';
 import type { Db } from '../db/client.ts';
 import { putEvent, type EventWrite, type ObjectChange } from '../db/events-repo.ts';
@@ -14,15 +16,23 @@ import {
   deleteAlarmLinkItems,
   eventTypeWithAlarms,
 } from '../db/eventtypes-repo.ts';
-import { listCollection, type StoredObject } from '../db/objects-repo.ts';
+import { listCollection } from '../db/objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
 import { deleteObject } from '../db/object-writes.ts';
 import type { Placement } from '../model/placement.ts';
-import type { AuditDeps } from './audit.ts';
 import { eventTypeClaims } from './event-type-body.ts';
 import { fillTemplate } from './posting.ts';
 import { eventWrite } from './publish.ts';
 import { appOf, canonicalHref } from './render.ts';
 import { SYSTEM_APP_KEY, SYSTEM_NAMESPACE } from './system-app.ts';
+
+/** What recording an audit event needs (the stream handler, audit.ts, is given it). */
+export interface AuditDeps {
+  readonly db: Db;
+  readonly config: Pick<Config, 'eventRetentionDays'>;
+  readonly now: () => Date;
+  readonly logger: Pick<Logger, 'error' | 'warn'>;
+}
 
 export type ChangeKind = ObjectChange['kind'];
 

@@ -28,21 +28,12 @@
  * | object deleted | `000000000000000000000004` | `ObjectDeleted`                        |
  */
 import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
-import type { Logger } from '@aws-lambda-powertools/logger';
-import type { Config } from '../config.ts';
-import type { Db } from '../db/client.ts';
 import { EVENTS_COLLECTION, objectChangeFromStreamRecord } from '../db/events-repo.ts';
 import { onFirstUse } from '../first-use.ts';
+import type { AuditDeps } from './audit-event.ts';
 import { SYSTEM_APP_KEY, SYSTEM_NAMESPACE } from './system-app.ts';
 
 export { SYSTEM_APP_KEY, SYSTEM_NAMESPACE };
-
-export interface AuditDeps {
-  readonly db: Db;
-  readonly config: Pick<Config, 'eventRetentionDays'>;
-  readonly now: () => Date;
-  readonly logger: Pick<Logger, 'error' | 'warn'>;
-}
 
 /** Collections whose changes are not audited: events (an audit event would audit itself). */
 const NOT_AUDITED: ReadonlySet<string> = new Set([EVENTS_COLLECTION]);

@@ -4,7 +4,7 @@
  * document is the client's JSON normalised (bare `$type`s, read-only fields and Notes dropped).
  * The schema (event-type-schema.ts), and zod with it, load on the first body validated.
  */
-import type { Claim } from '../db/objects-repo.ts';
+import type { Claim } from '../model/stored-object.ts';
 import { monikerClaim } from '../model/claims.ts';
 import { READ_ONLY_FIELDS, WRITE_ONLY_FIELDS } from '../model/render.ts';
 import { typeNameOf } from '../model/types.ts';

@@ -23,7 +23,8 @@
  */
 import { EVENT_TYPES_COLLECTION, alarmMembers } from '../db/eventtypes-repo.ts';
 import { isObjectKey } from '../db/keys.ts';
-import { claimOwner, getObject, getObjects, type StoredObject } from '../db/objects-repo.ts';
+import { claimOwner, getObject, getObjects } from '../db/objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { monikerClaim } from '../model/claims.ts';
 import { documentLink } from '../model/render.ts';

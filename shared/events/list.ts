@@ -23,14 +23,15 @@
  */
 import { ApiError } from '../errors.ts';
 import { queryFolderEvents, queryPointers, type EventPointer, type SortRange } from '../db/event-reads.ts';
-import { getObjects, type StoredObject } from '../db/objects-repo.ts';
+import { getObjects } from '../db/objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
 import { connectionsTo, type Connection } from '../db/relations-repo.ts';
 import { SCHEDULED_ACCESS_LEVEL } from '../relations/rules.ts';
 import { windowHolds, windowOf } from '../relations/window.ts';
 import { requireFolderInScope } from '../objects/access.ts';
 import { readSteps, type Ctx, type ReadStep } from '../objects/context.ts';
 import { TtlCache } from '../ttl-cache.ts';
-import { pacer } from '../search/pacer.ts';
+import { pacer } from '../query/pacer.ts';
 import { foldersOf } from './folders.ts';
 import { eventFilter, type EventDocView, type EventListQuery } from './list-query.ts';
 

@@ -10,7 +10,7 @@
  */
 import { putEvent, putLiveEvent, type EventWrite } from '../db/events-repo.ts';
 import { isObjectKey } from '../db/keys.ts';
-import type { StoredObject } from '../db/objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
 import { validationFailed } from '../errors.ts';
 import { newKey, placeIn, type Placement } from '../model/placement.ts';
 import { requireRole } from '../objects/access.ts';

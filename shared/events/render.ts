@@ -4,7 +4,7 @@
  * an event type is rendered like any object, with its Href under its app.
  */
 import type { EventPointer } from '../db/event-reads.ts';
-import type { StoredObject } from '../db/objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
 import { eventHref } from '../db/event-doc.ts';
 import { linksOf, objectHref, renderObject, renderValue } from '../model/render.ts';
 import { typeTag } from '../model/types.ts';

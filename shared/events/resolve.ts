@@ -29,7 +29,8 @@
  */
 import { ApiError, forbidden } from '../errors.ts';
 import { readTogether } from '../db/item-reads.ts';
-import { claimOwner, getObject, getObjects, listCollection, ownInstance, type StoredObject } from '../db/objects-repo.ts';
+import { claimOwner, getObject, getObjects, listCollection, ownInstance } from '../db/objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
 import { APPS_COLLECTION, EVENT_TYPES_COLLECTION, appsOfInstance, eventTypeWithAlarms } from '../db/eventtypes-repo.ts';
 import { isObjectKey } from '../db/keys.ts';
 import { monikerClaim } from '../model/claims.ts';

@@ -18,38 +18,13 @@
  * after authentication (the scope needs the caller), so the request is still logged, counted and
  * metered once whether it ran or was replayed.
  */
-import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { onFirstUse } from '../first-use.ts';
-import type { ApiRequest, BaseDeps } from './types.ts';
-
-type HttpEvent = APIGatewayProxyEventV2;
-type HttpResult = APIGatewayProxyStructuredResultV2;
+import type { IdempotencyHooks, OperationStep } from './idempotent-call.ts';
 
 /** The request header (lower-case, as the pipeline keeps headers). */
 export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
-/** How long a key's answer is kept and replayed. */
-export const IDEMPOTENCY_WINDOW_SECONDS = 24 * 60 * 60;
-export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
 /** The methods a key applies to; on a GET the header is ignored (reads are idempotent already). */
 export const KEYED_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'DELETE']);
-
-/** What the pipeline gives the wrapper: its state of the request, found by the event. */
-export interface IdempotencyHooks {
-  readonly deps: () => BaseDeps;
-  /** The request as routed, parsed and authenticated. */
-  readonly request: (event: HttpEvent) => ApiRequest | undefined;
-  /**
-   * The caller's status check, when it still runs beside the operation (see the pipeline): a
-   * record is read or written only for a caller accepted, so a token not yet verified (a new
-   * environment's first) neither replays another's answer nor holds a key.
-   */
-  readonly verdict: (event: HttpEvent) => Promise<void> | undefined;
-  /** The CORS headers for this request's origin (a replay answers with the retry's own). */
-  readonly cors: (event: HttpEvent) => Record<string, string>;
-}
-
-/** The operation step as the pipeline runs it. */
-export type OperationStep = (event: HttpEvent, context: Context) => Promise<HttpResult>;
 
 const keyedCall = onFirstUse(() => import('./idempotent-call.ts'));
 

@@ -17,11 +17,32 @@ import { ApiError, StoreUnavailable, badRequest } from '../errors.ts';
 import { idempotencyStore } from '../db/idempotency-store.ts';
 import { IDEMPOTENCY_PREFIX } from '../db/keys.ts';
 import { asStoreError } from '../db/send.ts';
-import { IDEMPOTENCY_WINDOW_SECONDS, MAX_IDEMPOTENCY_KEY_LENGTH, type IdempotencyHooks, type OperationStep } from './idempotency.ts';
-import type { ApiRequest } from './types.ts';
+import type { ApiRequest, BaseDeps } from './types.ts';
 
 type HttpEvent = APIGatewayProxyEventV2;
 type HttpResult = APIGatewayProxyStructuredResultV2;
+
+/** How long a key's answer is kept and replayed. */
+export const IDEMPOTENCY_WINDOW_SECONDS = 24 * 60 * 60;
+export const MAX_IDEMPOTENCY_KEY_LENGTH = 255;
+
+/** What the pipeline gives the wrapper: its state of the request, found by the event. */
+export interface IdempotencyHooks {
+  readonly deps: () => BaseDeps;
+  /** The request as routed, parsed and authenticated. */
+  readonly request: (event: HttpEvent) => ApiRequest | undefined;
+  /**
+   * The caller's status check, when it still runs beside the operation (see the pipeline): a
+   * record is read or written only for a caller accepted, so a token not yet verified (a new
+   * environment's first) neither replays another's answer nor holds a key.
+   */
+  readonly verdict: (event: HttpEvent) => Promise<void> | undefined;
+  /** The CORS headers for this request's origin (a replay answers with the retry's own). */
+  readonly cors: (event: HttpEvent) => Record<string, string>;
+}
+
+/** The operation step as the pipeline runs it. */
+export type OperationStep = (event: HttpEvent, context: Context) => Promise<HttpResult>;
 
 /**
  * How long a call may hold its key when the context tells no remaining time: API Gateway's

@@ -22,8 +22,8 @@
 import type { APIGatewayProxyStructuredResultV2 } from 'aws-lambda';
 import type { Config } from '../config.ts';
 import { ApiError } from '../errors.ts';
-import { KeyedBuckets } from './token-bucket.ts';
-import type { Principal } from './types.ts';
+import { KeyedBuckets } from '../token-bucket.ts';
+import type { Principal } from '../auth/principal.ts';
 
 export type RateLimitConfig = Pick<Config, 'rateLimitPerInstance' | 'rateLimitPerUser'>;
 

@@ -3,11 +3,12 @@
  * and the answers to its messages.
  */
 import { checkPrincipalNow } from '../auth/status-check.ts';
-import { deleteConnection, deleteSubscription, getConnection, instanceLineage, putConnection, putSubscription } from '../db/live-repo.ts';
+import { deleteConnection, deleteSubscription, getConnection, putConnection, putSubscription } from '../db/live-repo.ts';
 import { OAuthError } from '../errors.ts';
-import type { Principal } from '../http/types.ts';
+import type { Principal } from '../auth/principal.ts';
 import type { LiveDeps } from './deps.ts';
 import { liveError, parseClientMessage, type ServerMessage } from './protocol.ts';
+import { inScope } from './scope.ts';
 import { parseTopic, type Topic } from './topics.ts';
 
 /** API Gateway closes a WebSocket connection after 2 hours; its items expire then too. */
@@ -118,15 +119,4 @@ async function subscribe(deps: LiveDeps, connectionId: string, topic: Topic): Pr
     return liveError('Forbidden', `A connection may hold at most ${MAX_SUBSCRIPTIONS_PER_CONNECTION} subscriptions.`, topic.name);
   }
   return { type: 'subscribed', topic: topic.name };
-}
-
-/**
- * The caller may watch its own instance and the instances below it. An instance that does not
- * exist is out of scope too, so a topic cannot probe which keys exist. Every live channel (the
- * JSON WebSocket here, MQTT in `mqtt-auth.ts`) asks this one check.
- */
-export async function inScope(deps: Pick<LiveDeps, 'db'>, principal: Pick<Principal, 'instanceKey'>, instanceKey: string): Promise<boolean> {
-  if (instanceKey === principal.instanceKey) return true;
-  const lineage = await instanceLineage(deps.db, instanceKey);
-  return lineage?.includes(principal.instanceKey) ?? false;
 }

@@ -6,7 +6,9 @@
  */
 import { ApiGatewayManagementApiClient, DeleteConnectionCommand, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
 import { endpointClientOptions } from './endpoint-client.ts';
-import type { PostOutcome } from './notifier.ts';
+
+/** `gone`: the client disconnected (410); `too-large`: the message exceeds 128 KB. */
+export type PostOutcome = 'sent' | 'gone' | 'too-large';
 
 /** Posts bytes to one connection of the endpoint; `gone` and `too-large` are outcomes, not errors. */
 export function managementPoster(opts: { endpoint: string; region: string }): (connectionId: string, data: Uint8Array) => Promise<PostOutcome> {

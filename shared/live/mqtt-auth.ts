@@ -18,10 +18,10 @@
 import { decodeJwt } from 'jose/jwt/decode';
 import { checkPrincipalNow, enforceVerdict, principalStatus, type Verdict } from '../auth/status-check.ts';
 import { OAuthError } from '../errors.ts';
-import type { Authenticator, Principal } from '../http/types.ts';
+import type { Authenticator, Principal } from '../auth/principal.ts';
 import type { Db } from '../db/client.ts';
 import { readSteps, type ReadStep } from '../objects/context.ts';
-import { inScope } from './connections.ts';
+import { inScope } from './scope.ts';
 import { parseTopic, type Topic } from './topics.ts';
 
 /** A verified MQTT client: who it is and when its token expires. */

@@ -6,10 +6,8 @@
  */
 import { onFirstUse } from '../first-use.ts';
 import { stringifyJson } from '../json.ts';
+import type { PostOutcome } from './management-post.ts';
 import type { ServerMessage } from './protocol.ts';
-
-/** `gone`: the client disconnected (410); `too-large`: the message exceeds 128 KB. */
-export type PostOutcome = 'sent' | 'gone' | 'too-large';
 
 export interface ConnectionNotifier {
   post(connectionId: string, message: ServerMessage): Promise<PostOutcome>;

@@ -3,7 +3,7 @@
  * an instance, user, card, configuration name or moniker uses these, so a race between two
  * writers of the same value always meets on the same claim item.
  */
-import type { Claim } from '../db/objects-repo.ts';
+import type { Claim } from './stored-object.ts';
 
 /** Instance names are unique in a deployment (login is by name) and case-sensitive. */
 export const instanceNameClaim = (name: string): Claim => ({ scope: 'global', kind: 'instance', value: name });

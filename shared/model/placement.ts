@@ -4,7 +4,7 @@
  * used for tenant scope checks without another read.
  */
 import { randomBytes } from 'node:crypto';
-import type { StoredObject } from '../db/objects-repo.ts';
+import type { StoredObject } from './stored-object.ts';
 
 // Keys are MongoDB ObjectIds, as the original service's: 4 bytes of seconds since the epoch, 5
 // random bytes drawn once per process, 3 bytes of a counter that starts at random. Made here

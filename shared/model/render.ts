@@ -7,7 +7,7 @@
  * Every Href emitted here resolves: objects at `/api/f/<folder>/<collection>/<key>`, folders and
  * instances at `/api/f/<key>`; link anchors are relative to the object's Href.
  */
-import type { StoredObject } from '../db/objects-repo.ts';
+import type { StoredObject } from './stored-object.ts';
 import { docWithCardKeys } from './cards.ts';
 import { COLLECTIONS } from './collections.ts';
 import { ELEMENT_TYPES } from './limits.ts';

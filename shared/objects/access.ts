@@ -13,8 +13,9 @@
  * Roles: ReadOnly may not write; Operator writes everything except users and instances;
  * Administrator writes everything.
  */
-import type { Role } from '../http/types.ts';
-import { getObject, getObjectOrTombstone, type StoredObject, type Tombstone } from '../db/objects-repo.ts';
+import type { Role } from '../auth/principal.ts';
+import { getObject, getObjectOrTombstone, type Tombstone } from '../db/objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
 import { isObjectKey } from '../db/keys.ts';
 import { PERIPHERAL_COLLECTIONS } from '../model/collections.ts';
 import { isWithin } from '../model/placement.ts';

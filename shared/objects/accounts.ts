@@ -20,7 +20,7 @@
  */
 import { describeViolation, hashPassword, passwordRuleViolation } from '../auth/passwords.ts';
 import { authItemDelete, authItemPut } from '../db/auth-repo.ts';
-import { type StoredObject } from '../db/objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
 import { putTombstoneItem } from '../db/object-writes.ts';
 import { forbidden } from '../errors.ts';
 import { instanceNameClaim, userNameClaim } from '../model/claims.ts';

@@ -4,8 +4,9 @@
  * defaults; people (cards), inputs (status), folders, instances and users override a few hooks.
  */
 import type { ApiError } from '../errors.ts';
-import type { Role } from '../http/types.ts';
-import type { Claim, ExtraWrite, StoredObject } from '../db/objects-repo.ts';
+import type { Role } from '../auth/principal.ts';
+import type { ExtraWrite } from '../db/objects-repo.ts';
+import type { Claim, StoredObject } from '../model/stored-object.ts';
 import { commonNameClaim } from '../model/claims.ts';
 import type { CollectionDef } from '../model/collections.ts';
 import { placeIn, type Placement } from '../model/placement.ts';

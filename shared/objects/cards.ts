@@ -15,7 +15,8 @@
  *
  * The reads are here; the writes are in `card-writes.ts`, loaded with the first of them.
  */
-import { getObject, getObjects, ownInstance, type StoredObject } from '../db/objects-repo.ts';
+import { getObject, getObjects, ownInstance } from '../db/objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
 import { cardHolders } from '../db/search-repo.ts';
 import { badRequest, conflict, notFound, type ApiError } from '../errors.ts';
 import { cardsWithKeys, isActiveCard, presentCardValue } from '../model/cards.ts';

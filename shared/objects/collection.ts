@@ -17,7 +17,8 @@
  * always ends in one 2xx and 409s, never a 503.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { getObject, ownInstance, type Claim, type ExtraWrite, type StoredObject } from '../db/objects-repo.ts';
+import { getObject, ownInstance, type ExtraWrite } from '../db/objects-repo.ts';
+import type { Claim, StoredObject } from '../model/stored-object.ts';
 import { conditionFailedAt, createObject, deleteObject, failedClaim, isTransactionConflict, replaceObjectWith } from '../db/object-writes.ts';
 import type { CollectionDef } from '../model/collections.ts';
 import { newKey } from '../model/placement.ts';

@@ -1,4 +1,4 @@
-import type { StoredObject } from '../db/objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
 import { TtlCache } from '../ttl-cache.ts';
 
 /** Cursor of page N of a listing = the last key of page N-1 (5 minutes, 10 000 entries ≈ 1 MB). */

@@ -13,7 +13,8 @@
  *
  * A deleted folder leaves a tombstone so its old paths answer 404 rather than 403.
  */
-import { folderHasContent, type StoredObject } from '../db/objects-repo.ts';
+import { folderHasContent } from '../db/objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
 import { putTombstoneItem } from '../db/object-writes.ts';
 import { collectionLinkDefs } from '../model/render.ts';
 import type { Override } from './behaviour.ts';

@@ -29,7 +29,8 @@ import { locate, type Locator } from './access.ts';
 import type { Ctx } from './context.ts';
 import { onlyMethods } from './errors.ts';
 import { listCards } from './cards.ts';
-import { getObjectStatus, type StoredObject } from '../db/objects-repo.ts';
+import { getObjectStatus } from '../db/objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
 import { typeTag } from '../model/types.ts';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';

@@ -3,7 +3,7 @@
  * Every family that serves object collections spreads the `collection` operations into its
  * operations map (the route row carries the collection); the folders family adds the `folder`
  * ones, the devices family the `peripheral` ones, the people family the `people` one (bycard).
- * `objectOperations(hooks)` gives a family the same operations with its hooks (see `hooks.ts`).
+ * `objectOperations(hooks)` gives a family the same operations with its hooks (see `ObjectHooks` in `context.ts`).
  *
  * The reads are here. The operations that change something are in `write-operations.ts`, loaded
  * with the first of them (`import()`): the validators, the behaviours, the transactions and the
@@ -14,8 +14,7 @@ import { ok, pathParam, queryValue, type ApiRequest, type BaseDeps, type Operati
 import { collectionByName, type CollectionDef } from '../model/collections.ts';
 import { locate, type Locator } from './access.ts';
 import { personByCard } from './cards.ts';
-import { contextOf, type Ctx } from './context.ts';
-import { NO_HOOKS, type ObjectHooks } from './hooks.ts';
+import { NO_HOOKS, contextOf, type Ctx, type ObjectHooks } from './context.ts';
 import { readLink } from './links.ts';
 import { listObjects, parsePaging } from './paging.ts';
 import { view } from './view.ts';

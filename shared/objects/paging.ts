@@ -11,7 +11,8 @@
  * a cached cursor keeps its place when items before it are deleted, so a walking client sees every
  * item that exists throughout the walk.
  */
-import { listCollection, listCollectionKeys, type StoredObject } from '../db/objects-repo.ts';
+import { listCollection, listCollectionKeys } from '../db/objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
 import type { Db } from '../db/client.ts';
 import { isObjectKey } from '../db/keys.ts';
 import type { CollectionDef } from '../model/collections.ts';

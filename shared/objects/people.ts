@@ -11,7 +11,8 @@
  * whole person keeps the key of each card it keeps. The card calls (`<person Href>/cards`) are in
  * `cards.ts`.
  */
-import { ownInstance, type Claim, type StoredObject } from '../db/objects-repo.ts';
+import { ownInstance } from '../db/objects-repo.ts';
+import type { Claim, StoredObject } from '../model/stored-object.ts';
 import { assignCardKeys } from '../model/card-keys.ts';
 import { cardsWithKeys, presentCardValue as present } from '../model/cards.ts';
 import { cardClaim } from '../model/claims.ts';

@@ -7,7 +7,7 @@
  *
  * The service loads with the first hook called (`import()`): a plain GET of an object calls none.
  */
-import type { ObjectHooks } from './hooks.ts';
+import type { ObjectHooks } from './context.ts';
 import { onFirstUse } from '../first-use.ts';
 
 const relations = onFirstUse(() => import('./writes.ts').then((m) => m.relationService));

@@ -1,5 +1,5 @@
 /** An object as its caller may see it, shared by the read and the write operations. */
-import type { StoredObject } from '../db/objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
 import { hideOuterFolder, renderObject } from '../model/render.ts';
 import type { Ctx } from './context.ts';
 

@@ -7,7 +7,8 @@
  * connection item, and as the link's `MetaDataBson` (see `window.ts`).
  */
 import { badRequest, ConditionFailed, notFound } from '../errors.ts';
-import { getObject, getObjects, ownInstance, type ExtraWrite, type StoredObject } from '../db/objects-repo.ts';
+import { getObject, getObjects, ownInstance, type ExtraWrite } from '../db/objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
 import { replaceObjectWith, updateDoc, transact } from '../db/object-writes.ts';
 import { connectionsFrom, connectionsTo, deleteConnection, putConnection, type Connection } from '../db/relations-repo.ts';
 import { objectHref, renderObject } from '../model/render.ts';

@@ -5,7 +5,8 @@
  * like lists.
  */
 import { ApiError } from '../errors.ts';
-import { getObjects, ownInstance, type ReadStep, type StoredObject } from '../db/objects-repo.ts';
+import { getObjects, ownInstance, type ReadStep } from '../db/objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
 import { newBudget, ownersOfCardNumber, readByName, readPartition, SearchTooBroad, type SearchBudget } from '../db/search-repo.ts';
 import type { Paging } from '../http/params.ts';
 import { COLLECTIONS } from '../model/collections.ts';
@@ -22,10 +23,10 @@ import {
   requestedTypes,
   reviveDates,
   rewriteTypeArrays,
-  type Matcher,
   type Plan,
-} from './query.ts';
-import { filterPaced, pacer } from './pacer.ts';
+} from '../query/query.ts';
+import type { Matcher } from '../query/shape.ts';
+import { filterPaced, pacer } from '../query/pacer.ts';
 
 /**
  * Whether a search body needs the query engine (anything but string equalities on plain fields):

@@ -16,7 +16,8 @@
  * stored totals. A broader subtree answers 400 QueryTooBroad: ask for a sub-instance instead.
  */
 import { ApiError, badRequest } from '../errors.ts';
-import { instanceTree, type StoredObject } from '../db/objects-repo.ts';
+import { instanceTree } from '../db/objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
 import { storedObjects, usageDays, USAGE_RETENTION_DAYS, type DayCounts } from '../db/usage-repo.ts';
 import type { CoreDeps } from '../deps.ts';
 import { ok, queryValue, type ApiRequest, type Operation } from '../http/types.ts';

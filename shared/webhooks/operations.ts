@@ -5,18 +5,15 @@
  * ReadOnly users list and read them. The secret is shown on create and on rotation only. The calls
  * that write or send are in webhook-writes.ts.
  */
-import { ApiError, badRequest, methodNotAllowed } from '../errors.ts';
+import { badRequest, methodNotAllowed } from '../errors.ts';
 import { isObjectKey } from '../db/keys.ts';
-import type { StoredObject } from '../db/objects-repo.ts';
-import { getWebhook, listAttempts, webhooksOf, type StoredWebhook } from '../db/webhooks-repo.ts';
+import { listAttempts, webhooksOf } from '../db/webhooks-repo.ts';
 import { operationsOnFirstCall } from '../http/lazy-operations.ts';
 import { parsePaging } from '../http/params.ts';
-import { ok, type ApiRequest, type Operation } from '../http/types.ts';
-import type { CoreDeps } from '../deps.ts';
-import { loadFolder, requireRole } from '../objects/access.ts';
-import { contextOf, type Ctx } from '../objects/context.ts';
+import { ok, type Operation } from '../http/types.ts';
+import { contextOf } from '../objects/context.ts';
 import { objectNotFound } from '../objects/errors.ts';
-import type { WebhookQueue } from './queue.ts';
+import { instanceOf, webhookOf, type WebhookDeps } from './access.ts';
 import { publicReason } from './reasons.ts';
 import { renderWebhook } from './subscriptions.ts';
 
@@ -25,31 +22,6 @@ const writes = operationsOnFirstCall(
   () => import('./webhook-writes.ts').then((m) => m.webhookWrites),
   ['createWebhook', 'replaceWebhook', 'removeWebhook', 'rotateSecret', 'testWebhook', 'redeliver', 'replay'],
 );
-
-export interface WebhookDeps extends CoreDeps {
-  readonly queue: WebhookQueue;
-}
-
-/** The instance a webhooks path names, in the caller's scope (a folder that is not an instance: 404). */
-export async function instanceOf(ctx: Ctx, req: ApiRequest): Promise<StoredObject> {
-  const f = await loadFolder(ctx, req.params.folderKey!);
-  if (f.collection !== 'instances') throw new ApiError(404, 'NotFound', 'Webhooks belong to an instance, not a folder.');
-  return f;
-}
-
-/**
- * A subscription of the instance a path names. The subscription is read beside the instance (one
- * request where reads are gathered, as on a cold GET in Lambda; two at once elsewhere), and counts
- * only once the folder is an instance in the caller's scope.
- */
-export async function webhookOf(ctx: Ctx, req: ApiRequest): Promise<StoredWebhook> {
-  const folderKey = req.params.folderKey!;
-  const [, hook] = await Promise.all([instanceOf(ctx, req), isObjectKey(folderKey) ? getWebhook(ctx.db, folderKey, req.params.key!) : undefined]);
-  if (!hook) throw objectNotFound();
-  return hook;
-}
-
-export const manage = (ctx: Ctx) => requireRole(ctx, 'Operator', 'manage webhooks');
 
 const listWebhooks: Operation<WebhookDeps> = async (req, deps) => {
   const ctx = contextOf(req, deps);

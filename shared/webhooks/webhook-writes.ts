@@ -5,7 +5,7 @@
  */
 import { ApiError, badRequest, conflict, ConditionFailed } from '../errors.ts';
 import { getEvent, queryFolderEvents } from '../db/event-reads.ts';
-import type { StoredObject } from '../db/objects-repo.ts';
+import type { StoredObject } from '../model/stored-object.ts';
 import { claimReplaySlot, deleteWebhook, getAttempt, putWebhook, replaceWebhookSettings, rotateWebhookSecret, type StoredWebhook } from '../db/webhooks-repo.ts';
 import { foldersOf } from '../events/folders.ts';
 import { renderEvent } from '../events/render.ts';
@@ -15,7 +15,7 @@ import { linkedObjectKeys } from '../live/topics.ts';
 import { newKey } from '../model/placement.ts';
 import { contextOf } from '../objects/context.ts';
 import { objectNotFound } from '../objects/errors.ts';
-import { instanceOf, manage, webhookOf, type WebhookDeps } from './operations.ts';
+import { instanceOf, manage, webhookOf, type WebhookDeps } from './access.ts';
 import type { DeliveryJob } from './queue.ts';
 import { PREVIOUS_SECRET_MS } from './schedule.ts';
 import { messageIdOf, newSecret } from './signing.ts';

@@ -13,7 +13,7 @@ import { rotationPolicyOf } from '#shared/auth/keys.ts';
 import { fileKeyStore, maintainFileRing } from '#shared/auth/key-files.ts';
 import { localLicenseAuthority } from '#shared/auth/license-authority.ts';
 import { hashPassword } from '#shared/auth/passwords.ts';
-import type { StoredObject } from '#shared/db/objects-repo.ts';
+import type { StoredObject } from '#shared/model/stored-object.ts';
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { newKey } from '#shared/model/placement.ts';
 import { createApi } from '../support/api.ts';

@@ -13,7 +13,7 @@ import { createHandler as createWebSocketHandler } from '#functions/websocket/ha
 import { issueAccessToken } from '#shared/auth/access-tokens.ts';
 import { createInstance, createUser } from '#shared/auth/provisioning.ts';
 import { putLiveEvent, type EventWrite } from '#shared/db/events-repo.ts';
-import type { StoredObject } from '#shared/db/objects-repo.ts';
+import type { StoredObject } from '#shared/model/stored-object.ts';
 import { createStreamReader } from '#shared/db/stream-reader.ts';
 import { createLiveDeps, type LiveDeps } from '#shared/live/deps.ts';
 import type { ServerMessage } from '#shared/live/protocol.ts';

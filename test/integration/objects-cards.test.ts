@@ -1,6 +1,7 @@
 /** A person's card calls (`<person Href>/cards`) and the lookup of a person by card, on DynamoDB Local. */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { claimOwner, getObject, type StoredObject } from '#shared/db/objects-repo.ts';
+import { claimOwner, getObject } from '#shared/db/objects-repo.ts';
+import type { StoredObject } from '#shared/model/stored-object.ts';
 import { createObject } from '#shared/db/object-writes.ts';
 import { cardClaim } from '#shared/model/claims.ts';
 import { newKey, placeIn } from '#shared/model/placement.ts';

@@ -20,7 +20,7 @@ import { hashPassword } from '#shared/auth/passwords.ts';
 import { clearResolveCaches } from '#shared/events/resolve.ts';
 import { readPublishedJwks, writePublishedJwks } from '#shared/db/published-keys.ts';
 import type { Config } from '#shared/config.ts';
-import type { StoredObject } from '#shared/db/objects-repo.ts';
+import type { StoredObject } from '#shared/model/stored-object.ts';
 import { createCoreDeps } from '#shared/deps.ts';
 import { newKey } from '#shared/model/placement.ts';
 import { createApi } from '../support/api.ts';

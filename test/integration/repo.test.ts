@@ -1,6 +1,7 @@
 import { beforeAll, describe, expect, it } from 'vitest';
 import { ConditionFailed } from '#shared/errors.ts';
-import { claimOwner, getObject, getObjects, listCollection, type StoredObject } from '#shared/db/objects-repo.ts';
+import { claimOwner, getObject, getObjects, listCollection } from '#shared/db/objects-repo.ts';
+import type { StoredObject } from '#shared/model/stored-object.ts';
 import { createObject, deleteObject, failedClaim, replaceObject } from '#shared/db/object-writes.ts';
 import { cardClaim } from '#shared/model/claims.ts';
 import { newKey, placeIn, placeInstance } from '#shared/model/placement.ts';

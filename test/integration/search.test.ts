@@ -1,5 +1,5 @@
 import { beforeAll, describe, expect, it } from 'vitest';
-import { type StoredObject } from '#shared/db/objects-repo.ts';
+import type { StoredObject } from '#shared/model/stored-object.ts';
 import { createObject } from '#shared/db/object-writes.ts';
 import { cardClaim } from '#shared/model/claims.ts';
 import { newKey, placeIn } from '#shared/model/placement.ts';

@@ -10,7 +10,7 @@ import { createInstance } from '#shared/auth/provisioning.ts';
 import { localLicenseAuthority } from '#shared/auth/license-authority.ts';
 import { hashPassword, parseHash } from '#shared/auth/passwords.ts';
 import { resetConfigForTests } from '#shared/config.ts';
-import type { StoredObject } from '#shared/db/objects-repo.ts';
+import type { StoredObject } from '#shared/model/stored-object.ts';
 import { createCoreDeps } from '#shared/deps.ts';
 import { newKey } from '#shared/model/placement.ts';
 import { createApi } from '../support/api.ts';

@@ -19,7 +19,7 @@ import { ensureQueueTable, queueDbOf } from '#shared/db/client.ts';
 import { putLiveEvent, type EventWrite } from '#shared/db/events-repo.ts';
 import { createLogger } from '#shared/logger.ts';
 import { SubscriberCache } from '#shared/live/subscriber-cache.ts';
-import type { WebhookDeps } from '#shared/webhooks/operations.ts';
+import type { WebhookDeps } from '#shared/webhooks/access.ts';
 import { tableQueue, type DeliveryJob, type WebhookQueue } from '#shared/webhooks/queue.ts';
 import type { SenderDeps } from '#shared/webhooks/sender.ts';
 import { createApi } from '../support/api.ts';

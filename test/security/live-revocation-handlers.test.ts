@@ -18,8 +18,9 @@ import { createHandler as createWebSocketHandler } from '#functions/websocket/ha
 import { issueAccessToken } from '#shared/auth/access-tokens.ts';
 import { createInstance, createUser } from '#shared/auth/provisioning.ts';
 import { getConnection } from '#shared/db/live-repo.ts';
-import { getItem, type StoredObject } from '#shared/db/objects-repo.ts';
-import type { Role } from '#shared/http/types.ts';
+import { getItem } from '#shared/db/objects-repo.ts';
+import type { StoredObject } from '#shared/model/stored-object.ts';
+import type { Role } from '#shared/auth/principal.ts';
 import { mqttClientsOfUser } from '#shared/db/mqtt-clients.ts';
 import { createLiveDeps, type LiveDeps } from '#shared/live/deps.ts';
 import type { MqttPublisher } from '#shared/live/mqtt-channel.ts';

@@ -16,7 +16,7 @@ import { seedDeployment } from '#shared/auth/bootstrap.ts';
 import { findInstanceByName } from '#shared/auth/directory.ts';
 import { createInstance, createUser } from '#shared/auth/provisioning.ts';
 import { loadConfig } from '#shared/config.ts';
-import type { StoredObject } from '#shared/db/objects-repo.ts';
+import type { StoredObject } from '#shared/model/stored-object.ts';
 import type { CoreDeps } from '#shared/deps.ts';
 import { createHandler } from '#functions/token/handler.ts';
 import { httpEvent, lambdaContext } from '../support/api.ts';

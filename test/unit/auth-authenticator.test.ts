@@ -10,7 +10,7 @@ import { publicJwk } from '#shared/auth/key-ring.ts';
 import { fileKeyStore, generateSigningJwk } from '#shared/auth/key-files.ts';
 import { loadConfig } from '#shared/config.ts';
 import { OAuthError } from '#shared/errors.ts';
-import type { Principal } from '#shared/http/types.ts';
+import type { Principal } from '#shared/auth/principal.ts';
 
 const config = loadConfig({ GATEHOUSE_ISSUER: 'gh-test', GATEHOUSE_AUDIENCE: 'gh-api' });
 const keys = fileKeyStore(mkdtempSync(join(tmpdir(), 'gh-keys-')));

@@ -11,8 +11,8 @@ import {
   scheduleKey,
   serializeRing,
   signingKeyAt,
-  type KeyRing,
 } from '#shared/auth/key-ring.ts';
+import type { KeyRing } from '#shared/auth/key-store.ts';
 import { refreshing } from '#shared/auth/keys.ts';
 import { generateSigningJwk } from '#shared/auth/key-files.ts';
 

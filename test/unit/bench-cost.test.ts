@@ -4,17 +4,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import {
-  DYNAMODB_PER_MILLION_READ_REQUEST_UNITS,
-  DYNAMODB_PER_MILLION_WRITE_REQUEST_UNITS,
-  HTTP_API_PER_MILLION_REQUESTS,
-  IOT_PER_MILLION_CONNECTION_MINUTES,
-  IOT_PER_MILLION_MESSAGES,
   SUBSCRIBER_COUNTS,
-  LAMBDA_ARM64_PER_GB_SECOND,
-  LAMBDA_PER_MILLION_REQUESTS,
-  PRICES_AS_OF,
-  PRICES_REGION,
-  WEBSOCKET_PER_MILLION_MESSAGES,
   billedMs,
   connectionMonthCost,
   costMarkdown,
@@ -25,10 +15,22 @@ import {
   websocketCostPerMillionEvents,
   messagesFor,
   operationCost,
-  SQS_PER_MILLION_REQUESTS,
   WEBHOOK_STORE_MS,
   webhookAttemptCost,
 } from '../../bench/cost.ts';
+import {
+  DYNAMODB_PER_MILLION_READ_REQUEST_UNITS,
+  DYNAMODB_PER_MILLION_WRITE_REQUEST_UNITS,
+  HTTP_API_PER_MILLION_REQUESTS,
+  IOT_PER_MILLION_CONNECTION_MINUTES,
+  IOT_PER_MILLION_MESSAGES,
+  LAMBDA_ARM64_PER_GB_SECOND,
+  LAMBDA_PER_MILLION_REQUESTS,
+  PRICES_AS_OF,
+  PRICES_REGION,
+  WEBSOCKET_PER_MILLION_MESSAGES,
+  SQS_PER_MILLION_REQUESTS,
+} from '../../infra/prices.ts';
 
 const figures = { name: 'GET one person', family: 'people', memoryMb: 512, durationMs: 9.2, rcu: 1, wcu: 0 };
 

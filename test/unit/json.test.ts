@@ -4,7 +4,7 @@ import { decodeEventData } from '#shared/events/event-data.ts';
 import { fillTemplate } from '#shared/events/posting.ts';
 import { parseJson, stringifyJson } from '#shared/json.ts';
 import { canonicalJson } from '#shared/objects/validate.ts';
-import { parseRelaxed } from '#shared/search/query.ts';
+import { parseRelaxed } from '#shared/query/query.ts';
 
 const MAX_INT64 = '9223372036854775807';
 

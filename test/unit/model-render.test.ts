@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { StoredObject } from '#shared/db/objects-repo.ts';
+import type { StoredObject } from '#shared/model/stored-object.ts';
 import { COLLECTIONS } from '#shared/model/collections.ts';
 import { objectHref, renderObject } from '#shared/model/render.ts';
 

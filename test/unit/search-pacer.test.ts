@@ -1,7 +1,7 @@
 /** The pacer of searches and event listings: it yields between slices of filtering and ends work that outlasts its limit. */
 import { describe, expect, it } from 'vitest';
 import { ApiError } from '#shared/errors.ts';
-import { FILTER_SLICE_MS, filterPaced, pacer } from '#shared/search/pacer.ts';
+import { FILTER_SLICE_MS, filterPaced, pacer } from '#shared/query/pacer.ts';
 
 describe('pacer', () => {
   it('goes on at once within a slice, yields after it, and throws QueryTooExpensive naming the limit once the work outlasts it', async () => {

@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { ApiError } from '#shared/errors.ts';
 import { discriminators, typesSelectedBy } from '#shared/model/type-hierarchy.ts';
-import { compileQuery, loadRegexEngine } from '#shared/search/matcher.ts';
+import { compileQuery, loadRegexEngine } from '#shared/query/matcher.ts';
 import {
   equalityMatcher,
   normalizeQuery,
@@ -12,7 +12,7 @@ import {
   requestedTypes,
   reviveDates,
   rewriteTypeArrays,
-} from '#shared/search/query.ts';
+} from '#shared/query/query.ts';
 
 // RE2 loads before a `$regex` is checked or compiled (the functions await regexFor(query)).
 beforeAll(loadRegexEngine);
@@ -188,7 +188,7 @@ describe('the regular expression engine', () => {
   it('loads only for a query holding a $regex, at any depth', async () => {
     // A fresh copy of the engine's module: this file's own copy loaded RE2 up front.
     vi.resetModules();
-    const fresh = await import('#shared/search/matcher.ts');
+    const fresh = await import('#shared/query/matcher.ts');
     await fresh.regexFor({ CommonName: 'Ann', Tags: ['regex'], $or: [{ A: '$regex' }] });
     // Compiling a $regex without RE2 is the caller's defect: an internal error (a 500), not a 400.
     let unloaded: unknown;

@@ -3,7 +3,7 @@
  * bucket, refilled with time; at most `maxKeys` are kept, the least recently used dropped first.
  */
 import { describe, expect, it } from 'vitest';
-import { KeyedBuckets } from '#shared/http/token-bucket.ts';
+import { KeyedBuckets } from '#shared/token-bucket.ts';
 
 describe('KeyedBuckets', () => {
   it('gives each key its own bucket, refilled at the rate', () => {

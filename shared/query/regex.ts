@@ -3,7 +3,7 @@
  * catastrophically. Its own module, loaded by matcher.ts only for a query that holds a `$regex`.
  */
 import { RE2JS } from 're2js';
-import { invalidQuery } from './query.ts';
+import { invalidQuery } from './shape.ts';
 
 const regexCache = new Map<string, RE2JS>();
 

@@ -15,7 +15,7 @@ import { $and, $nor, $not, $or } from 'mingo/operators/query/logical';
 import { resolve } from 'mingo/util';
 import { ApiError } from '../errors.ts';
 import { onFirstUse } from '../first-use.ts';
-import { checkRegexShape, invalidQuery, type Matcher, type QueryDoc } from './query.ts';
+import { checkRegexShape, invalidQuery, type Matcher, type QueryDoc } from './shape.ts';
 
 const loadEngine = onFirstUse(() => import('./regex.ts'));
 let engine: Awaited<ReturnType<typeof loadEngine>> | undefined;

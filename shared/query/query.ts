@@ -8,17 +8,12 @@
  * events function serving a publish or an unfiltered list never does. A search starts its index
  * read before it awaits the engine.
  */
-import { ApiError } from '../errors.ts';
+import { checkRegexShape, invalidQuery, type QueryDoc } from './shape.ts';
 import { narrowInteger, stringifyJson } from '../json.ts';
 import { onFirstUse } from '../first-use.ts';
 
 export const MAX_QUERY_BYTES = 16 * 1024;
 export const MAX_QUERY_DEPTH = 16;
-export const MAX_REGEX_LENGTH = 512;
-
-export type QueryDoc = Record<string, unknown>;
-
-export const invalidQuery = (message: string): ApiError => new ApiError(400, 'InvalidQuery', message);
 
 /**
  * The query engine (`compileQuery`, `checkRegex`, `regexFor`), loaded once per execution
@@ -26,15 +21,6 @@ export const invalidQuery = (message: string): ApiError => new ApiError(400, 'In
  * still scanned when the file loads, but neither run nor compiled until the first query asks.
  */
 export const loadMatcher = onFirstUse(() => import('./matcher.ts'));
-
-/** Refuses a `$regex` (with its `$options`) that is not a string, too long, or flagged otherwise than `imsx`. */
-export function checkRegexShape(pattern: unknown, options: unknown): void {
-  if (typeof pattern !== 'string') throw invalidQuery('$regex needs a string pattern.');
-  if (pattern.length > MAX_REGEX_LENGTH) throw invalidQuery(`A $regex pattern is limited to ${MAX_REGEX_LENGTH} characters.`);
-  if (options !== undefined && (typeof options !== 'string' || !/^[imsx]*$/.test(options))) {
-    throw invalidQuery('$options may only hold the flags i, m, s and x.');
-  }
-}
 
 /** Operators a query may use; anything else (`$where`, `$function`, `$expr`, ...) is refused. */
 export const ALLOWED_OPERATORS: ReadonlySet<string> = new Set([
@@ -296,10 +282,6 @@ export function reviveDates(v: unknown): unknown {
     return out;
   }
   return asDate(v);
-}
-
-export interface Matcher {
-  test(doc: Record<string, unknown>): boolean;
 }
 
 /** A top-level field name: no path (`a.b`), no operator, not `_t`. */

@@ -1,0 +1,145 @@
+/* global module -- CommonJS: dependency-cruiser reads this file with require() */
+/**
+ * Which way imports point (issue #35), checked by `npm run depcruise` inside `npm test`.
+ *
+ * The layers, lowest first:
+ *   shared/model   the stored objects, collections, claims and schemas: types and pure functions
+ *   shared/auth    who calls (principal, role), tokens and keys
+ *   shared/db      the single table: items, keys, reads and writes
+ *   shared/query   the query language (parser, engine, regex, pacing), used by search and events
+ *   shared/http    the pipeline and the operation contract
+ *   domain folders (objects, relations, events, search, live, webhooks, usage, notify, docs)
+ *   functions/*    one Lambda per family; local/ runs the same handlers; infra/ deploys them
+ *   bench, test    use anything
+ *
+ * Every import counts, `import type` and `import()` included: a cycle of types only changes no
+ * load order and no bundle, but it still ties two modules that can then only be read together.
+ */
+const DOMAIN = '(objects|relations|events|search|live|webhooks|usage|notify|docs)';
+
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      severity: 'error',
+      comment:
+        'A module must not import (statically or with import()) anything that imports it back: lazily loaded ' +
+        'modules take what they share with their loader from a third module (see webhooks/access.ts, ' +
+        'query/shape.ts, live/scope.ts), or hold it themselves for the loader to import as a type ' +
+        '(http/idempotent-call.ts, live/management-post.ts, events/audit-event.ts).',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'shared-not-to-outer',
+      severity: 'error',
+      comment:
+        'shared/ is what the functions, the local runtime and the stack build on: it imports none of them, ' +
+        'nor the benchmark, the OpenAPI writer or the tests.',
+      from: { path: '^shared/' },
+      to: { path: '^(local|functions|infra|bench|test|openapi|clients)/' },
+    },
+    {
+      name: 'model-is-the-bottom',
+      severity: 'error',
+      comment:
+        'shared/model (stored-object types, collections, claims, placement, schemas) imports nothing else of ' +
+        'shared/: every layer above names its types without pulling in the repository or the pipeline.',
+      from: { path: '^shared/model/' },
+      to: { path: '^shared/', pathNot: '^shared/model/' },
+    },
+    {
+      name: 'db-not-to-domain',
+      severity: 'error',
+      comment:
+        'shared/db stores and reads items; it imports no domain folder, no pipeline and no query language. ' +
+        'Of the layers below it, model/ freely and auth/ for types only.',
+      from: { path: '^shared/db/' },
+      to: { path: `^shared/(${DOMAIN.slice(1, -1)}|http|query)/` },
+    },
+    {
+      name: 'db-takes-auth-types-only',
+      severity: 'error',
+      comment:
+        'The db layer names the principal and role types of auth/ but runs none of its code, with one ' +
+        'exception: webhook secrets are sealed (auth/secret-box.ts) where webhooks-repo.ts writes them.',
+      from: { path: '^shared/db/', pathNot: '^shared/db/webhooks-repo[.]ts$' },
+      to: { path: '^shared/auth/', dependencyTypesNot: ['type-only'] },
+    },
+    {
+      name: 'auth-not-to-http-or-domain',
+      severity: 'error',
+      comment:
+        'shared/auth (principals, tokens, keys) reads the store through db/ and imports neither the pipeline ' +
+        'nor any domain folder: the pipeline and the domain name its principal and role types, not the reverse.',
+      from: { path: '^shared/auth/' },
+      to: { path: `^shared/(${DOMAIN.slice(1, -1)}|http|query)/` },
+    },
+    {
+      name: 'query-not-to-domain',
+      severity: 'error',
+      comment:
+        'The query language is its own layer, used by search and events: it imports neither of them, nor ' +
+        'any other domain folder, the pipeline or the db layer.',
+      from: { path: '^shared/query/' },
+      to: { path: `^shared/(${DOMAIN.slice(1, -1)}|http|db|auth)/` },
+    },
+    {
+      name: 'events-not-to-search',
+      severity: 'error',
+      comment: 'search renders with events/ (its documents are event-shaped); events never import search.',
+      from: { path: '^shared/events/' },
+      to: { path: '^shared/search/' },
+    },
+    {
+      name: 'http-not-to-domain',
+      severity: 'error',
+      comment:
+        'The pipeline runs operations it is given; it imports no domain folder. Known exception until ' +
+        'metering becomes a middleware usage/ provides (issue #35, item 2): http/pipeline.ts imports usage/.',
+      from: { path: '^shared/http/' },
+      to: {
+        path: `^shared/${DOMAIN}/`,
+        pathNot: '^shared/usage/(meter|recorder)[.]ts$',
+      },
+    },
+    {
+      name: 'http-pipeline-usage-exception-only',
+      severity: 'error',
+      comment: 'The one import of usage/ by the pipeline above is pipeline.ts’s own; no other http module may add one.',
+      from: { path: '^shared/http/', pathNot: '^shared/http/pipeline[.]ts$' },
+      to: { path: '^shared/usage/' },
+    },
+    {
+      name: 'functions-not-to-local',
+      severity: 'error',
+      comment: 'A function is deployed alone: it builds on shared/ and never on the local runtime.',
+      from: { path: '^functions/' },
+      to: { path: '^(local|infra|bench|test|openapi)/' },
+    },
+    {
+      name: 'functions-not-to-each-other',
+      severity: 'error',
+      comment: 'One Lambda per family: a family importing another would bundle that family’s code into its own.',
+      from: { path: '^functions/([^/]+)/' },
+      to: { path: '^functions/', pathNot: '^functions/$1/' },
+    },
+    {
+      name: 'infra-not-to-bench',
+      severity: 'error',
+      comment:
+        'The stack deploys the service; it does not import the benchmark, the local runtime or the tests ' +
+        '(the list prices both the stack and the benchmark use are infra/prices.ts).',
+      from: { path: '^infra/' },
+      to: { path: '^(bench|local|test)/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    exclude: { path: 'node_modules' },
+    // `import type` counts: the cycles and the layer rules hold for types too.
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+  },
+};
