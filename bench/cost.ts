@@ -196,7 +196,7 @@ export function costMarkdown(input: CostDocInput): string {
   lines.push('');
   lines.push(
     `Dollars per **million calls** of each API operation in one region, at **list prices as of ${PRICES_AS_OF}, ${PRICES_REGION}** ` +
-      '(on-demand, no free tier). The prices are named constants in `bench/cost.ts`, written from memory on that date and not ' +
+      '(on-demand, no free tier). The prices are named constants in `infra/prices.ts`, written from memory on that date and not ' +
       'fetched: **they must be checked** against the AWS pricing pages before anyone relies on these dollars.',
   );
   lines.push('');
