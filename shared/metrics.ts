@@ -37,8 +37,8 @@ const NONE: RequestMetrics = { record: () => undefined };
 /**
  * Powertools Metrics, loaded by the first environment that emits (its own chunk, not in the code a
  * cold start loads): the local runtime and the tests never do. In Lambda the load starts with the
- * first request (see the pipeline), and figures recorded before it has settled are written once
- * it has; the request waits for that write before it answers.
+ * first request (shared/http/middleware/request-context.ts), and figures recorded before it has
+ * settled are written once it has; the request waits for that write before it answers.
  */
 const powertools = onFirstUse(() => import('@aws-lambda-powertools/metrics'));
 

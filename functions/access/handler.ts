@@ -4,6 +4,7 @@
  */
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
+import { metering } from '#shared/usage/middleware.ts';
 import { objectOperations } from '#shared/objects/operations.ts';
 import { relationHooks } from '#shared/objects/relation-hooks.ts';
 import { connectOperation, disconnectOperation, listConnectionsOperation } from '#shared/relations/operations.ts';
@@ -12,6 +13,6 @@ const objects = objectOperations(relationHooks);
 
 export const operations = { ...objects.collection, connect: connectOperation, listConnections: listConnectionsOperation, disconnect: disconnectOperation };
 
-export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'access', operations, deps });
+export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'access', operations, deps, middlewares: [metering] });
 
 export const handler = createHandler(() => createCoreDeps());

@@ -5,6 +5,7 @@
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { operationsOnFirstCall } from '#shared/http/lazy-operations.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
+import { metering } from '#shared/usage/middleware.ts';
 import { objectOperations } from '#shared/objects/operations.ts';
 import { relationHooks } from '#shared/objects/relation-hooks.ts';
 
@@ -18,6 +19,6 @@ const eventTypes = operationsOnFirstCall(
 
 export const operations = { ...objects.collection, ...eventTypes };
 
-export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'alarms', operations, deps });
+export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'alarms', operations, deps, middlewares: [metering] });
 
 export const handler = createHandler(() => createCoreDeps());

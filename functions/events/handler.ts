@@ -5,9 +5,10 @@
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { eventOperations } from '#shared/events/operations.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
+import { metering } from '#shared/usage/middleware.ts';
 
 export const operations = { ...eventOperations };
 
-export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'events', operations, deps });
+export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'events', operations, deps, middlewares: [metering] });
 
 export const handler = createHandler(() => createCoreDeps());

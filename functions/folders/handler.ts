@@ -6,6 +6,7 @@
  */
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
+import { metering } from '#shared/usage/middleware.ts';
 import { objectOperations } from '#shared/objects/operations.ts';
 import { relationHooks } from '#shared/objects/relation-hooks.ts';
 import { operationsOnFirstCall } from '#shared/http/lazy-operations.ts';
@@ -18,6 +19,6 @@ const usage = operationsOnFirstCall(() => import('#shared/usage/operations.ts').
 
 export const operations = { ...objects.collection, ...objects.folder, ...objects.users, ...usage };
 
-export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'folders', operations, deps });
+export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'folders', operations, deps, middlewares: [metering] });
 
 export const handler = createHandler(() => createCoreDeps());

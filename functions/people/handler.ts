@@ -5,6 +5,7 @@
  */
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
+import { metering } from '#shared/usage/middleware.ts';
 import type { Operation } from '#shared/http/types.ts';
 import { objectOperations } from '#shared/objects/operations.ts';
 import { relationHooks } from '#shared/objects/relation-hooks.ts';
@@ -37,6 +38,6 @@ export const operations = {
   disconnect: disconnectOperation,
 };
 
-export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'people', operations, deps });
+export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'people', operations, deps, middlewares: [metering] });
 
 export const handler = createHandler(() => createCoreDeps());

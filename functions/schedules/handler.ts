@@ -3,6 +3,7 @@
  */
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
+import { metering } from '#shared/usage/middleware.ts';
 import { objectOperations } from '#shared/objects/operations.ts';
 import { relationHooks } from '#shared/objects/relation-hooks.ts';
 
@@ -10,6 +11,6 @@ const objects = objectOperations(relationHooks);
 
 export const operations = { ...objects.collection };
 
-export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'schedules', operations, deps });
+export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'schedules', operations, deps, middlewares: [metering] });
 
 export const handler = createHandler(() => createCoreDeps());

@@ -3,6 +3,7 @@
  */
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
+import { metering } from '#shared/usage/middleware.ts';
 import { boolParam, parsePaging } from '#shared/http/params.ts';
 import { ok, type Operation } from '#shared/http/types.ts';
 import { instanceTree, ownInstance } from '#shared/db/objects-repo.ts';
@@ -43,6 +44,6 @@ const searchOperation: Operation<CoreDeps> = async (req, deps) => {
 
 export const operations = { search: searchOperation };
 
-export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'search', operations, deps });
+export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'search', operations, deps, middlewares: [metering] });
 
 export const handler = createHandler(() => createCoreDeps());

@@ -6,6 +6,7 @@ import { servedDocument } from '#shared/docs/openapi.ts';
 import { referenceBundle, referencePage } from '#shared/docs/page.ts';
 import { notFound } from '#shared/errors.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
+import { metering } from '#shared/usage/middleware.ts';
 import { ok, okRaw, type BaseDeps, type Operation } from '#shared/http/types.ts';
 import { createPublicDeps } from '#shared/public-deps.ts';
 import { sysInfo } from '#shared/sysinfo.ts';
@@ -37,7 +38,7 @@ const notFoundOperation: Operation<BaseDeps> = async (req) => {
 
 export const operations = { sysinfo, openApi, docs, docsAsset, notFound: notFoundOperation };
 
-export const createHandler = (deps: () => BaseDeps) => makeHandler({ family: 'service', operations, deps });
+export const createHandler = (deps: () => BaseDeps) => makeHandler({ family: 'service', operations, deps, middlewares: [metering] });
 
 // Public routes only: no keys, no token verification in this bundle (shared/public-deps.ts).
 export const handler = createHandler(() => createPublicDeps());

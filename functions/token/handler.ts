@@ -6,6 +6,7 @@ import { config } from '#shared/config.ts';
 import { assembleDeps, type CoreDeps } from '#shared/core-deps.ts';
 import { refusingAuthenticator } from '#shared/public-deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
+import { metering } from '#shared/usage/middleware.ts';
 import { ok, type Operation } from '#shared/http/types.ts';
 import { loginOutcome } from '#shared/auth/login-outcome.ts';
 import { loginThrottleOf } from '#shared/auth/login-throttle.ts';
@@ -31,7 +32,7 @@ const jwks: Operation<CoreDeps> = async (_req, deps) =>
 
 export const operations = { token, jwks };
 
-export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'token', operations, deps, loginOutcome });
+export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'token', operations, deps, loginOutcome, middlewares: [metering] });
 
 // The one function that sends codes and signs tokens: the only HTTP family bundling the SNS and
 // Secrets Manager clients. Its routes are all public: it bundles no token verification.

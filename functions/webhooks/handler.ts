@@ -10,6 +10,7 @@ import { config } from '#shared/config.ts';
 import { createCoreDeps } from '#shared/deps.ts';
 import { onFirstUse } from '#shared/first-use.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
+import { metering } from '#shared/usage/middleware.ts';
 import type { WebhookDeps } from '#shared/webhooks/access.ts';
 import { webhookOperations } from '#shared/webhooks/operations.ts';
 import { tableQueue } from '#shared/webhooks/queue.ts';
@@ -25,7 +26,7 @@ const isQueueEvent = (event: unknown): event is SQSEvent =>
 const consumer = onFirstUse(() => import('#shared/webhooks/consumer.ts'));
 
 export function createHandler(deps: () => WebhookDeps, sqs?: () => SqsWebhookQueue | undefined) {
-  const http = makeHandler({ family: 'webhooks', operations, deps });
+  const http = makeHandler({ family: 'webhooks', operations, deps, middlewares: [metering] });
   return async function webhooks(event: APIGatewayProxyEventV2 | SQSEvent, context: Context) {
     if (isQueueEvent(event)) return (await consumer()).handleQueueBatch(deps(), event, sqs?.());
     return http(event, context);
