@@ -8,14 +8,15 @@
  *   shared/db      the single table: items, keys, reads and writes
  *   shared/query   the query language (parser, engine, regex, pacing), used by search and events
  *   shared/http    the pipeline and the operation contract
- *   domain folders (objects, relations, events, search, live, webhooks, usage, notify, docs)
+ *   domain folders (objects, relations, events, search, live, usage, notify, docs); live/ holds the
+ *   fan-out and topics and one folder per channel (websocket/, mqtt/, webhooks/)
  *   functions/*    one Lambda per family; local/ runs the same handlers; infra/ deploys them
  *   bench, test    use anything
  *
  * Every import counts, `import type` and `import()` included: a cycle of types only changes no
  * load order and no bundle, but it still ties two modules that can then only be read together.
  */
-const DOMAIN = '(objects|relations|events|search|live|webhooks|usage|notify|docs)';
+const DOMAIN = '(objects|relations|events|search|live|usage|notify|docs)';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -25,7 +26,7 @@ module.exports = {
       severity: 'error',
       comment:
         'A module must not import (statically or with import()) anything that imports it back: lazily loaded ' +
-        'modules take what they share with their loader from a third module (see webhooks/access.ts, ' +
+        'modules take what they share with their loader from a third module (see live/webhooks/access.ts, ' +
         'query/shape.ts, live/scope.ts), or hold it themselves for the loader to import as a type ' +
         '(http/idempotent-call.ts, live/management-post.ts, events/audit-event.ts).',
       from: {},

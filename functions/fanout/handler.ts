@@ -14,8 +14,8 @@ import { fanOut } from '#shared/live/fanout.ts';
 import { createIotPublisher } from '#shared/live/mqtt-publisher.ts';
 import { createUsageRecorder, type UsageRecorder } from '#shared/usage/recorder.ts';
 import { meterStreamBatch } from '#shared/usage/stream.ts';
-import { tableQueue } from '#shared/webhooks/queue.ts';
-import { createSqsQueue } from '#shared/webhooks/sqs-queue.ts';
+import { tableQueue } from '#shared/live/webhooks/queue.ts';
+import { createSqsQueue } from '#shared/live/webhooks/sqs-queue.ts';
 import { mappingErrorStacks } from '#shared/error-stacks.ts';
 
 export function createHandler(deps: () => LiveDeps) {

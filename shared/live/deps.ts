@@ -3,7 +3,7 @@
  * sends messages to WebSocket connections.
  */
 import { createCoreDeps, type CoreDeps, type CoreDepsOverrides } from '../deps.ts';
-import type { WebhookQueue } from '../webhooks/queue.ts';
+import type { WebhookQueue } from './webhooks/queue.ts';
 import type { MqttPublisher } from './mqtt-channel.ts';
 import { createManagementNotifier, type ConnectionNotifier } from './notifier.ts';
 import { subscriberCache, type SubscriberCache } from './subscriber-cache.ts';

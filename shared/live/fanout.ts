@@ -32,7 +32,7 @@ import { renderEvent } from '../events/render.ts';
 import type { LiveDeps } from './deps.ts';
 import { publishToMqtt, type ChannelEvent } from './mqtt-channel.ts';
 import { linkedObjectKeys, subscriptionMatches } from './topics.ts';
-import { queueWebhooks } from './webhook-channel.ts';
+import { queueWebhooks } from './webhooks/webhook-channel.ts';
 
 /** How many PostToConnection calls run at once. */
 const POST_CONCURRENCY = 16;

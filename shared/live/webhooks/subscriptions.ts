@@ -4,10 +4,10 @@
  * feed's scope rule (`inScope` in `shared/live/scope.ts`), applied to the subscription's own
  * instance: a subscription receives only events of its instance's subtree.
  */
-import { SYSTEM_APP_KEY } from '../events/system-app.ts';
-import type { StoredWebhook } from '../db/webhooks-repo.ts';
-import { parseTopic, subscriptionMatches } from '../live/topics.ts';
-import { typeTag } from '../model/types.ts';
+import { SYSTEM_APP_KEY } from '../../events/system-app.ts';
+import type { StoredWebhook } from '../../db/webhooks-repo.ts';
+import { parseTopic, subscriptionMatches } from '../topics.ts';
+import { typeTag } from '../../model/types.ts';
 
 export const WEBHOOK_TYPE = 'WebhookSubscriptionInfo';
 
