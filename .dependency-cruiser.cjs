@@ -27,7 +27,7 @@ module.exports = {
       comment:
         'A module must not import (statically or with import()) anything that imports it back: lazily loaded ' +
         'modules take what they share with their loader from a third module (see live/webhooks/access.ts, ' +
-        'query/shape.ts, live/scope.ts), or hold it themselves for the loader to import as a type ' +
+        'query/shape.ts, live/topics.ts), or hold it themselves for the loader to import as a type ' +
         '(http/idempotent-call.ts, live/management-post.ts, events/audit-event.ts).',
       from: {},
       to: { circular: true },
@@ -92,6 +92,16 @@ module.exports = {
       comment: 'search renders with events/ (its documents are event-shaped); events never import search.',
       from: { path: '^shared/events/' },
       to: { path: '^shared/search/' },
+    },
+    {
+      name: 'live-channels-apart',
+      severity: 'error',
+      comment:
+        'Each live channel is a folder of shared/live/ (websocket/, mqtt/, webhooks/): it builds on what the channels ' +
+        'share beside them (topics.ts: topics, the scope rule, the event the fan-out hands over; endpoint-client.ts) ' +
+        'and never imports another channel, so a new channel is a new sibling folder.',
+      from: { path: '^shared/live/(websocket|mqtt|webhooks)/' },
+      to: { path: '^shared/live/(websocket|mqtt|webhooks)/', pathNot: '^shared/live/$1/' },
     },
     {
       name: 'http-not-to-domain',

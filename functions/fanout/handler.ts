@@ -11,7 +11,7 @@ import { auditEventsFromStream, mergeBatchResponses } from '#shared/events/audit
 import { config } from '#shared/config.ts';
 import { createLiveDeps, type LiveDeps, type LiveDepsOverrides } from '#shared/live/deps.ts';
 import { fanOut } from '#shared/live/fanout.ts';
-import { createIotPublisher } from '#shared/live/mqtt-publisher.ts';
+import { createIotPublisher } from '#shared/live/mqtt/publisher.ts';
 import { createUsageRecorder, type UsageRecorder } from '#shared/usage/recorder.ts';
 import { meterStreamBatch } from '#shared/usage/stream.ts';
 import { tableQueue } from '#shared/live/webhooks/queue.ts';

@@ -8,8 +8,7 @@ import { OAuthError } from '../errors.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { LiveDeps } from './deps.ts';
 import { liveError, parseClientMessage, type ServerMessage } from './protocol.ts';
-import { inScope } from './scope.ts';
-import { parseTopic, type Topic } from './topics.ts';
+import { inScope, parseTopic, type Topic } from './topics.ts';
 
 /** API Gateway closes a WebSocket connection after 2 hours; its items expire then too. */
 export const CONNECTION_LIFETIME_SECONDS = 2 * 60 * 60;

@@ -21,7 +21,7 @@ import { webhooksOf, type StoredWebhook } from '../../db/webhooks-repo.ts';
 import type { DeliveryJob, WebhookQueue } from './queue.ts';
 import { messageIdOf } from './signing.ts';
 import { matchable, webhookReceives } from './subscriptions.ts';
-import type { ChannelEvent } from '../mqtt-channel.ts';
+import type { ChannelEvent } from '../topics.ts';
 
 /** Jobs per queue call (SQS sends them 10 per request). */
 const CHUNK = 100;
