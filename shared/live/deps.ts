@@ -5,8 +5,8 @@
 import { createCoreDeps, type CoreDeps, type CoreDepsOverrides } from '../deps.ts';
 import type { WebhookQueue } from './webhooks/queue.ts';
 import type { MqttPublisher } from './mqtt/mqtt-channel.ts';
-import { createManagementNotifier, type ConnectionNotifier } from './notifier.ts';
-import { subscriberCache, type SubscriberCache } from './subscriber-cache.ts';
+import { createManagementNotifier, type ConnectionNotifier } from './websocket/connection-notifier.ts';
+import { subscriberCache, type SubscriberCache } from './websocket/subscriber-cache.ts';
 
 export interface LiveDeps extends CoreDeps {
   /** Sends messages to WebSocket connections (API Gateway Management API). */

@@ -4,7 +4,7 @@
  * handed to each channel in parallel, so a slow or failing channel never delays another:
  *
  * - JSON WebSocket (here): the subscribers of each instance come from the per-environment cache
- *   (`subscriber-cache.ts`: read by one Query, kept current from the subscription records of the
+ *   (`websocket/subscriber-cache.ts`: read by one Query, kept current from the subscription records of the
  *   same stream, in stream order, and read again after at most a second); each matching
  *   subscription receives the event once;
  * - MQTT (`mqtt/mqtt-channel.ts`): one publish per (event, topic), the broker fans out;

@@ -18,7 +18,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ensureQueueTable, queueDbOf } from '#shared/db/client.ts';
 import { putLiveEvent, type EventWrite } from '#shared/db/events-repo.ts';
 import { createLogger } from '#shared/logger.ts';
-import { SubscriberCache } from '#shared/live/subscriber-cache.ts';
+import { SubscriberCache } from '#shared/live/websocket/subscriber-cache.ts';
 import type { WebhookDeps } from '#shared/live/webhooks/access.ts';
 import { tableQueue, type DeliveryJob, type WebhookQueue } from '#shared/live/webhooks/queue.ts';
 import type { SenderDeps } from '#shared/live/webhooks/sender.ts';

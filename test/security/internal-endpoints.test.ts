@@ -21,7 +21,7 @@ import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startRuntime, type Runtime } from '#local/server.ts';
 import { createIotPublisher } from '#shared/live/mqtt/publisher.ts';
-import { createManagementNotifier } from '#shared/live/notifier.ts';
+import { createManagementNotifier } from '#shared/live/websocket/connection-notifier.ts';
 import { pointsAtSelf } from '#shared/live/webhooks/self-target.ts';
 import { documentedFetch } from '../support/documented-fetch.ts';
 import { dynamoEndpoint } from '../support/dynamo-endpoint.ts';
