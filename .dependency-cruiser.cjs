@@ -8,14 +8,15 @@
  *   shared/db      the single table: items, keys, reads and writes
  *   shared/query   the query language (parser, engine, regex, pacing), used by search and events
  *   shared/http    the pipeline and the operation contract
- *   domain folders (objects, relations, events, search, live, webhooks, usage, notify, docs)
+ *   domain folders (objects, relations, events, search, live, usage, notify, docs); live/ holds the
+ *   fan-out and topics and one folder per channel (websocket/, mqtt/, webhooks/)
  *   functions/*    one Lambda per family; local/ runs the same handlers; infra/ deploys them
  *   bench, test    use anything
  *
  * Every import counts, `import type` and `import()` included: a cycle of types only changes no
  * load order and no bundle, but it still ties two modules that can then only be read together.
  */
-const DOMAIN = '(objects|relations|events|search|live|webhooks|usage|notify|docs)';
+const DOMAIN = '(objects|relations|events|search|live|usage|notify|docs)';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {
@@ -25,9 +26,9 @@ module.exports = {
       severity: 'error',
       comment:
         'A module must not import (statically or with import()) anything that imports it back: lazily loaded ' +
-        'modules take what they share with their loader from a third module (see webhooks/access.ts, ' +
-        'query/shape.ts, live/scope.ts), or hold it themselves for the loader to import as a type ' +
-        '(http/idempotent-call.ts, live/management-post.ts, events/audit-event.ts).',
+        'modules take what they share with their loader from a third module (see live/webhooks/access.ts, ' +
+        'query/shape.ts, live/topics.ts), or hold it themselves for the loader to import as a type ' +
+        '(http/idempotent-call.ts, live/websocket/management-post.ts, events/audit-event.ts).',
       from: {},
       to: { circular: true },
     },
@@ -91,6 +92,16 @@ module.exports = {
       comment: 'search renders with events/ (its documents are event-shaped); events never import search.',
       from: { path: '^shared/events/' },
       to: { path: '^shared/search/' },
+    },
+    {
+      name: 'live-channels-apart',
+      severity: 'error',
+      comment:
+        'Each live channel is a folder of shared/live/ (websocket/, mqtt/, webhooks/): it builds on what the channels ' +
+        'share beside them (topics.ts: topics, the scope rule, the event the fan-out hands over; endpoint-client.ts) ' +
+        'and never imports another channel, so a new channel is a new sibling folder.',
+      from: { path: '^shared/live/(websocket|mqtt|webhooks)/' },
+      to: { path: '^shared/live/(websocket|mqtt|webhooks)/', pathNot: '^shared/live/$1/' },
     },
     {
       name: 'http-not-to-domain',

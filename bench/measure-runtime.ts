@@ -28,7 +28,7 @@ import { OBJECT_SK, objectPk } from '#shared/db/keys.ts';
 import { createCoreDeps } from '#shared/deps.ts';
 import { eventFromStreamRecord } from '#shared/db/live-repo.ts';
 import { eventWrite } from '#shared/events/publish.ts';
-import { subscriberCache } from '#shared/live/subscriber-cache.ts';
+import { subscriberCache } from '#shared/live/websocket/subscriber-cache.ts';
 import { newKey, placeIn } from '#shared/model/placement.ts';
 import { freePort } from '#local/dynamo.ts';
 import { startRuntime, type Runtime } from '#local/server.ts';

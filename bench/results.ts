@@ -269,7 +269,7 @@ export interface FanoutBreakdown {
   /** The poller's GetRecords calls during the phase, by trigger (empty reads included). */
   readonly reads: Readonly<Record<'start' | 'more' | 'wake' | 'idle', number>>;
   /**
-   * The fan-out's Queries of WebSocket subscribers during the phase (`shared/live/subscriber-cache.ts`)
+   * The fan-out's Queries of WebSocket subscribers during the phase (`shared/live/websocket/subscriber-cache.ts`)
    * against the batches it delivered: without the cache, one per instance per batch.
    */
   readonly subscriberReads: { readonly queries: number; readonly batches: number };

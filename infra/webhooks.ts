@@ -11,7 +11,7 @@
  * (no VPC); the sender refuses private targets itself.
  *
  * The job queue is a standard queue used as an SQS fair queue: the sender's jobs carry their
- * instance as MessageGroupId (shared/webhooks/sqs-queue.ts), so an instance with a large share of
+ * instance as MessageGroupId (shared/live/webhooks/sqs-queue.ts), so an instance with a large share of
  * the messages in flight (dead receivers, a replay) has its messages served after the others'.
  * Nothing to configure here: a standard queue is fair once its messages carry a group id.
  *

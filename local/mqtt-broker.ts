@@ -3,7 +3,7 @@
  *
  * - an upgrade on `/mqtt` (subprotocol `mqtt`) is a WebSocket carrying MQTT (`ws`'s
  *   `createWebSocketStream` hands the bytes to aedes);
- * - the hooks apply `shared/live/mqtt-auth.ts`, the same checks as the IoT custom authorizer:
+ * - the hooks apply `shared/live/mqtt/auth.ts`, the same checks as the IoT custom authorizer:
  *   username = access token (CONNACK 5 and close when it does not verify), SUBACK 0x80 for a
  *   filter out of scope, a client PUBLISH closes the connection, the connection closes at `exp`;
  * - revocation: a SUBSCRIBE re-reads the client's status (a revoked client gets SUBACK 0x80 and
@@ -26,8 +26,8 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { Aedes, type AuthenticateError, type Client } from 'aedes';
 import { WebSocketServer, createWebSocketStream } from 'ws';
 import type { CoreDeps } from '#shared/deps.ts';
-import { authorizeMqttFilter, currentPrincipal, currentPrincipals, grantedQos, verifyMqttToken, type MqttSession } from '#shared/live/mqtt-auth.ts';
-import type { MqttPublisher } from '#shared/live/mqtt-channel.ts';
+import { authorizeMqttFilter, currentPrincipal, currentPrincipals, grantedQos, verifyMqttToken, type MqttSession } from '#shared/live/mqtt/auth.ts';
+import type { MqttPublisher } from '#shared/live/mqtt/mqtt-channel.ts';
 import { splitTarget } from './http-event.ts';
 
 /** Path of the IoT data plane's publish call. */

@@ -22,7 +22,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { Db } from '#shared/db/client.ts';
 import { deleteQueuedJobs, dueJobs, queuedJobBody, type QueuedJobRef } from '#shared/db/webhooks-repo.ts';
-import { onTableJobsQueued } from '#shared/webhooks/queue.ts';
+import { onTableJobsQueued } from '#shared/live/webhooks/queue.ts';
 
 /**
  * Jobs of one subscription in flight at once: a dead receiver of an instance leaves the

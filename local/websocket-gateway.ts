@@ -19,9 +19,9 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { clfTime, headersOf, queryParameters, sourceIpOf, splitTarget } from './http-event.ts';
-import type { PostOutcome } from '#shared/live/management-post.ts';
-import type { ConnectionNotifier } from '#shared/live/notifier.ts';
-import type { ServerMessage } from '#shared/live/protocol.ts';
+import type { PostOutcome } from '#shared/live/websocket/management-post.ts';
+import type { ConnectionNotifier } from '#shared/live/websocket/connection-notifier.ts';
+import type { ServerMessage } from '#shared/live/websocket/protocol.ts';
 import { stringifyJson } from '#shared/json.ts';
 import { FamilyMissing, type FamilyLoader } from './lambda.ts';
 

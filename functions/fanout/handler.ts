@@ -11,11 +11,11 @@ import { auditEventsFromStream, mergeBatchResponses } from '#shared/events/audit
 import { config } from '#shared/config.ts';
 import { createLiveDeps, type LiveDeps, type LiveDepsOverrides } from '#shared/live/deps.ts';
 import { fanOut } from '#shared/live/fanout.ts';
-import { createIotPublisher } from '#shared/live/mqtt-publisher.ts';
+import { createIotPublisher } from '#shared/live/mqtt/publisher.ts';
 import { createUsageRecorder, type UsageRecorder } from '#shared/usage/recorder.ts';
 import { meterStreamBatch } from '#shared/usage/stream.ts';
-import { tableQueue } from '#shared/webhooks/queue.ts';
-import { createSqsQueue } from '#shared/webhooks/sqs-queue.ts';
+import { tableQueue } from '#shared/live/webhooks/queue.ts';
+import { createSqsQueue } from '#shared/live/webhooks/sqs-queue.ts';
 import { mappingErrorStacks } from '#shared/error-stacks.ts';
 
 export function createHandler(deps: () => LiveDeps) {

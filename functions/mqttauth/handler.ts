@@ -1,7 +1,7 @@
 /**
  * The AWS IoT Core custom authorizer of the MQTT live feed. IoT Core invokes it for each MQTT
  * connection (and again every `refreshAfterInSeconds`); it verifies the access token with the
- * same code as the HTTP API and the local broker (`shared/live/mqtt-auth.ts`) and answers a
+ * same code as the HTTP API and the local broker (`shared/live/mqtt/auth.ts`) and answers a
  * policy limited to the token's instance scope.
  *
  * The token is the MQTT username (anything after a `?` there is IoT Core's own parameters), or
@@ -12,7 +12,7 @@ import type { Context } from 'aws-lambda';
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { putMqttClient } from '#shared/db/mqtt-clients.ts';
 import { instanceTree } from '#shared/db/objects-repo.ts';
-import { iotPolicyDocuments, MAX_POLICY_INSTANCES, verifyMqttTokenWith } from '#shared/live/mqtt-auth.ts';
+import { iotPolicyDocuments, MAX_POLICY_INSTANCES, verifyMqttTokenWith } from '#shared/live/mqtt/auth.ts';
 import { mappingErrorStacks } from '#shared/error-stacks.ts';
 
 /** IoT Core's bounds for `disconnectAfterInSeconds` and `refreshAfterInSeconds`. */

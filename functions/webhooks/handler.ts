@@ -1,5 +1,5 @@
 /**
- * Webhooks family: the webhooks collection's routes (see `shared/webhooks/operations.ts`) and the
+ * Webhooks family: the webhooks collection's routes (see `shared/live/webhooks/operations.ts`) and the
  * sender. The same function consumes the delivery queue: in AWS the SQS event source mapping
  * invokes it with message batches (ReportBatchItemFailures); locally the runtime's timer invokes
  * it with the same shape from its queue table. Keeping the sender here keeps the SQS
@@ -11,10 +11,10 @@ import { createCoreDeps } from '#shared/deps.ts';
 import { onFirstUse } from '#shared/first-use.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { metering } from '#shared/usage/middleware.ts';
-import type { WebhookDeps } from '#shared/webhooks/access.ts';
-import { webhookOperations } from '#shared/webhooks/operations.ts';
-import { tableQueue } from '#shared/webhooks/queue.ts';
-import { createSqsQueue, type SqsWebhookQueue } from '#shared/webhooks/sqs-queue.ts';
+import type { WebhookDeps } from '#shared/live/webhooks/access.ts';
+import { webhookOperations } from '#shared/live/webhooks/operations.ts';
+import { tableQueue } from '#shared/live/webhooks/queue.ts';
+import { createSqsQueue, type SqsWebhookQueue } from '#shared/live/webhooks/sqs-queue.ts';
 import { mappingErrorStacks } from '#shared/error-stacks.ts';
 
 export const operations = webhookOperations;
@@ -23,7 +23,7 @@ const isQueueEvent = (event: unknown): event is SQSEvent =>
   Array.isArray((event as SQSEvent).Records) && (event as SQSEvent).Records.every((r) => r.eventSource === 'aws:sqs');
 
 /** The queue's consumer (the sender and its HTTP client), loaded with the first batch of jobs: an API call never reads it. */
-const consumer = onFirstUse(() => import('#shared/webhooks/consumer.ts'));
+const consumer = onFirstUse(() => import('#shared/live/webhooks/consumer.ts'));
 
 export function createHandler(deps: () => WebhookDeps, sqs?: () => SqsWebhookQueue | undefined) {
   const http = makeHandler({ family: 'webhooks', operations, deps, middlewares: [metering] });

@@ -7,7 +7,7 @@
  * refuses the handshake with 401. Answers to client messages go out through the Management API.
  */
 import type { APIGatewayProxyWebsocketEventV2, Context } from 'aws-lambda';
-import { closeConnection, handleClientMessage, openConnection } from '#shared/live/connections.ts';
+import { closeConnection, handleClientMessage, openConnection } from '#shared/live/websocket/connections.ts';
 import { createLiveDeps, type LiveDeps } from '#shared/live/deps.ts';
 import { mappingErrorStacks } from '#shared/error-stacks.ts';
 

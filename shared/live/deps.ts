@@ -3,15 +3,15 @@
  * sends messages to WebSocket connections.
  */
 import { createCoreDeps, type CoreDeps, type CoreDepsOverrides } from '../deps.ts';
-import type { WebhookQueue } from '../webhooks/queue.ts';
-import type { MqttPublisher } from './mqtt-channel.ts';
-import { createManagementNotifier, type ConnectionNotifier } from './notifier.ts';
-import { subscriberCache, type SubscriberCache } from './subscriber-cache.ts';
+import type { WebhookQueue } from './webhooks/queue.ts';
+import type { MqttPublisher } from './mqtt/mqtt-channel.ts';
+import { createManagementNotifier, type ConnectionNotifier } from './websocket/connection-notifier.ts';
+import { subscriberCache, type SubscriberCache } from './websocket/subscriber-cache.ts';
 
 export interface LiveDeps extends CoreDeps {
   /** Sends messages to WebSocket connections (API Gateway Management API). */
   readonly connections: ConnectionNotifier;
-  /** Publishes to the MQTT broker (the fan-out passes one, see `mqtt-publisher.ts`); undefined elsewhere. */
+  /** Publishes to the MQTT broker (the fan-out passes one, see `mqtt/publisher.ts`); undefined elsewhere. */
   readonly mqtt: MqttPublisher | undefined;
   /** Queues webhook deliveries (the fan-out passes one: SQS in AWS, the table locally); undefined elsewhere. */
   readonly webhooks: WebhookQueue | undefined;

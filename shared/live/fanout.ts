@@ -4,11 +4,11 @@
  * handed to each channel in parallel, so a slow or failing channel never delays another:
  *
  * - JSON WebSocket (here): the subscribers of each instance come from the per-environment cache
- *   (`subscriber-cache.ts`: read by one Query, kept current from the subscription records of the
+ *   (`websocket/subscriber-cache.ts`: read by one Query, kept current from the subscription records of the
  *   same stream, in stream order, and read again after at most a second); each matching
  *   subscription receives the event once;
- * - MQTT (`mqtt-channel.ts`): one publish per (event, topic), the broker fans out;
- * - webhooks (`webhook-channel.ts`): one queued delivery job per (event, subscription).
+ * - MQTT (`mqtt/mqtt-channel.ts`): one publish per (event, topic), the broker fans out;
+ * - webhooks (`webhooks/webhook-channel.ts`): one queued delivery job per (event, subscription).
  *
  * The same pass ends a revoked user's WebSocket feeds: a user deleted, disabled, given a new
  * password, signed out everywhere or given another role (its object's record in the stream) has
@@ -30,9 +30,9 @@ import {
 import { mqttClientsOfUser } from '../db/mqtt-clients.ts';
 import { renderEvent } from '../events/render.ts';
 import type { LiveDeps } from './deps.ts';
-import { publishToMqtt, type ChannelEvent } from './mqtt-channel.ts';
-import { linkedObjectKeys, subscriptionMatches } from './topics.ts';
-import { queueWebhooks } from './webhook-channel.ts';
+import { publishToMqtt } from './mqtt/mqtt-channel.ts';
+import { linkedObjectKeys, subscriptionMatches, type ChannelEvent } from './topics.ts';
+import { queueWebhooks } from './webhooks/webhook-channel.ts';
 
 /** How many PostToConnection calls run at once. */
 const POST_CONCURRENCY = 16;

@@ -4,8 +4,16 @@
  * - `/<instance_key>/$`: every event of the instance and of its sub-instances;
  * - `/<instance_key>/<object_key>`: the events of the instance (and its sub-instances) that
  *   relate to the object (`ObjectLinks[].LinkedObjectKey`).
+ *
+ * With them, what every channel shares: the scope rule ({@link inScope}), asked by the JSON
+ * WebSocket (websocket/connections.ts), MQTT (mqtt/auth.ts) and webhook subscriptions
+ * (webhooks/settings.ts), and the event the fan-out hands to each channel ({@link ChannelEvent}).
+ * They live here, beside the channel folders, so that no channel imports another for them.
  */
+import type { Principal } from '../auth/principal.ts';
+import type { Db } from '../db/client.ts';
 import { isObjectKey } from '../db/keys.ts';
+import { instanceLineage } from '../db/live-repo.ts';
 
 export type Topic =
   | { readonly kind: 'instance'; readonly name: string; readonly instanceKey: string }
@@ -41,4 +49,26 @@ export function linkedObjectKeys(eventDoc: Readonly<Record<string, unknown>>): S
  */
 export function subscriptionMatches(sub: { readonly objectKey: string | undefined }, linkedKeys: ReadonlySet<string>): boolean {
   return sub.objectKey === undefined || linkedKeys.has(sub.objectKey);
+}
+
+/**
+ * The caller may watch its own instance and the instances below it. An instance that does not
+ * exist is out of scope too, so a topic cannot probe which keys exist. Every live channel (the
+ * JSON WebSocket, MQTT, webhook subscriptions) asks this one check.
+ */
+export async function inScope(deps: { readonly db: Db }, principal: Pick<Principal, 'instanceKey'>, instanceKey: string): Promise<boolean> {
+  if (instanceKey === principal.instanceKey) return true;
+  const lineage = await instanceLineage(deps.db, instanceKey);
+  return lineage?.includes(principal.instanceKey) ?? false;
+}
+
+/** One event of the batch, decoded and rendered once by the fan-out. */
+export interface ChannelEvent {
+  /** Index of the stream record it came from. */
+  readonly record: number;
+  readonly key: string;
+  readonly instances: readonly string[];
+  readonly linkedObjectKeys: ReadonlySet<string>;
+  /** The EventMessageData as the API returns it. */
+  readonly rendered: Readonly<Record<string, unknown>>;
 }

@@ -144,7 +144,7 @@ describe('what a cold start loads', () => {
   });
 
   it('leaves the webhooks calls that write or send, and the queue consumer, to first use', () => {
-    for (const module of ['shared/webhooks/webhook-writes.ts', 'shared/webhooks/settings.ts', 'shared/webhooks/sender.ts', 'shared/webhooks/consumer.ts', 'shared/webhooks/ssrf.ts']) {
+    for (const module of ['shared/live/webhooks/webhook-writes.ts', 'shared/live/webhooks/settings.ts', 'shared/live/webhooks/sender.ts', 'shared/live/webhooks/consumer.ts', 'shared/live/webhooks/ssrf.ts']) {
       expect(ours('webhooks', module, 'atStart'), module).toBe(false);
       expect(ours('webhooks', module, 'lazy'), module).toBe(true);
     }

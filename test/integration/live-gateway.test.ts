@@ -13,7 +13,7 @@ import {
 } from '@aws-sdk/client-apigatewaymanagementapi';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createLogger } from '#shared/logger.ts';
-import { createManagementNotifier } from '#shared/live/notifier.ts';
+import { createManagementNotifier } from '#shared/live/websocket/connection-notifier.ts';
 import { WebSocketGateway } from '#local/websocket-gateway.ts';
 import { HandshakeRefused, openLiveClient, type LiveClient } from '../support/runtime.ts';
 

@@ -8,8 +8,8 @@ import { createHash } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { DeliveryJob } from '#shared/webhooks/queue.ts';
-import { createSqsQueue } from '#shared/webhooks/sqs-queue.ts';
+import type { DeliveryJob } from '#shared/live/webhooks/queue.ts';
+import { createSqsQueue } from '#shared/live/webhooks/sqs-queue.ts';
 
 interface Call {
   readonly target: string;

@@ -18,10 +18,10 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { ensureQueueTable, queueDbOf } from '#shared/db/client.ts';
 import { putLiveEvent, type EventWrite } from '#shared/db/events-repo.ts';
 import { createLogger } from '#shared/logger.ts';
-import { SubscriberCache } from '#shared/live/subscriber-cache.ts';
-import type { WebhookDeps } from '#shared/webhooks/access.ts';
-import { tableQueue, type DeliveryJob, type WebhookQueue } from '#shared/webhooks/queue.ts';
-import type { SenderDeps } from '#shared/webhooks/sender.ts';
+import { SubscriberCache } from '#shared/live/websocket/subscriber-cache.ts';
+import type { WebhookDeps } from '#shared/live/webhooks/access.ts';
+import { tableQueue, type DeliveryJob, type WebhookQueue } from '#shared/live/webhooks/queue.ts';
+import type { SenderDeps } from '#shared/live/webhooks/sender.ts';
 import { createApi } from '../support/api.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';
 import { documentedFetch } from '../support/documented-fetch.ts';
@@ -162,7 +162,7 @@ describe('the AWS path: the fan-out function, several shards and execution envir
     try {
       // The sender in an execution environment of its own, which has read each subscription before the PUT.
       vi.resetModules();
-      const { handleJob } = (await import('#shared/webhooks/sender.ts')) as typeof import('#shared/webhooks/sender.ts');
+      const { handleJob } = (await import('#shared/live/webhooks/sender.ts')) as typeof import('#shared/live/webhooks/sender.ts');
       const senderDeps: SenderDeps = { db: t.db, logger, config: t.config, now: () => new Date(), queue };
       const problems: string[] = [];
       for (let i = 0; i < 20; i++) {

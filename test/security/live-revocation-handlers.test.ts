@@ -23,7 +23,7 @@ import type { StoredObject } from '#shared/model/stored-object.ts';
 import type { Role } from '#shared/auth/principal.ts';
 import { mqttClientsOfUser } from '#shared/db/mqtt-clients.ts';
 import { createLiveDeps, type LiveDeps } from '#shared/live/deps.ts';
-import type { MqttPublisher } from '#shared/live/mqtt-channel.ts';
+import type { MqttPublisher } from '#shared/live/mqtt/mqtt-channel.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';
 import { RecordingConnections, connectEvent, messageEvent, newConnectionId } from '../support/live-handlers.ts';
 

@@ -7,9 +7,9 @@ import { randomBytes } from 'node:crypto';
 import { marshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue, DynamoDBRecord } from 'aws-lambda';
 import type { WebSocketEvent } from '#functions/websocket/handler.ts';
-import type { PostOutcome } from '#shared/live/management-post.ts';
-import type { ConnectionNotifier } from '#shared/live/notifier.ts';
-import type { ServerMessage } from '#shared/live/protocol.ts';
+import type { PostOutcome } from '#shared/live/websocket/management-post.ts';
+import type { ConnectionNotifier } from '#shared/live/websocket/connection-notifier.ts';
+import type { ServerMessage } from '#shared/live/websocket/protocol.ts';
 
 /** Stands in for the Management API: keeps what each connection was sent. */
 export class RecordingConnections implements ConnectionNotifier {

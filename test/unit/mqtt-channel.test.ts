@@ -7,8 +7,9 @@ import { deserialize, serialize } from 'bson';
 import { describe, expect, it } from 'vitest';
 import { createLogger } from '#shared/logger.ts';
 import { loadConfig } from '#shared/config.ts';
-import { grantedQos, mqttTopicsOf } from '#shared/live/mqtt-auth.ts';
-import { MAX_MQTT_MESSAGE_BYTES, MQTT_PUBLISH_ATTEMPTS, mqttPayload, publishToMqtt, type ChannelEvent, type MqttPublisher } from '#shared/live/mqtt-channel.ts';
+import { grantedQos, mqttTopicsOf } from '#shared/live/mqtt/auth.ts';
+import { MAX_MQTT_MESSAGE_BYTES, MQTT_PUBLISH_ATTEMPTS, mqttPayload, publishToMqtt, type MqttPublisher } from '#shared/live/mqtt/mqtt-channel.ts';
+import type { ChannelEvent } from '#shared/live/topics.ts';
 
 const logger = createLogger(loadConfig({ GATEHOUSE_LOG_LEVEL: 'SILENT' }));
 const I1 = 'a'.repeat(24);

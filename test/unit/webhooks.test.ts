@@ -5,11 +5,11 @@ import { Webhook } from 'standardwebhooks';
 import { describe, expect, it } from 'vitest';
 import type { StoredWebhook } from '#shared/db/webhooks-repo.ts';
 import { SYSTEM_APP_KEY } from '#shared/events/audit.ts';
-import { COULD_NOT_CONNECT, publicReason, TIMED_OUT } from '#shared/webhooks/reasons.ts';
-import { MAX_ATTEMPTS, RETRY_DELAYS_SECONDS, retryDelayMs } from '#shared/webhooks/schedule.ts';
-import { messageIdOf, newSecret, sign, signedHeaders } from '#shared/webhooks/signing.ts';
-import { addressKind, urlProblem } from '#shared/webhooks/ssrf.ts';
-import { webhookReceives, type MatchableEvent } from '#shared/webhooks/subscriptions.ts';
+import { COULD_NOT_CONNECT, publicReason, TIMED_OUT } from '#shared/live/webhooks/reasons.ts';
+import { MAX_ATTEMPTS, RETRY_DELAYS_SECONDS, retryDelayMs } from '#shared/live/webhooks/schedule.ts';
+import { messageIdOf, newSecret, sign, signedHeaders } from '#shared/live/webhooks/signing.ts';
+import { addressKind, urlProblem } from '#shared/live/webhooks/ssrf.ts';
+import { webhookReceives, type MatchableEvent } from '#shared/live/webhooks/subscriptions.ts';
 
 const I = 'aaaaaaaaaaaaaaaaaaaaaaa1';
 const CHILD = 'aaaaaaaaaaaaaaaaaaaaaaa2';

@@ -4,9 +4,9 @@
  * one (`queueTableOf`), which the runtime's runner reads (`local/webhook-queue.ts`). Either way the same sender
  * (`sender.ts`) handles each job, and a failed attempt puts the next one back on the queue.
  */
-import { queueDbOf, type Db } from '../db/client.ts';
-import { putQueuedJobs, type StoredJob } from '../db/webhooks-repo.ts';
-import { newKey } from '../model/placement.ts';
+import { queueDbOf, type Db } from '../../db/client.ts';
+import { putQueuedJobs, type StoredJob } from '../../db/webhooks-repo.ts';
+import { newKey } from '../../model/placement.ts';
 
 /** One delivery attempt to make. */
 export interface DeliveryJob {

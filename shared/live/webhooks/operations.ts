@@ -5,14 +5,14 @@
  * ReadOnly users list and read them. The secret is shown on create and on rotation only. The calls
  * that write or send are in webhook-writes.ts.
  */
-import { badRequest, methodNotAllowed } from '../errors.ts';
-import { isObjectKey } from '../db/keys.ts';
-import { listAttempts, webhooksOf } from '../db/webhooks-repo.ts';
-import { operationsOnFirstCall } from '../http/lazy-operations.ts';
-import { parsePaging } from '../http/params.ts';
-import { ok, type Operation } from '../http/types.ts';
-import { contextOf } from '../objects/context.ts';
-import { objectNotFound } from '../objects/errors.ts';
+import { badRequest, methodNotAllowed } from '../../errors.ts';
+import { isObjectKey } from '../../db/keys.ts';
+import { listAttempts, webhooksOf } from '../../db/webhooks-repo.ts';
+import { operationsOnFirstCall } from '../../http/lazy-operations.ts';
+import { parsePaging } from '../../http/params.ts';
+import { ok, type Operation } from '../../http/types.ts';
+import { contextOf } from '../../objects/context.ts';
+import { objectNotFound } from '../../objects/errors.ts';
 import { instanceOf, webhookOf, type WebhookDeps } from './access.ts';
 import { publicReason } from './reasons.ts';
 import { renderWebhook } from './subscriptions.ts';

@@ -4,7 +4,7 @@
  * changes its endpoint between the laptop and AWS. Only the fan-out imports this module, and the
  * SDK client (iot-publish.ts) is loaded with the first publish.
  */
-import { onFirstUse } from '../first-use.ts';
+import { onFirstUse } from '../../first-use.ts';
 import type { MqttPublisher } from './mqtt-channel.ts';
 
 /**

@@ -1,16 +1,15 @@
 /**
  * The settings of a webhook subscription from the body a client sends (create and replace):
  * its URL (checked against the address rules of ssrf.ts), its topics in the live feed's form,
- * with the live feed's scope rule (`inScope` in `shared/live/scope.ts`) applied to the
+ * with the live feed's scope rule (`inScope` in `shared/live/topics.ts`) applied to the
  * subscription's own instance, and its filters. Only the calls that write load it.
  */
-import { ApiError, badRequest, forbidden } from '../errors.ts';
-import { isObjectKey } from '../db/keys.ts';
-import type { WebhookSettings } from '../db/webhooks-repo.ts';
-import type { Db } from '../db/client.ts';
-import { inScope } from '../live/scope.ts';
-import { parseTopic } from '../live/topics.ts';
-import { typeNameOf } from '../model/types.ts';
+import { ApiError, badRequest, forbidden } from '../../errors.ts';
+import { isObjectKey } from '../../db/keys.ts';
+import type { WebhookSettings } from '../../db/webhooks-repo.ts';
+import type { Db } from '../../db/client.ts';
+import { inScope, parseTopic } from '../topics.ts';
+import { typeNameOf } from '../../model/types.ts';
 import { pointsAtSelf } from './self-target.ts';
 import { urlProblem } from './ssrf.ts';
 import { WEBHOOK_TYPE } from './subscriptions.ts';

@@ -4,8 +4,8 @@
  * which serves the same path, so this code does not change between the laptop and AWS. The SDK
  * client (management-post.ts) is loaded with the first message.
  */
-import { onFirstUse } from '../first-use.ts';
-import { stringifyJson } from '../json.ts';
+import { onFirstUse } from '../../first-use.ts';
+import { stringifyJson } from '../../json.ts';
 import type { PostOutcome } from './management-post.ts';
 import type { ServerMessage } from './protocol.ts';
 

@@ -17,8 +17,8 @@
  * - Subscriptions carry their TTL, checked at each delivery: an expired one is never delivered.
  * - Reads are strongly consistent: a subscription answered before the read began is in it.
  */
-import type { Db } from '../db/client.ts';
-import { subscriptionsOf, type Subscription, type SubscriptionChange } from '../db/live-repo.ts';
+import type { Db } from '../../db/client.ts';
+import { subscriptionsOf, type Subscription, type SubscriptionChange } from '../../db/live-repo.ts';
 
 /**
  * The longest a cached list of subscribers is used (from the start of the Query it came from): in

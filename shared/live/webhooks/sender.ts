@@ -14,8 +14,8 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { Agent as HttpAgent, request as httpRequest, type ClientRequest } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import { isIP } from 'node:net';
-import type { Config } from '../config.ts';
-import type { Db } from '../db/client.ts';
+import type { Config } from '../../config.ts';
+import type { Db } from '../../db/client.ts';
 import {
   disableWebhook,
   getRecentWebhook,
@@ -23,8 +23,8 @@ import {
   recordWebhookOutcome,
   type DeliveryAttempt,
   type StoredWebhook,
-} from '../db/webhooks-repo.ts';
-import { newKey } from '../model/placement.ts';
+} from '../../db/webhooks-repo.ts';
+import { newKey } from '../../model/placement.ts';
 import type { DeliveryJob, WebhookQueue } from './queue.ts';
 import { FAILING_DISABLE_MS, MAX_ATTEMPTS, retryDelayMs } from './schedule.ts';
 import { CONNECTION_LOST, COULD_NOT_CONNECT, INVALID_URL, NOT_HTTPS, SUBSCRIPTION_DISABLED, TIMED_OUT, TLS_FAILED } from './reasons.ts';

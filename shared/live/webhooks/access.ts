@@ -3,15 +3,15 @@
  * their dependencies and the instance or subscription a path names, in the caller's scope. Kept
  * apart so the writes, loaded with the first of them, do not import the module that loads them.
  */
-import { ApiError } from '../errors.ts';
-import { isObjectKey } from '../db/keys.ts';
-import type { StoredObject } from '../model/stored-object.ts';
-import { getWebhook, type StoredWebhook } from '../db/webhooks-repo.ts';
-import type { ApiRequest } from '../http/types.ts';
-import type { CoreDeps } from '../deps.ts';
-import { loadFolder, requireRole } from '../objects/access.ts';
-import type { Ctx } from '../objects/context.ts';
-import { objectNotFound } from '../objects/errors.ts';
+import { ApiError } from '../../errors.ts';
+import { isObjectKey } from '../../db/keys.ts';
+import type { StoredObject } from '../../model/stored-object.ts';
+import { getWebhook, type StoredWebhook } from '../../db/webhooks-repo.ts';
+import type { ApiRequest } from '../../http/types.ts';
+import type { CoreDeps } from '../../deps.ts';
+import { loadFolder, requireRole } from '../../objects/access.ts';
+import type { Ctx } from '../../objects/context.ts';
+import { objectNotFound } from '../../objects/errors.ts';
 import type { WebhookQueue } from './queue.ts';
 
 export interface WebhookDeps extends CoreDeps {

@@ -17,7 +17,7 @@
  */
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import type { Config } from '../config.ts';
+import type { Config } from '../../config.ts';
 import { addressKind } from './ssrf.ts';
 
 /** The settings that name the service's own endpoints. */

@@ -2,7 +2,7 @@
  * The webhooks channel of the fan-out: queues one delivery job per (event, subscription). The
  * subscriptions that may receive an event live under the instances of its chain; matching
  * (topics, scope, filters) is `webhookReceives`. The channel only queues: the sender
- * (`shared/webhooks/sender.ts`) delivers, so a slow or failing receiver never holds up the stream
+ * (`shared/live/webhooks/sender.ts`) delivers, so a slow or failing receiver never holds up the stream
  * batch, the other channels or another subscription.
  *
  * The rule (a subscription sees every event published after its answer): the subscriptions an
@@ -16,12 +16,12 @@
  * the batch's chains, per batch (docs/architecture.md, "webhook subscriptions of an event").
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
-import type { Db } from '../db/client.ts';
-import { webhooksOf, type StoredWebhook } from '../db/webhooks-repo.ts';
-import type { DeliveryJob, WebhookQueue } from '../webhooks/queue.ts';
-import { messageIdOf } from '../webhooks/signing.ts';
-import { matchable, webhookReceives } from '../webhooks/subscriptions.ts';
-import type { ChannelEvent } from './mqtt-channel.ts';
+import type { Db } from '../../db/client.ts';
+import { webhooksOf, type StoredWebhook } from '../../db/webhooks-repo.ts';
+import type { DeliveryJob, WebhookQueue } from './queue.ts';
+import { messageIdOf } from './signing.ts';
+import { matchable, webhookReceives } from './subscriptions.ts';
+import type { ChannelEvent } from '../topics.ts';
 
 /** Jobs per queue call (SQS sends them 10 per request). */
 const CHUNK = 100;

@@ -1,13 +1,13 @@
 /**
  * Webhook subscriptions: how a subscription is shown, and which events it receives (the body a
  * client sends is read by settings.ts). Topics are the live feed's (`/<instance>/$`, `/<instance>/<object>`) with the live
- * feed's scope rule (`inScope` in `shared/live/scope.ts`), applied to the subscription's own
+ * feed's scope rule (`inScope` in `shared/live/topics.ts`), applied to the subscription's own
  * instance: a subscription receives only events of its instance's subtree.
  */
-import { SYSTEM_APP_KEY } from '../events/system-app.ts';
-import type { StoredWebhook } from '../db/webhooks-repo.ts';
-import { parseTopic, subscriptionMatches } from '../live/topics.ts';
-import { typeTag } from '../model/types.ts';
+import { SYSTEM_APP_KEY } from '../../events/system-app.ts';
+import type { StoredWebhook } from '../../db/webhooks-repo.ts';
+import { parseTopic, subscriptionMatches } from '../topics.ts';
+import { typeTag } from '../../model/types.ts';
 
 export const WEBHOOK_TYPE = 'WebhookSubscriptionInfo';
 

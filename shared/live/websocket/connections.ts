@@ -2,14 +2,13 @@
  * The WebSocket side of the live event feed: who may connect, what a client may subscribe to,
  * and the answers to its messages.
  */
-import { checkPrincipalNow } from '../auth/status-check.ts';
-import { deleteConnection, deleteSubscription, getConnection, putConnection, putSubscription } from '../db/live-repo.ts';
-import { OAuthError } from '../errors.ts';
-import type { Principal } from '../auth/principal.ts';
-import type { LiveDeps } from './deps.ts';
+import { checkPrincipalNow } from '../../auth/status-check.ts';
+import { deleteConnection, deleteSubscription, getConnection, putConnection, putSubscription } from '../../db/live-repo.ts';
+import { OAuthError } from '../../errors.ts';
+import type { Principal } from '../../auth/principal.ts';
+import type { LiveDeps } from '../deps.ts';
 import { liveError, parseClientMessage, type ServerMessage } from './protocol.ts';
-import { inScope } from './scope.ts';
-import { parseTopic, type Topic } from './topics.ts';
+import { inScope, parseTopic, type Topic } from '../topics.ts';
 
 /** API Gateway closes a WebSocket connection after 2 hours; its items expire then too. */
 export const CONNECTION_LIFETIME_SECONDS = 2 * 60 * 60;

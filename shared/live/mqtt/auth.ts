@@ -16,13 +16,12 @@
  *   {@link inScope} check as the JSON WebSocket).
  */
 import { decodeJwt } from 'jose/jwt/decode';
-import { checkPrincipalNow, enforceVerdict, principalStatus, type Verdict } from '../auth/status-check.ts';
-import { OAuthError } from '../errors.ts';
-import type { Authenticator, Principal } from '../auth/principal.ts';
-import type { Db } from '../db/client.ts';
-import { readSteps, type ReadStep } from '../objects/context.ts';
-import { inScope } from './scope.ts';
-import { parseTopic, type Topic } from './topics.ts';
+import { checkPrincipalNow, enforceVerdict, principalStatus, type Verdict } from '../../auth/status-check.ts';
+import { OAuthError } from '../../errors.ts';
+import type { Authenticator, Principal } from '../../auth/principal.ts';
+import type { Db } from '../../db/client.ts';
+import { readSteps, type ReadStep } from '../../objects/context.ts';
+import { inScope, parseTopic, type Topic } from '../topics.ts';
 
 /** A verified MQTT client: who it is and when its token expires. */
 export interface MqttSession {

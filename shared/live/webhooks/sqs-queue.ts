@@ -11,7 +11,7 @@
  * receivers, a replay's backlog). See docs/architecture.md, "Webhook fairness".
  */
 import type { WebhookQueue } from './queue.ts';
-import { onFirstUse } from '../first-use.ts';
+import { onFirstUse } from '../../first-use.ts';
 
 /** SQS's largest message, and largest batch (the sum of its messages). */
 export const MAX_BATCH_BYTES = 256 * 1024;

@@ -3,18 +3,18 @@
  * delivery, redelivery and replay (see operations.ts, which loads this module with the first of
  * them, and holds the reads and the scope checks).
  */
-import { ApiError, badRequest, conflict, ConditionFailed } from '../errors.ts';
-import { getEvent, queryFolderEvents } from '../db/event-reads.ts';
-import type { StoredObject } from '../model/stored-object.ts';
-import { claimReplaySlot, deleteWebhook, getAttempt, putWebhook, replaceWebhookSettings, rotateWebhookSecret, type StoredWebhook } from '../db/webhooks-repo.ts';
-import { foldersOf } from '../events/folders.ts';
-import { renderEvent } from '../events/render.ts';
-import { onFirstUse } from '../first-use.ts';
-import { accepted, created, noContent, ok, type Operation } from '../http/types.ts';
-import { linkedObjectKeys } from '../live/topics.ts';
-import { newKey } from '../model/placement.ts';
-import { contextOf } from '../objects/context.ts';
-import { objectNotFound } from '../objects/errors.ts';
+import { ApiError, badRequest, conflict, ConditionFailed } from '../../errors.ts';
+import { getEvent, queryFolderEvents } from '../../db/event-reads.ts';
+import type { StoredObject } from '../../model/stored-object.ts';
+import { claimReplaySlot, deleteWebhook, getAttempt, putWebhook, replaceWebhookSettings, rotateWebhookSecret, type StoredWebhook } from '../../db/webhooks-repo.ts';
+import { foldersOf } from '../../events/folders.ts';
+import { renderEvent } from '../../events/render.ts';
+import { onFirstUse } from '../../first-use.ts';
+import { accepted, created, noContent, ok, type Operation } from '../../http/types.ts';
+import { linkedObjectKeys } from '../topics.ts';
+import { newKey } from '../../model/placement.ts';
+import { contextOf } from '../../objects/context.ts';
+import { objectNotFound } from '../../objects/errors.ts';
 import { instanceOf, manage, webhookOf, type WebhookDeps } from './access.ts';
 import type { DeliveryJob } from './queue.ts';
 import { PREVIOUS_SECRET_MS } from './schedule.ts';

@@ -5,12 +5,13 @@
  * Core in AWS, `aedes` locally) fans each message out to its subscribers and applies the scope
  * the authorizer granted, so this channel needs no subscriber lookups.
  *
- * Publishing goes through an {@link MqttPublisher} (`mqtt-publisher.ts`: the IoT data plane's
- * `Publish` call, which the local runtime serves too). The BSON is written by ../bson-writer.ts.
+ * Publishing goes through an {@link MqttPublisher} (`publisher.ts`: the IoT data plane's
+ * `Publish` call, which the local runtime serves too). The BSON is written by ../../bson-writer.ts.
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
-import { encodeBson } from '../bson-writer.ts';
-import { mqttTopicsOf } from './mqtt-auth.ts';
+import { encodeBson } from '../../bson-writer.ts';
+import type { ChannelEvent } from '../topics.ts';
+import { mqttTopicsOf } from './auth.ts';
 
 /** IoT Core's message size limit. */
 export const MAX_MQTT_MESSAGE_BYTES = 128 * 1024;
@@ -35,17 +36,6 @@ export interface MqttPublisher {
    * broker ends revoked clients itself (the local runtime's broker re-checks its clients).
    */
   disconnect?(clientId: string): Promise<void>;
-}
-
-/** One event of the batch, decoded and rendered once by the fan-out. */
-export interface ChannelEvent {
-  /** Index of the stream record it came from. */
-  readonly record: number;
-  readonly key: string;
-  readonly instances: readonly string[];
-  readonly linkedObjectKeys: ReadonlySet<string>;
-  /** The EventMessageData as the API returns it. */
-  readonly rendered: Readonly<Record<string, unknown>>;
 }
 
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\d{2})$/;

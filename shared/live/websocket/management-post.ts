@@ -1,11 +1,11 @@
 /**
  * The Management API's `POST` and `DELETE /@connections/{connectionId}` through the SDK client, in a
- * module of its own: notifier.ts loads it with the first message sent or connection closed, so a fan-out batch that reaches no
+ * module of its own: connection-notifier.ts loads it with the first message sent or connection closed, so a fan-out batch that reaches no
  * WebSocket client (most of them carry no subscriber) never reads the client's code. Its classes
  * are imported by name: esbuild cannot tree-shake a package reached by `import()` itself.
  */
 import { ApiGatewayManagementApiClient, DeleteConnectionCommand, PostToConnectionCommand } from '@aws-sdk/client-apigatewaymanagementapi';
-import { endpointClientOptions } from './endpoint-client.ts';
+import { endpointClientOptions } from '../endpoint-client.ts';
 
 /** `gone`: the client disconnected (410); `too-large`: the message exceeds 128 KB. */
 export type PostOutcome = 'sent' | 'gone' | 'too-large';
