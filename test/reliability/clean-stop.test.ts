@@ -12,6 +12,7 @@ import { afterAll, describe, expect, it } from 'vitest';
 import { serialize } from 'bson';
 import { adminToken, isAlive, newDataDir, newRuntimeAdmin, spawnRuntime, waitUntilGone, type SpawnedRuntime } from '../support/runtime.ts';
 import { WebhookReceiver, waitFor } from '../support/webhook-receiver.ts';
+import { must, send } from '../support/lossy-calls.ts';
 
 const NS = 'Gatehouse.Model';
 const running: SpawnedRuntime[] = [];
@@ -31,28 +32,6 @@ const env = {
   // Counts are written at the stop only: the report after the restart shows what the stop wrote.
   GATEHOUSE_USAGE_FLUSH_SECONDS: '3600',
 };
-
-/** What a call got: its status and body, or `undefined` when no answer came (connection refused or cut). */
-async function send(url: string, token: string, method: string, body?: unknown): Promise<{ status: number; body: any } | undefined> {
-  try {
-    const res = await fetch(url, {
-      method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : undefined };
-  } catch {
-    return undefined;
-  }
-}
-
-/** Answers a call must have while setting up. */
-async function must(url: string, token: string, method: string, body: unknown, status: number): Promise<any> {
-  const res = await send(url, token, method, body);
-  expect(res?.status, `${method} ${url}: ${JSON.stringify(res?.body)}`).toBe(status);
-  return res!.body;
-}
 
 const today = () => new Date().toISOString().slice(0, 10);
 const sum = (days: Array<Record<string, any>>, count: (d: Record<string, any>) => number | undefined) => days.reduce((n, d) => n + (count(d) ?? 0), 0);

@@ -15,6 +15,7 @@ import { startDynamo } from '../../local/dynamo.ts';
 import { createDb, ensureTable } from '#shared/db/client.ts';
 import { adminToken, isAlive, newDataDir, newRuntimeAdmin, spawnRuntime, waitUntilGone, type SpawnedRuntime } from '../support/runtime.ts';
 import { WebhookReceiver, waitFor } from '../support/webhook-receiver.ts';
+import { must, send } from '../support/lossy-calls.ts';
 
 const NS = 'Gatehouse.Model';
 const running: SpawnedRuntime[] = [];
@@ -32,27 +33,6 @@ const env = {
   GATEHOUSE_ADMIN_PASSWORD: admin.password,
   GATEHOUSE_CLIENT_SECRET: admin.clientSecret,
 };
-
-/** What a call got: its status and body, or `undefined` when no answer came (connection refused or cut). */
-async function send(url: string, token: string, method: string, body?: unknown): Promise<{ status: number; body: any } | undefined> {
-  try {
-    const res = await fetch(url, {
-      method,
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    return { status: res.status, body: text ? JSON.parse(text) : undefined };
-  } catch {
-    return undefined;
-  }
-}
-
-async function must(url: string, token: string, method: string, body: unknown, status: number): Promise<any> {
-  const res = await send(url, token, method, body);
-  expect(res?.status, `${method} ${url}: ${JSON.stringify(res?.body)}`).toBe(status);
-  return res!.body;
-}
 
 /** The items of a round of {@link TransactWriteCommand}s that are not in the table. */
 async function missing(db: ReturnType<typeof createDb>, tableName: string, round: number): Promise<string[]> {
