@@ -267,20 +267,18 @@ export async function releaseLoginAttempt(db: Db, userKey: string): Promise<void
 
 /** Locks the user until `untilMs` (called by the failed attempt that reached the threshold). */
 export async function lockUser(db: Db, userKey: string, untilMs: number): Promise<void> {
-  await updateUnlessDone(db, {
-    TableName: db.tableName,
-    Key: authKey(userKey),
-    UpdateExpression: 'SET LockedUntil = :until',
-    ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(LockedUntil)',
-    ExpressionAttributeValues: { ':until': untilMs },
-  });
+  await lockAt(db, authKey(userKey), untilMs);
 }
 
 /** {@link lockUser} for a name's counter. */
 export async function lockName(db: Db, name: LoginName, untilMs: number): Promise<void> {
+  await lockAt(db, nameKey(name), untilMs);
+}
+
+async function lockAt(db: Db, key: { PK: string; SK: string }, untilMs: number): Promise<void> {
   await updateUnlessDone(db, {
     TableName: db.tableName,
-    Key: nameKey(name),
+    Key: key,
     UpdateExpression: 'SET LockedUntil = :until',
     ConditionExpression: 'attribute_exists(PK) AND attribute_not_exists(LockedUntil)',
     ExpressionAttributeValues: { ':until': untilMs },

@@ -525,7 +525,7 @@ export async function claimReplaySlot(db: Db, webhookKey: string, nowMs: number,
     );
     return undefined;
   } catch (err) {
-    if ((err as { name?: string }).name !== 'ConditionalCheckFailedException') throw err;
+    if (!isConditionFailure(err)) throw err;
     // The old item comes back in the wire form (the document client does not convert errors).
     const held = Number((err as { Item?: { Until?: { N?: string } } }).Item?.Until?.N);
     return Number.isFinite(held) && held > nowMs ? held : until;
