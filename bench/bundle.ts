@@ -38,7 +38,7 @@ export interface BundleResult {
    * ESM loader a read, a compile and a link of its own, whatever its size.
    */
   readonly startFiles: number;
-  /** Bytes of the source maps shipped beside the code (read only when a stack is logged: shared/stack.ts). */
+  /** Bytes of the source maps shipped beside the code (read only when a stack is logged: shared/source-mapped-stack.ts). */
   readonly sourceMapBytes: number;
   /** The packages (or `(project)`) contributing most bytes of what a cold start loads, largest first. */
   readonly topPackages: ReadonlyArray<{ readonly name: string; readonly bytes: number }>;

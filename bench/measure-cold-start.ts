@@ -7,7 +7,7 @@
  * that verifies an access token, logs through Powertools and serves GET person, with each
  * function's bytes and ratio over it. Each process runs with the environment the function gets in AWS
  * (its settings, no NODE_OPTIONS: the functions map their logged stacks themselves, see
- * shared/stack.ts; DynamoDB Local as the endpoint).
+ * shared/source-mapped-stack.ts; DynamoDB Local as the endpoint).
  *
  * The bundles are built as deployed (infra/bundling.ts: the AWS SDK bundled by default). When an
  * operator leaves the SDK to the runtime, each process, the baseline's too, imports it from the
@@ -266,7 +266,7 @@ async function responseSink(): Promise<{ url: string; close: () => Promise<void>
 function coldStartNote(error: string | undefined): { note?: string } {
   const notes: string[] = [];
   if (error) notes.push(`baseline could not be measured: ${error}`);
-  notes.push(`measured on Node ${process.version} (Lambda runs nodejs22.x), without --enable-source-maps, as deployed (logged stacks are mapped by shared/stack.ts)`);
+  notes.push(`measured on Node ${process.version} (Lambda runs nodejs22.x), without --enable-source-maps, as deployed (logged stacks are mapped by shared/source-mapped-stack.ts)`);
   return { note: notes.join('; ') };
 }
 

@@ -48,5 +48,5 @@ export function fanoutDeps(transport: Pick<LiveDepsOverrides, 'connections' | 'm
   return { ...live, webhooks: queueUrl ? createSqsQueue({ queueUrl, region: cfg.region }) : tableQueue(live.db) };
 }
 
-// Errors reach the runtime with stacks that name the TypeScript (shared/stack.ts).
+// Errors reach the runtime with stacks that name the TypeScript (shared/source-mapped-stack.ts).
 export const handler = mappingErrorStacks(createHandler(() => (deps ??= fanoutDeps())));

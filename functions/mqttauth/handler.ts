@@ -106,5 +106,5 @@ export function createHandler(deps: () => CoreDeps) {
 
 let deps: CoreDeps | undefined;
 
-// Errors reach the runtime with stacks that name the TypeScript (shared/stack.ts).
+// Errors reach the runtime with stacks that name the TypeScript (shared/source-mapped-stack.ts).
 export const handler = mappingErrorStacks(createHandler(() => (deps ??= createCoreDeps())));

@@ -43,7 +43,7 @@ function defaultDeps(): WebhookDeps {
   return { ...core, queue: sqs ?? tableQueue(core.db) };
 }
 
-// Errors reach the runtime with stacks that name the TypeScript (shared/stack.ts).
+// Errors reach the runtime with stacks that name the TypeScript (shared/source-mapped-stack.ts).
 export const handler = mappingErrorStacks(createHandler(
   () => (deps ??= defaultDeps()),
   () => (config().webhookQueueUrl ? sqs : undefined),

@@ -50,5 +50,5 @@ export function createHandler(deps: () => LiveDeps) {
 
 let deps: LiveDeps | undefined;
 
-// Errors reach the runtime with stacks that name the TypeScript (shared/stack.ts).
+// Errors reach the runtime with stacks that name the TypeScript (shared/source-mapped-stack.ts).
 export const handler = mappingErrorStacks(createHandler(() => (deps ??= createLiveDeps())));

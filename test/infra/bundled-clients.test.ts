@@ -148,7 +148,7 @@ describe('what a cold start loads', () => {
       expect(ours('webhooks', module, 'atStart'), module).toBe(false);
       expect(ours('webhooks', module, 'lazy'), module).toBe(true);
     }
-    for (const name of inputs.keys()) expect(ours(name, 'shared/stack.ts', 'atStart'), name).toBe(false);
+    for (const name of inputs.keys()) expect(ours(name, 'shared/source-mapped-stack.ts', 'atStart'), name).toBe(false);
   });
 
   it('bundles no access-token verification in the functions whose routes are all public (token, service)', () => {
@@ -173,7 +173,7 @@ describe('what a cold start loads', () => {
   it('leaves the error path, the outbox notifier and Powertools Metrics to first use in the HTTP families', () => {
     // The stack mapping loads with the first unexpected error logged; only the token function sends messages.
     for (const name of [...CRUD, 'events', 'search']) {
-      for (const module of ['shared/stack.ts', 'shared/notify/notifier.ts']) {
+      for (const module of ['shared/source-mapped-stack.ts', 'shared/notify/notifier.ts']) {
         expect(ours(name, module, 'atStart'), `${name}: ${module}`).toBe(false);
         expect(ours(name, module, 'lazy'), `${name}: ${module}`).toBe(true);
       }
