@@ -25,7 +25,7 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { Aedes, type AuthenticateError, type Client } from 'aedes';
 import { WebSocketServer, createWebSocketStream } from 'ws';
-import type { CoreDeps } from '#shared/deps.ts';
+import type { CoreDeps } from '#shared/core-deps.ts';
 import { authorizeMqttFilter, currentPrincipal, currentPrincipals, grantedQos, verifyMqttToken, type MqttSession } from '#shared/live/mqtt/auth.ts';
 import type { MqttPublisher } from '#shared/live/mqtt/mqtt-channel.ts';
 import { splitTarget } from './http-event.ts';

@@ -2,7 +2,7 @@
  * Access family: access levels (with their connections to schedules and readers), badge types
  * and card formats.
  */
-import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
+import { createCoreDeps, type CoreDeps } from '#shared/core-deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { metering } from '#shared/usage/middleware.ts';
 import { objectOperations } from '#shared/objects/operations.ts';

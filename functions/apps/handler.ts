@@ -1,7 +1,7 @@
 /**
  * Apps family: the app collection, and the event types of an app (see `shared/events/event-type-operations.ts`).
  */
-import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
+import { createCoreDeps, type CoreDeps } from '#shared/core-deps.ts';
 import { operationsOnFirstCall } from '#shared/http/lazy-operations.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { metering } from '#shared/usage/middleware.ts';

@@ -3,7 +3,7 @@
  * doors, service containers, their connections, and `peripherals/<key>` (any reader, input or
  * output).
  */
-import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
+import { createCoreDeps, type CoreDeps } from '#shared/core-deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { metering } from '#shared/usage/middleware.ts';
 import { objectOperations } from '#shared/objects/operations.ts';

@@ -9,7 +9,7 @@
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { auditEventsFromStream, mergeBatchResponses } from '#shared/events/audit.ts';
 import { config } from '#shared/config.ts';
-import { createLiveDeps, type LiveDeps, type LiveDepsOverrides } from '#shared/live/deps.ts';
+import { createLiveDeps, type LiveDeps, type LiveDepsOverrides } from '#shared/live/live-deps.ts';
 import { fanOut } from '#shared/live/fanout.ts';
 import { createIotPublisher } from '#shared/live/mqtt/publisher.ts';
 import { createUsageRecorder, type UsageRecorder } from '#shared/usage/recorder.ts';

@@ -4,7 +4,7 @@
  * instance's metered usage (`/api/f/<instance_key>/usage`) and a user's "sign out everywhere"
  * (`POST .../users/<key>/revokesessions`).
  */
-import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
+import { createCoreDeps, type CoreDeps } from '#shared/core-deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { metering } from '#shared/usage/middleware.ts';
 import { objectOperations } from '#shared/objects/operations.ts';

@@ -9,7 +9,7 @@
  * library. The password is ignored.
  */
 import type { Context } from 'aws-lambda';
-import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
+import { createCoreDeps, type CoreDeps } from '#shared/core-deps.ts';
 import { putMqttClient } from '#shared/db/mqtt-clients.ts';
 import { instanceTree } from '#shared/db/objects-repo.ts';
 import { iotPolicyDocuments, MAX_POLICY_INSTANCES, verifyMqttTokenWith } from '#shared/live/mqtt/auth.ts';

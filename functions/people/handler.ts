@@ -3,7 +3,7 @@
  * one card), the lookup by card, its connections (access levels, scheduled access levels, badge
  * type) and the access level PUT and scheduled access level batch that field clients use.
  */
-import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
+import { createCoreDeps, type CoreDeps } from '#shared/core-deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { metering } from '#shared/usage/middleware.ts';
 import type { Operation } from '#shared/http/types.ts';

@@ -1,7 +1,7 @@
 /**
  * Schedules family: schedules and holidays.
  */
-import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
+import { createCoreDeps, type CoreDeps } from '#shared/core-deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { metering } from '#shared/usage/middleware.ts';
 import { objectOperations } from '#shared/objects/operations.ts';

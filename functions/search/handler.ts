@@ -1,7 +1,7 @@
 /**
  * Search family: `POST /api/f/<instance_key>/search`.
  */
-import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
+import { createCoreDeps, type CoreDeps } from '#shared/core-deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { metering } from '#shared/usage/middleware.ts';
 import { boolParam, parsePaging } from '#shared/http/params.ts';

@@ -3,7 +3,7 @@
  * access tokens (`GET /.well-known/jwks.json`). Both are public routes.
  */
 import { config } from '#shared/config.ts';
-import { assembleDeps, type CoreDeps } from '#shared/core-deps.ts';
+import { assembleDeps, type CoreDeps } from '#shared/deps-assembly.ts';
 import { refusingAuthenticator } from '#shared/public-deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { metering } from '#shared/usage/middleware.ts';

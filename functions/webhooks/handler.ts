@@ -7,7 +7,7 @@
  */
 import type { APIGatewayProxyEventV2, Context, SQSEvent } from 'aws-lambda';
 import { config } from '#shared/config.ts';
-import { createCoreDeps } from '#shared/deps.ts';
+import { createCoreDeps } from '#shared/core-deps.ts';
 import { onFirstUse } from '#shared/first-use.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { metering } from '#shared/usage/middleware.ts';

@@ -8,7 +8,7 @@
  */
 import type { APIGatewayProxyWebsocketEventV2, Context } from 'aws-lambda';
 import { closeConnection, handleClientMessage, openConnection } from '#shared/live/websocket/connections.ts';
-import { createLiveDeps, type LiveDeps } from '#shared/live/deps.ts';
+import { createLiveDeps, type LiveDeps } from '#shared/live/live-deps.ts';
 import { mappingErrorStacks } from '#shared/error-stacks.ts';
 
 /** The proxy event of a WebSocket route; `$connect` also carries the handshake's headers. */

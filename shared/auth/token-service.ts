@@ -52,7 +52,7 @@ import {
   type RefreshRecord,
 } from '../db/auth-repo.ts';
 import { instanceNameClaim, userNameClaim } from '../model/claims.ts';
-import type { CoreDeps } from '../deps.ts';
+import type { CoreDeps } from '../core-deps.ts';
 import { TtlCache } from '../ttl-cache.ts';
 import { issueAccessToken, newFamilyId, newRefreshToken, refreshTokenHash, type TokenSubject } from './access-tokens.ts';
 import {

@@ -19,7 +19,7 @@ import { ApiError, badRequest } from '../errors.ts';
 import { instanceTree } from '../db/objects-repo.ts';
 import type { StoredObject } from '../model/stored-object.ts';
 import { storedObjects, usageDays, USAGE_RETENTION_DAYS, type DayCounts } from '../db/usage-repo.ts';
-import type { CoreDeps } from '../deps.ts';
+import type { CoreDeps } from '../core-deps.ts';
 import { ok, queryValue, type ApiRequest, type Operation } from '../http/types.ts';
 import { typeTag } from '../model/types.ts';
 import { loadFolder, requireRole } from '../objects/access.ts';

@@ -18,7 +18,7 @@ import type { StoredObject } from '#shared/model/stored-object.ts';
 import { createStreamReader } from '#shared/db/stream-reader.ts';
 import type { Role } from '#shared/auth/principal.ts';
 import { MAX_SUBSCRIPTIONS_PER_CONNECTION } from '#shared/live/websocket/connections.ts';
-import { createLiveDeps, type LiveDeps } from '#shared/live/deps.ts';
+import { createLiveDeps, type LiveDeps } from '#shared/live/live-deps.ts';
 import type { ServerMessage } from '#shared/live/websocket/protocol.ts';
 import { startStreamPoller } from '#local/stream-poller.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';

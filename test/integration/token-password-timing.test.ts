@@ -11,7 +11,7 @@ import { localLicenseAuthority } from '#shared/auth/license-authority.ts';
 import { hashPassword, parseHash } from '#shared/auth/passwords.ts';
 import { resetConfigForTests } from '#shared/config.ts';
 import type { StoredObject } from '#shared/model/stored-object.ts';
-import { createCoreDeps } from '#shared/deps.ts';
+import { createCoreDeps } from '#shared/core-deps.ts';
 import { newKey } from '#shared/model/placement.ts';
 import { createApi } from '../support/api.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';

@@ -56,7 +56,7 @@ describe('the AWS path: the fan-out function, several shards and execution envir
   async function environment(): Promise<Fanout> {
     vi.resetModules();
     const { createHandler } = (await import('#functions/fanout/handler.ts')) as typeof import('#functions/fanout/handler.ts');
-    const { createLiveDeps } = (await import('#shared/live/deps.ts')) as typeof import('#shared/live/deps.ts');
+    const { createLiveDeps } = (await import('#shared/live/live-deps.ts')) as typeof import('#shared/live/live-deps.ts');
     const deps = createLiveDeps({ config: t.config, db: t.db, connections: new RecordingConnections(), subscribers: new SubscriberCache(), webhooks: queue });
     return createHandler(() => deps);
   }

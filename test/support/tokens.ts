@@ -11,7 +11,7 @@ import { fileKeyStore } from '#shared/auth/key-files.ts';
 import { authItemPut } from '#shared/db/auth-repo.ts';
 import type { StoredObject } from '#shared/model/stored-object.ts';
 import { createObject } from '#shared/db/object-writes.ts';
-import { createCoreDeps, type CoreDeps, type CoreDepsOverrides } from '#shared/deps.ts';
+import { createCoreDeps, type CoreDeps, type CoreDepsOverrides } from '#shared/core-deps.ts';
 import type { Role } from '#shared/auth/principal.ts';
 import { instanceNameClaim, userNameClaim } from '#shared/model/claims.ts';
 import { newKey, placeIn, placeInstance } from '#shared/model/placement.ts';

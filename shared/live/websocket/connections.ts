@@ -6,7 +6,7 @@ import { checkPrincipalNow } from '../../auth/status-check.ts';
 import { deleteConnection, deleteSubscription, getConnection, putConnection, putSubscription } from '../../db/live-repo.ts';
 import { OAuthError } from '../../errors.ts';
 import type { Principal } from '../../auth/principal.ts';
-import type { LiveDeps } from '../deps.ts';
+import type { LiveDeps } from '../live-deps.ts';
 import { liveError, parseClientMessage, type ServerMessage } from './protocol.ts';
 import { inScope, parseTopic, type Topic } from '../topics.ts';
 
