@@ -1,5 +1,5 @@
 /**
- * Webhooks family: the webhooks collection's routes (see `shared/live/webhooks/operations.ts`) and the
+ * Webhooks family: the webhooks collection's routes (see `shared/live/webhooks/webhook-operations.ts`) and the
  * sender. The same function consumes the delivery queue: in AWS the SQS event source mapping
  * invokes it with message batches (ReportBatchItemFailures); locally the runtime's timer invokes
  * it with the same shape from its queue table. Keeping the sender here keeps the SQS
@@ -12,7 +12,7 @@ import { onFirstUse } from '#shared/first-use.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { metering } from '#shared/usage/middleware.ts';
 import type { WebhookDeps } from '#shared/live/webhooks/access.ts';
-import { webhookOperations } from '#shared/live/webhooks/operations.ts';
+import { webhookOperations } from '#shared/live/webhooks/webhook-operations.ts';
 import { tableQueue } from '#shared/live/webhooks/queue.ts';
 import { createSqsQueue, type SqsWebhookQueue } from '#shared/live/webhooks/sqs-queue.ts';
 import { mappingErrorStacks } from '#shared/error-stacks.ts';

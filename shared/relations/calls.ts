@@ -2,7 +2,7 @@
  * The relationship calls, shared by every family whose collections have relation kinds:
  * connect (POST or PUT), disconnect, the connections of one relation, and the people's access
  * level PUT and scheduled access level batch that field clients use. Families take them from
- * `operations.ts`, which loads this module with the first of them.
+ * `relation-operations.ts`, which loads this module with the first of them.
  */
 import { ApiError, badRequest, validationFailed } from '../errors.ts';
 import { boolParam, stringParam } from '../http/params.ts';

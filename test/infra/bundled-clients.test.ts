@@ -136,7 +136,7 @@ describe('what a cold start loads', () => {
         expect(ours(name, module, 'lazy'), `${name}: ${module}`).toBe(true);
       }
       // ...but reads what a GET needs at start.
-      for (const module of ['shared/objects/operations.ts', 'shared/objects/access.ts', 'shared/db/objects-repo.ts']) {
+      for (const module of ['shared/objects/object-operations.ts', 'shared/objects/access.ts', 'shared/db/objects-repo.ts']) {
         expect(ours(name, module, 'atStart'), `${name}: ${module}`).toBe(true);
       }
     }

@@ -5,7 +5,7 @@ import { fieldsRead, loadRegexEngine, occurredRange, parsePipeline, splitWindow 
 import { eventWrite } from '#shared/events/publish.ts';
 import { renderEvent, renderEventFields } from '#shared/events/render.ts';
 
-// The aggregation loads RE2 before it reads a pipeline (shared/events/operations.ts).
+// The aggregation loads RE2 before it reads a pipeline (shared/events/event-operations.ts).
 beforeAll(loadRegexEngine);
 
 const match = (body: unknown) => (parsePipeline([{ $match: body }])[0]!.$match ?? {}) as Record<string, unknown>;

@@ -1,6 +1,6 @@
 /**
  * The webhooks calls that write or send: create, replace, delete, rotate the secret, a test
- * delivery, redelivery and replay (see operations.ts, which loads this module with the first of
+ * delivery, redelivery and replay (see webhook-operations.ts, which loads this module with the first of
  * them, and holds the reads and the scope checks).
  */
 import { ApiError, badRequest, conflict, ConditionFailed } from '../../errors.ts';
