@@ -10,7 +10,7 @@ import { eventTypeInfoSchema } from '#shared/events/event-type-schema.ts';
 import { MAX_RELATED_OBJECTS } from '#shared/events/posting.ts';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '#shared/http/params.ts';
 import { LIMITS, commonSchemas, schemaFor, type TypeSchema } from '#shared/model/schemas/index.ts';
-import { typeTag } from '#shared/model/types.ts';
+import { typeTag } from '#shared/model/type-tags.ts';
 
 const { linkSchema, monikerItemSchema, objectLinkItemSchema } = commonSchemas();
 

@@ -7,7 +7,7 @@
 import { config as loadedConfig, type Config } from './config.ts';
 import { keyStoreFor, type KeyStore, type RingSource } from './auth/keys.ts';
 import { createDb, type Db, type DbOptions } from './db/client.ts';
-import type { BaseDeps } from './http/types.ts';
+import type { BaseDeps } from './http/operation-contract.ts';
 import type { Authenticator, Principal } from './auth/principal.ts';
 import { createLogger } from './logger.ts';
 import type { Notifier } from './notify/notifier.ts';

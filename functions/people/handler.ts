@@ -6,7 +6,7 @@
 import { createCoreDeps, type CoreDeps } from '#shared/core-deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { metering } from '#shared/usage/middleware.ts';
-import type { Operation } from '#shared/http/types.ts';
+import type { Operation } from '#shared/http/operation-contract.ts';
 import { objectOperations } from '#shared/objects/object-operations.ts';
 import { relationHooks } from '#shared/objects/relation-hooks.ts';
 import {

@@ -5,7 +5,7 @@ import { createCoreDeps, type CoreDeps } from '#shared/core-deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { metering } from '#shared/usage/middleware.ts';
 import { boolParam, parsePaging } from '#shared/http/params.ts';
-import { ok, type Operation } from '#shared/http/types.ts';
+import { ok, type Operation } from '#shared/http/operation-contract.ts';
 import { instanceTree, ownInstance } from '#shared/db/objects-repo.ts';
 import { loadFolder } from '#shared/objects/access.ts';
 import { contextOf, readSteps } from '#shared/objects/context.ts';

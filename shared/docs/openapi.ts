@@ -12,7 +12,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { ApiRequest } from '../http/types.ts';
+import type { ApiRequest } from '../http/operation-contract.ts';
 
 /** The file name of the document beside the function's code. */
 export const DOCUMENT_ASSET = 'openapi.json';

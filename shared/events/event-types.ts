@@ -27,7 +27,7 @@ import { claimOwner, getObject, getObjects } from '../db/objects-repo.ts';
 import type { StoredObject } from '../model/stored-object.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { monikerClaim } from '../model/claims.ts';
-import { documentLink } from '../model/render.ts';
+import { documentLink } from '../model/object-render.ts';
 import { missIn } from '../objects/access.ts';
 import type { Ctx } from '../objects/context.ts';
 import { outOfScope } from '../objects/errors.ts';

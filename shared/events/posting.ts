@@ -4,7 +4,7 @@
  */
 import type { Document } from 'bson';
 import { badRequest } from '../errors.ts';
-import { typeNameOf } from '../model/types.ts';
+import { typeNameOf } from '../model/type-tags.ts';
 import { onFirstUse } from '../first-use.ts';
 
 export interface RelatedObject {

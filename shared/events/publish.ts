@@ -18,7 +18,7 @@ import { verdictIn, type Ctx } from '../objects/context.ts';
 import { checkDocSize, checkLimits, isPlainObject, normalizeTypes } from '../objects/validate.ts';
 import { monikersOf } from './monikers.ts';
 import { checkPosting, fillTemplate, withEventData, type CheckedPosting } from './posting.ts';
-import { EVENT_DATA_TYPE, eventHref, storedLinks } from './render.ts';
+import { EVENT_DATA_TYPE, eventHref, storedLinks } from './event-render.ts';
 import { resolvePosting } from './resolve.ts';
 
 /** Everything an EventMessageData is made of. */

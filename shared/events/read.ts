@@ -14,13 +14,13 @@ import { isObjectKey } from '../db/keys.ts';
 import { getObjects, ownInstance } from '../db/objects-repo.ts';
 import type { StoredObject } from '../model/stored-object.ts';
 import { ApiError, ConditionFailed, conflict, notFound, validationFailed } from '../errors.ts';
-import { documentLink } from '../model/render.ts';
-import { typeNameOf } from '../model/types.ts';
+import { documentLink } from '../model/object-render.ts';
+import { typeNameOf } from '../model/type-tags.ts';
 import { authorName, missIn, requireFolderInScope, requireRole } from '../objects/access.ts';
 import { readSteps, type Ctx } from '../objects/context.ts';
 import { outOfScope, wrongType } from '../objects/errors.ts';
 import { checkLimits, isPlainObject } from '../objects/validate.ts';
-import { ACK_TYPE, renderAny, renderSummary } from './render.ts';
+import { ACK_TYPE, renderAny, renderSummary } from './event-render.ts';
 
 /** Keys one lastevent call may ask for. */
 export const MAX_LASTEVENT_KEYS = 1000;

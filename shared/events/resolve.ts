@@ -41,7 +41,7 @@ import { outOfScope } from '../objects/errors.ts';
 import { TtlCache } from '../ttl-cache.ts';
 import { monikersOf } from './monikers.ts';
 import type { Posting, RelatedObject } from './posting.ts';
-import { canonicalHref } from './render.ts';
+import { canonicalHref } from './event-render.ts';
 
 /** How long a resolved sink, app list or event type is reused. */
 export const RESOLVE_TTL_MS = 10_000;

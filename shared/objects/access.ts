@@ -19,7 +19,7 @@ import type { StoredObject } from '../model/stored-object.ts';
 import { isObjectKey } from '../db/keys.ts';
 import { PERIPHERAL_COLLECTIONS } from '../model/collections.ts';
 import { isWithin } from '../model/placement.ts';
-import { isFolderLike } from '../model/render.ts';
+import { isFolderLike } from '../model/object-render.ts';
 import { placementCache, type FolderPlacement } from './cursor-cache.ts';
 import type { Ctx } from './context.ts';
 import { invalidFolder, objectNotFound, outOfScope, roleForbidden } from './errors.ts';

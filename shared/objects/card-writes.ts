@@ -5,7 +5,7 @@
 import { conflict } from '../errors.ts';
 import { cardIdentity, cardsWithKeys } from '../model/cards.ts';
 import { newKey } from '../model/placement.ts';
-import { renderElement } from '../model/render.ts';
+import { renderElement } from '../model/object-render.ts';
 import { LIMITS } from '../model/limits.ts';
 import type { Locator } from './access.ts';
 import { cardNotFound } from './cards.ts';

@@ -20,7 +20,7 @@ import type { StoredObject } from '../model/stored-object.ts';
 import { cardHolders } from '../db/search-repo.ts';
 import { badRequest, conflict, notFound, type ApiError } from '../errors.ts';
 import { cardsWithKeys, isActiveCard, presentCardValue } from '../model/cards.ts';
-import { renderElements } from '../model/render.ts';
+import { renderElements } from '../model/object-render.ts';
 import { LIMITS } from '../model/limits.ts';
 import { createTarget } from './access.ts';
 import type { Ctx } from './context.ts';

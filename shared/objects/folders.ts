@@ -16,7 +16,7 @@
 import { folderHasContent } from '../db/objects-repo.ts';
 import type { StoredObject } from '../model/stored-object.ts';
 import { putTombstoneItem } from '../db/object-writes.ts';
-import { collectionLinkDefs } from '../model/render.ts';
+import { collectionLinkDefs } from '../model/object-render.ts';
 import type { Override } from './behaviour.ts';
 import type { Ctx } from './context.ts';
 import { folderNotEmpty } from './errors.ts';

@@ -3,7 +3,7 @@
  * `<Href>/<link>`; the table is in `links.ts`). Loaded with the first of them: a cold start that
  * serves a read never reads this code.
  */
-import { renderElements } from '../model/render.ts';
+import { renderElements } from '../model/object-render.ts';
 import { notFound } from '../errors.ts';
 import type { Locator } from './access.ts';
 import { requireAnyWrite, requireWrite } from './collection.ts';

@@ -23,7 +23,7 @@
  * Every call is one GetItem (the object, with its scope) plus the work of the link. The GETs are
  * here; the calls that change something are in `link-writes.ts`, loaded with the first of them.
  */
-import { documentLink, renderValue } from '../model/render.ts';
+import { documentLink, renderValue } from '../model/object-render.ts';
 import { notFound } from '../errors.ts';
 import { locate, type Locator } from './access.ts';
 import type { Ctx } from './context.ts';
@@ -31,7 +31,7 @@ import { onlyMethods } from './errors.ts';
 import { listCards } from './cards.ts';
 import { getObjectStatus } from '../db/objects-repo.ts';
 import type { StoredObject } from '../model/stored-object.ts';
-import { typeTag } from '../model/types.ts';
+import { typeTag } from '../model/type-tags.ts';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 

@@ -10,7 +10,7 @@
  * relationship service they bring are code a cold start that serves a read never reads.
  */
 import { notFound } from '../errors.ts';
-import { ok, pathParam, queryValue, type ApiRequest, type BaseDeps, type Operation } from '../http/types.ts';
+import { ok, pathParam, queryValue, type ApiRequest, type BaseDeps, type Operation } from '../http/operation-contract.ts';
 import { collectionByName, type CollectionDef } from '../model/collections.ts';
 import { locate, type Locator } from './access.ts';
 import { personByCard } from './cards.ts';

@@ -1,6 +1,6 @@
 /** An object as its caller may see it, shared by the read and the write operations. */
 import type { StoredObject } from '../model/stored-object.ts';
-import { hideOuterFolder, renderObject } from '../model/render.ts';
+import { hideOuterFolder, renderObject } from '../model/object-render.ts';
 import type { Ctx } from './context.ts';
 
 /**

@@ -6,8 +6,8 @@
  */
 import { ApiError, badRequest, validationFailed } from '../errors.ts';
 import { boolParam, stringParam } from '../http/params.ts';
-import { noContent, ok, type ApiRequest, type BaseDeps, type Operation } from '../http/types.ts';
-import { renderObject } from '../model/render.ts';
+import { noContent, ok, type ApiRequest, type BaseDeps, type Operation } from '../http/operation-contract.ts';
+import { renderObject } from '../model/object-render.ts';
 import { locate, type Locator } from '../objects/access.ts';
 import { requireAnyWrite } from '../objects/collection.ts';
 import { contextOf } from '../objects/context.ts';

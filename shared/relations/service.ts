@@ -11,7 +11,7 @@ import { getObject, getObjects, ownInstance, type ExtraWrite } from '../db/objec
 import type { StoredObject } from '../model/stored-object.ts';
 import { replaceObjectWith, updateDoc, transact } from '../db/object-writes.ts';
 import { connectionsFrom, connectionsTo, deleteConnection, putConnection, type Connection } from '../db/relations-repo.ts';
-import { objectHref, renderObject } from '../model/render.ts';
+import { objectHref, renderObject } from '../model/object-render.ts';
 import { isWithin } from '../model/placement.ts';
 import type { Ctx } from '../objects/context.ts';
 import { outOfScope } from '../objects/errors.ts';

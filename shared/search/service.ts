@@ -10,8 +10,8 @@ import type { StoredObject } from '../model/stored-object.ts';
 import { newBudget, ownersOfCardNumber, readByName, readPartition, SearchTooBroad, type SearchBudget } from '../db/search-repo.ts';
 import type { Paging } from '../http/params.ts';
 import { COLLECTIONS } from '../model/collections.ts';
-import { renderAny } from '../events/render.ts';
-import { hideOuterFolder } from '../model/render.ts';
+import { renderAny } from '../events/event-render.ts';
+import { hideOuterFolder } from '../model/object-render.ts';
 import { discriminators, typeChain, canonicalTypeName } from '../model/type-hierarchy.ts';
 import type { Db } from '../db/client.ts';
 import {

@@ -11,7 +11,7 @@ import { createHandler as createWebSocketHandler } from '#functions/websocket/ha
 import { issueAccessToken } from '#shared/auth/access-tokens.ts';
 import { createInstance, createUser } from '#shared/auth/provisioning.ts';
 import { putLiveEvent } from '#shared/db/events-repo.ts';
-import { renderEvent } from '#shared/events/render.ts';
+import { renderEvent } from '#shared/events/event-render.ts';
 import { getConnection, subscriptionsOf } from '#shared/db/live-repo.ts';
 import { getItem } from '#shared/db/objects-repo.ts';
 import type { StoredObject } from '#shared/model/stored-object.ts';

@@ -7,7 +7,7 @@ import { ApiError } from '../../errors.ts';
 import { isObjectKey } from '../../db/keys.ts';
 import type { StoredObject } from '../../model/stored-object.ts';
 import { getWebhook, type StoredWebhook } from '../../db/webhooks-repo.ts';
-import type { ApiRequest } from '../../http/types.ts';
+import type { ApiRequest } from '../../http/operation-contract.ts';
 import type { CoreDeps } from '../../core-deps.ts';
 import { loadFolder, requireRole } from '../../objects/access.ts';
 import type { Ctx } from '../../objects/context.ts';

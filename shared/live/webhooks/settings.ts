@@ -9,7 +9,7 @@ import { isObjectKey } from '../../db/keys.ts';
 import type { WebhookSettings } from '../../db/webhooks-repo.ts';
 import type { Db } from '../../db/client.ts';
 import { inScope, parseTopic } from '../topics.ts';
-import { typeNameOf } from '../../model/types.ts';
+import { typeNameOf } from '../../model/type-tags.ts';
 import { pointsAtSelf } from './self-target.ts';
 import { urlProblem } from './ssrf.ts';
 import { WEBHOOK_TYPE } from './subscriptions.ts';

@@ -7,7 +7,7 @@
 import { SYSTEM_APP_KEY } from '../../events/system-app.ts';
 import type { StoredWebhook } from '../../db/webhooks-repo.ts';
 import { parseTopic, subscriptionMatches } from '../topics.ts';
-import { typeTag } from '../../model/types.ts';
+import { typeTag } from '../../model/type-tags.ts';
 
 export const WEBHOOK_TYPE = 'WebhookSubscriptionInfo';
 

@@ -10,7 +10,7 @@ import { isObjectKey } from '../../db/keys.ts';
 import { listAttempts, webhooksOf } from '../../db/webhooks-repo.ts';
 import { operationsOnFirstCall } from '../../http/lazy-operations.ts';
 import { parsePaging } from '../../http/params.ts';
-import { ok, type Operation } from '../../http/types.ts';
+import { ok, type Operation } from '../../http/operation-contract.ts';
 import { contextOf } from '../../objects/context.ts';
 import { objectNotFound } from '../../objects/errors.ts';
 import { instanceOf, webhookOf, type WebhookDeps } from './access.ts';

@@ -11,7 +11,7 @@ import type { StoredObject } from './stored-object.ts';
 import { docWithCardKeys } from './cards.ts';
 import { COLLECTIONS } from './collections.ts';
 import { ELEMENT_TYPES } from './limits.ts';
-import { typeNameOf, typeTag } from './types.ts';
+import { typeNameOf, typeTag } from './type-tags.ts';
 import { STANDARD_LINKS, type LinkDef } from './standard-links.ts';
 
 /** Collections whose objects are folders (an instance is a folder too): their Href is `/api/f/<key>`. */
