@@ -109,7 +109,7 @@ export interface FunctionBundling {
  * than importing the bundled, minified copy: on Node 20 here the bare DynamoDB client's import
  * went from 73 ms to 184 ms, a family's from 132 ms to 251 ms. Operators who prefer the runtime's
  * SDK (smaller packages, SDK fixes without a redeploy) set the CDK context `gatehouse:bundleAwsSdk`
- * to false (infra/context.ts).
+ * to false (infra/cdk-context.ts).
  */
 export function functionBundling(entry: string, version: string, choices: BundlingChoices = {}): FunctionBundling {
   const family = /[\\/]functions[\\/]([^\\/]+)[\\/]handler\.ts$/.exec(entry)?.[1];

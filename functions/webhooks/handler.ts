@@ -11,7 +11,7 @@ import { createCoreDeps } from '#shared/core-deps.ts';
 import { onFirstUse } from '#shared/first-use.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { metering } from '#shared/usage/middleware.ts';
-import type { WebhookDeps } from '#shared/live/webhooks/access.ts';
+import type { WebhookDeps } from '#shared/live/webhooks/webhook-scope.ts';
 import { webhookOperations } from '#shared/live/webhooks/webhook-operations.ts';
 import { tableQueue } from '#shared/live/webhooks/queue.ts';
 import { createSqsQueue, type SqsWebhookQueue } from '#shared/live/webhooks/sqs-queue.ts';

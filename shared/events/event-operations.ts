@@ -5,7 +5,7 @@
  */
 import { accepted, created, pathParam, type Operation } from '../http/operation-contract.ts';
 import { operationsOnFirstCall } from '../http/lazy-operations.ts';
-import { contextOf } from '../objects/context.ts';
+import { contextOf } from '../objects/domain-context.ts';
 import { publish } from './publish.ts';
 import { renderEvent } from './event-render.ts';
 

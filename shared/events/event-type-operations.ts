@@ -7,7 +7,7 @@
  */
 import { stringParam } from '../http/params.ts';
 import { created, noContent, ok, pathParam, type Operation } from '../http/operation-contract.ts';
-import { contextOf } from '../objects/context.ts';
+import { contextOf } from '../objects/domain-context.ts';
 import { parsePaging } from '../objects/paging.ts';
 import { addAlarmEventType, addEventType, removeAlarmEventType, removeEventType, updateEventType } from './event-type-writes.ts';
 import { eventTypeLink, findEventType, listAlarmEventTypes, listEventTypes, locateEventType } from './event-types.ts';

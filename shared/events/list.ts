@@ -28,14 +28,14 @@ import type { StoredObject } from '../model/stored-object.ts';
 import { connectionsTo, type Connection } from '../db/relations-repo.ts';
 import { SCHEDULED_ACCESS_LEVEL } from '../relations/rules.ts';
 import { windowHolds, windowOf } from '../relations/window.ts';
-import { requireFolderInScope } from '../objects/access.ts';
-import { readSteps, type Ctx, type ReadStep } from '../objects/context.ts';
+import { requireFolderInScope } from '../objects/tenant-scope.ts';
+import { readSteps, type Ctx, type ReadStep } from '../objects/domain-context.ts';
 import { TtlCache } from '../ttl-cache.ts';
 import { pacer } from '../query/pacer.ts';
-import { foldersOf } from './folders.ts';
+import { foldersOf } from './timeline-folders.ts';
 import { eventFilter, type EventDocView, type EventListQuery } from './list-query.ts';
 
-export { MAX_FOLDERS, foldersOf } from './folders.ts';
+export { MAX_FOLDERS, foldersOf } from './timeline-folders.ts';
 
 /** Items one listing may read before it is refused as too broad. */
 export const MAX_SCANNED = 50_000;

@@ -16,9 +16,9 @@ import type { StoredObject } from '../model/stored-object.ts';
 import { ApiError, ConditionFailed, conflict, notFound, validationFailed } from '../errors.ts';
 import { documentLink } from '../model/object-render.ts';
 import { typeNameOf } from '../model/type-tags.ts';
-import { authorName, missIn, requireFolderInScope, requireRole } from '../objects/access.ts';
-import { readSteps, type Ctx } from '../objects/context.ts';
-import { outOfScope, wrongType } from '../objects/errors.ts';
+import { authorName, missIn, requireFolderInScope, requireRole } from '../objects/tenant-scope.ts';
+import { readSteps, type Ctx } from '../objects/domain-context.ts';
+import { outOfScope, wrongType } from '../objects/object-errors.ts';
 import { checkLimits, isPlainObject } from '../objects/validate.ts';
 import { ACK_TYPE, renderAny, renderSummary } from './event-render.ts';
 

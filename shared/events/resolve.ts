@@ -35,9 +35,9 @@ import { APPS_COLLECTION, EVENT_TYPES_COLLECTION, appsOfInstance, eventTypeWithA
 import { isObjectKey } from '../db/keys.ts';
 import { monikerClaim } from '../model/claims.ts';
 import { isWithin } from '../model/placement.ts';
-import { loadFolder } from '../objects/access.ts';
-import { verdictIn, type Ctx } from '../objects/context.ts';
-import { outOfScope } from '../objects/errors.ts';
+import { loadFolder } from '../objects/tenant-scope.ts';
+import { verdictIn, type Ctx } from '../objects/domain-context.ts';
+import { outOfScope } from '../objects/object-errors.ts';
 import { TtlCache } from '../ttl-cache.ts';
 import { monikersOf } from './monikers.ts';
 import type { Posting, RelatedObject } from './posting.ts';

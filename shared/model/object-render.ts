@@ -8,7 +8,7 @@
  * instances at `/api/f/<key>`; link anchors are relative to the object's Href.
  */
 import type { StoredObject } from './stored-object.ts';
-import { docWithCardKeys } from './cards.ts';
+import { docWithCardKeys } from './card-assignments.ts';
 import { COLLECTIONS } from './collections.ts';
 import { ELEMENT_TYPES } from './limits.ts';
 import { typeNameOf, typeTag } from './type-tags.ts';
@@ -151,7 +151,7 @@ export function documentLink(doc: Readonly<Record<string, unknown>>, link: strin
 /** Renders a stored object as the API returns it. */
 export function renderObject(o: StoredObject, ns: string): Record<string, unknown> {
   const out: Record<string, unknown> = { $type: typeTag(ns, o.type || typeNameOf(o.doc.$type) || 'BaseInfo') };
-  // A person stored before cards had keys reads with the keys its next write stores (see cards.ts).
+  // A person stored before cards had keys reads with the keys its next write stores (see card-assignments.ts).
   const doc = o.collection === 'people' ? docWithCardKeys(o.key, o.doc) : o.doc;
   for (const [k, v] of Object.entries(doc)) {
     if (k === '$type' || READ_ONLY_FIELDS.includes(k) || WRITE_ONLY_FIELDS.includes(k)) continue;

@@ -25,10 +25,10 @@
  */
 import { documentLink, renderValue } from '../model/object-render.ts';
 import { notFound } from '../errors.ts';
-import { locate, type Locator } from './access.ts';
-import type { Ctx } from './context.ts';
-import { onlyMethods } from './errors.ts';
-import { listCards } from './cards.ts';
+import { locate, type Locator } from './tenant-scope.ts';
+import type { Ctx } from './domain-context.ts';
+import { onlyMethods } from './object-errors.ts';
+import { listCards } from './card-reads.ts';
 import { getObjectStatus } from '../db/objects-repo.ts';
 import type { StoredObject } from '../model/stored-object.ts';
 import { typeTag } from '../model/type-tags.ts';

@@ -3,7 +3,7 @@
  * Every family that serves object collections spreads the `collection` operations into its
  * operations map (the route row carries the collection); the folders family adds the `folder`
  * ones, the devices family the `peripheral` ones, the people family the `people` one (bycard).
- * `objectOperations(hooks)` gives a family the same operations with its hooks (see `ObjectHooks` in `context.ts`).
+ * `objectOperations(hooks)` gives a family the same operations with its hooks (see `ObjectHooks` in `domain-context.ts`).
  *
  * The reads are here. The operations that change something are in `write-operations.ts`, loaded
  * with the first of them (`import()`): the validators, the behaviours, the transactions and the
@@ -12,9 +12,9 @@
 import { notFound } from '../errors.ts';
 import { ok, pathParam, queryValue, type ApiRequest, type BaseDeps, type Operation } from '../http/operation-contract.ts';
 import { collectionByName, type CollectionDef } from '../model/collections.ts';
-import { locate, type Locator } from './access.ts';
-import { personByCard } from './cards.ts';
-import { NO_HOOKS, contextOf, type Ctx, type ObjectHooks } from './context.ts';
+import { locate, type Locator } from './tenant-scope.ts';
+import { personByCard } from './card-reads.ts';
+import { NO_HOOKS, contextOf, type Ctx, type ObjectHooks } from './domain-context.ts';
 import { readLink } from './links.ts';
 import { listObjects, parsePaging } from './paging.ts';
 import { view } from './view.ts';

@@ -16,8 +16,8 @@ import type { StoredObject } from '../model/stored-object.ts';
 import type { Db } from '../db/client.ts';
 import { isObjectKey } from '../db/keys.ts';
 import type { CollectionDef } from '../model/collections.ts';
-import { checkListedScope, requireFolderInScope } from './access.ts';
-import { readSteps, type Ctx, type ReadStep } from './context.ts';
+import { checkListedScope, requireFolderInScope } from './tenant-scope.ts';
+import { readSteps, type Ctx, type ReadStep } from './domain-context.ts';
 import { cursorCache } from './cursor-cache.ts';
 
 import type { Paging } from '../http/paging-params.ts';

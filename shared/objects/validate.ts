@@ -23,7 +23,7 @@ import { READ_ONLY_FIELDS, WRITE_ONLY_FIELDS } from '../model/object-render.ts';
 import { ELEMENT_TYPES, LIMITS, POLYMORPHIC_ELEMENTS } from '../model/limits.ts';
 import { typeNameOf } from '../model/type-tags.ts';
 import { stringifyJson } from '../json.ts';
-import { invalidField, missingType, wrongType } from './errors.ts';
+import { invalidField, missingType, wrongType } from './object-errors.ts';
 import { onFirstUse } from '../first-use.ts';
 
 export type Doc = Record<string, unknown>;

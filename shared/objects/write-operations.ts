@@ -5,9 +5,9 @@
  */
 import { created, noContent, ok, type ApiResponse } from '../http/operation-contract.ts';
 import type { CollectionDef } from '../model/collections.ts';
-import type { Locator } from './access.ts';
+import type { Locator } from './tenant-scope.ts';
 import { createIn, removeAt, replaceAt } from './collection.ts';
-import type { Ctx } from './context.ts';
+import type { Ctx } from './domain-context.ts';
 import * as links from './link-writes.ts';
 import { revokeSessionsAt } from './sessions.ts';
 import { view } from './view.ts';

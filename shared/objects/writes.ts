@@ -6,5 +6,5 @@
  * them), and each file a cold start loads costs time of its own.
  */
 export * as objectWrites from './write-operations.ts';
-export * as relationService from '../relations/service.ts';
+export * as relationService from '../relations/relation-links.ts';
 export * as relationCalls from '../relations/calls.ts';

@@ -22,8 +22,8 @@ import { storedObjects, usageDays, USAGE_RETENTION_DAYS, type DayCounts } from '
 import type { CoreDeps } from '../core-deps.ts';
 import { ok, queryValue, type ApiRequest, type Operation } from '../http/operation-contract.ts';
 import { typeTag } from '../model/type-tags.ts';
-import { loadFolder, requireRole } from '../objects/access.ts';
-import { contextOf, verdictIn, type Ctx } from '../objects/context.ts';
+import { loadFolder, requireRole } from '../objects/tenant-scope.ts';
+import { contextOf, verdictIn, type Ctx } from '../objects/domain-context.ts';
 import { utcDay } from './meter.ts';
 
 /** Instances one usage answer may sum (the instance itself included). */

@@ -124,7 +124,7 @@ describe('what a cold start loads', () => {
   const ours = (name: string, module: string, when: 'atStart' | 'lazy') => inputs.get(name)![when].includes(module);
   const CRUD = ['access', 'alarms', 'apps', 'devices', 'folders', 'people', 'schedules'];
   /** The write path of the object families: a cold start serving a read never needs it. */
-  const WRITE_PATH = ['shared/objects/write-operations.ts', 'shared/objects/collection.ts', 'shared/objects/registry.ts', 'shared/relations/service.ts'];
+  const WRITE_PATH = ['shared/objects/write-operations.ts', 'shared/objects/collection.ts', 'shared/objects/registry.ts', 'shared/relations/relation-links.ts'];
   /** The validators and the repository's writes too, except in apps and alarms, whose event type calls still load them at start. */
   const WRITE_PATH_EXCEPT_EVENT_TYPES = ['shared/objects/validate.ts', 'shared/db/object-writes.ts'];
 
@@ -136,7 +136,7 @@ describe('what a cold start loads', () => {
         expect(ours(name, module, 'lazy'), `${name}: ${module}`).toBe(true);
       }
       // ...but reads what a GET needs at start.
-      for (const module of ['shared/objects/object-operations.ts', 'shared/objects/access.ts', 'shared/db/objects-repo.ts']) {
+      for (const module of ['shared/objects/object-operations.ts', 'shared/objects/tenant-scope.ts', 'shared/db/objects-repo.ts']) {
         expect(ours(name, module, 'atStart'), `${name}: ${module}`).toBe(true);
       }
     }

@@ -19,7 +19,7 @@ import { ensureQueueTable, queueDbOf } from '#shared/db/client.ts';
 import { putLiveEvent, type EventWrite } from '#shared/db/events-repo.ts';
 import { createLogger } from '#shared/logger.ts';
 import { SubscriberCache } from '#shared/live/websocket/subscriber-cache.ts';
-import type { WebhookDeps } from '#shared/live/webhooks/access.ts';
+import type { WebhookDeps } from '#shared/live/webhooks/webhook-scope.ts';
 import { tableQueue, type DeliveryJob, type WebhookQueue } from '#shared/live/webhooks/queue.ts';
 import type { SenderDeps } from '#shared/live/webhooks/sender.ts';
 import { createApi } from '../support/api.ts';

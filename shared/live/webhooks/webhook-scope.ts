@@ -9,9 +9,9 @@ import type { StoredObject } from '../../model/stored-object.ts';
 import { getWebhook, type StoredWebhook } from '../../db/webhooks-repo.ts';
 import type { ApiRequest } from '../../http/operation-contract.ts';
 import type { CoreDeps } from '../../core-deps.ts';
-import { loadFolder, requireRole } from '../../objects/access.ts';
-import type { Ctx } from '../../objects/context.ts';
-import { objectNotFound } from '../../objects/errors.ts';
+import { loadFolder, requireRole } from '../../objects/tenant-scope.ts';
+import type { Ctx } from '../../objects/domain-context.ts';
+import { objectNotFound } from '../../objects/object-errors.ts';
 import type { WebhookQueue } from './queue.ts';
 
 export interface WebhookDeps extends CoreDeps {

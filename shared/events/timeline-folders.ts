@@ -5,7 +5,7 @@
  */
 import { ApiError } from '../errors.ts';
 import { listCollection } from '../db/objects-repo.ts';
-import { readSteps, type Ctx, type ReadStep } from '../objects/context.ts';
+import { readSteps, type Ctx, type ReadStep } from '../objects/domain-context.ts';
 
 /** Folders one listing may merge. */
 export const MAX_FOLDERS = 1_000;

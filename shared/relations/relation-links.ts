@@ -13,8 +13,8 @@ import { replaceObjectWith, updateDoc, transact } from '../db/object-writes.ts';
 import { connectionsFrom, connectionsTo, deleteConnection, putConnection, type Connection } from '../db/relations-repo.ts';
 import { objectHref, renderObject } from '../model/object-render.ts';
 import { isWithin } from '../model/placement.ts';
-import type { Ctx } from '../objects/context.ts';
-import { outOfScope } from '../objects/errors.ts';
+import type { Ctx } from '../objects/domain-context.ts';
+import { outOfScope } from '../objects/object-errors.ts';
 import { isRelationKind, relationRule, SCHEDULED_ACCESS_LEVEL, type RelationRule } from './rules.ts';
 import { metaDataOf, OPEN_WINDOW, sameWindow, windowFromMetaData, windowOf, type Window } from './window.ts';
 

@@ -51,7 +51,7 @@ export interface SearchInput {
   readonly paging: Paging;
   /** The caller's instance (an object's folder above it is not shown). */
   readonly callerInstance: string;
-  /** Awaited before each read request (the call's read steps: shared/objects/context.ts `readSteps`). */
+  /** Awaited before each read request (the call's read steps: shared/objects/domain-context.ts `readSteps`). */
   readonly step?: ReadStep;
 }
 

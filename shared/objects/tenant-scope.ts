@@ -21,8 +21,8 @@ import { PERIPHERAL_COLLECTIONS } from '../model/collections.ts';
 import { isWithin } from '../model/placement.ts';
 import { isFolderLike } from '../model/object-render.ts';
 import { placementCache, type FolderPlacement } from './cursor-cache.ts';
-import type { Ctx } from './context.ts';
-import { invalidFolder, objectNotFound, outOfScope, roleForbidden } from './errors.ts';
+import type { Ctx } from './domain-context.ts';
+import { invalidFolder, objectNotFound, outOfScope, roleForbidden } from './object-errors.ts';
 
 const RANK: Readonly<Record<Role, number>> = { ReadOnly: 0, Operator: 1, Administrator: 2 };
 
