@@ -98,7 +98,7 @@ export function beyondBaseline(
  * importable from `<outDir>/<name>/index.mjs` wherever `outDir` is: `<outDir>/node_modules`
  * links to the repository's, which holds the versions the lockfile pins.
  */
-export async function linkNodeModules(outDir: string): Promise<void> {
+async function linkNodeModules(outDir: string): Promise<void> {
   await mkdir(outDir, { recursive: true });
   try {
     await symlink(join(PROJECT_ROOT, 'node_modules'), join(outDir, 'node_modules'), 'dir');

@@ -49,7 +49,7 @@ export interface Harness {
   call(method: string, path: string, opts?: CallOptions): Promise<Answer>;
 }
 
-export type FamilyHandler = (e: APIGatewayProxyEventV2, c: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+type FamilyHandler = (e: APIGatewayProxyEventV2, c: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
 export interface Answer {
   readonly status: number;

@@ -78,7 +78,7 @@ export function familyFiles(family: Family): BundledFile[] {
  * default for those runtimes). Our code imports nothing from `@smithy/*` directly; the SDK's own
  * imports of it resolve inside the runtime's copy.
  */
-export const AWS_SDK_EXTERNALS: readonly string[] = Object.freeze(['@aws-sdk/*']);
+const AWS_SDK_EXTERNALS: readonly string[] = Object.freeze(['@aws-sdk/*']);
 
 /** What one function's code asset is built from. */
 export interface FunctionBundling {
@@ -169,7 +169,7 @@ export function esbuildOptions(b: FunctionBundling, outdir: string): BuildOption
  * never joins the chunks of the function's cold start, and the function's chunks stay as they
  * were without it. The events family runs aggregation pipelines in one (shared/events/aggregate-pool.ts).
  */
-export const FAMILY_WORKERS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+const FAMILY_WORKERS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   events: { 'aggregate-worker': join(PROJECT_ROOT, 'shared', 'events', 'aggregate-worker.ts') },
 };
 

@@ -46,7 +46,7 @@ const USAGE_TIMER_MS = 5_000;
  * The path below which the runtime serves its stand-ins of AWS's internal calls (the WebSocket
  * Management API, the IoT data plane's Publish), followed by the runtime's per-process secret.
  */
-export const INTERNAL_PREFIX = '/@local/';
+const INTERNAL_PREFIX = '/@local/';
 
 /** How long a stop waits for the requests in flight to be answered before it closes their connections. */
 export const STOP_REQUESTS_MS = 10_000;
@@ -134,7 +134,7 @@ export interface Runtime {
 }
 
 /** Holds the DynamoDB endpoint of a running runtime, for `npm run admin`. */
-export const ENDPOINT_FILE = 'dynamodb-endpoint';
+const ENDPOINT_FILE = 'dynamodb-endpoint';
 
 export class PortInUseError extends Error {
   constructor(readonly port: number) {

@@ -22,7 +22,7 @@ const { addressSchema, cardAssignmentInfoSchema, emailAddressInfoSchema, mailing
 const { inputScannerReportingPrioritySchema } = deviceSchemas();
 
 /** Where the checked-in document says the API is; the served copy names the deployment that answers. */
-export const LOCAL_SERVER = { url: 'http://localhost:3000', description: 'The local runtime (`npm start`).' };
+const LOCAL_SERVER = { url: 'http://localhost:3000', description: 'The local runtime (`npm start`).' };
 
 /** Elements many types share: one component each. */
 const SHARED_SCHEMAS = {

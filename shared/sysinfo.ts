@@ -9,10 +9,6 @@ import { typeTag } from './model/type-tags.ts';
 /** Identifies this execution environment: one Lambda container, or one local process. */
 const SERVER_ID = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
 
-export function serverId(): string {
-  return SERVER_ID;
-}
-
 export function sysInfo(cfg: Config, now: Date): Record<string, unknown> {
   const ns = cfg.modelNamespace;
   return {

@@ -33,7 +33,7 @@ export interface SeedResult {
 }
 
 /** The file that holds a generated administrator password (mode 0600). */
-export const adminPasswordFile = (dataDir: string): string => join(dataDir, 'admin-password');
+const adminPasswordFile = (dataDir: string): string => join(dataDir, 'admin-password');
 
 const isDuplicate = (err: unknown) => err instanceof ApiError && err.status === 409;
 

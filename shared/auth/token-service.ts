@@ -74,9 +74,9 @@ import { splitLoginName, tokenError, type TokenRequest } from './token-request.t
 import { licenseVerifierFor, type LicenseVerifier } from './licenses.ts';
 
 /** One-time codes: 6 digits, valid 10 minutes, at most 5 wrong tries. */
-export const OTP_DIGITS = 6;
-export const OTP_VALID_MS = 10 * 60 * 1000;
-export const OTP_MAX_TRIES = 5;
+const OTP_DIGITS = 6;
+const OTP_VALID_MS = 10 * 60 * 1000;
+const OTP_MAX_TRIES = 5;
 
 /** The success body of `POST /token`, fields as in the spec. */
 export interface TokenResponse {

@@ -21,9 +21,9 @@ export const DOCUMENT_ASSET = 'openapi.json';
 export const repositoryDocument = (): string => fileURLToPath(new URL('../../docs/openapi.json', import.meta.url));
 
 /** Browsers and proxies may keep it for five minutes; a deployment changes it. */
-export const DOCUMENT_CACHE_CONTROL = 'public, max-age=300';
+const DOCUMENT_CACHE_CONTROL = 'public, max-age=300';
 /** The document naming the host the request called: the requester's browser may keep it, no shared cache. */
-export const PER_HOST_CACHE_CONTROL = 'private, max-age=300';
+const PER_HOST_CACHE_CONTROL = 'private, max-age=300';
 
 const HOST = /^[A-Za-z0-9.-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
 

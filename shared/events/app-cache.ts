@@ -23,7 +23,7 @@ export const appLists = new TtlCache<StoredObject[]>(5_000, RESOLVE_TTL_MS);
 export const appsByKey = new TtlCache<StoredObject>(5_000, RESOLVE_TTL_MS);
 
 /** Forgets every cached app of this execution environment (an app was written or deleted). */
-export function forgetApps(): void {
+function forgetApps(): void {
   appLists.clear();
   appsByKey.clear();
 }

@@ -10,7 +10,7 @@ import { linksOf, objectHref, renderObject, renderValue } from '../model/object-
 import { typeTag } from '../model/type-tags.ts';
 
 export const EVENT_DATA_TYPE = 'EventMessageData';
-export const SUMMARY_TYPE = 'EventMessageSummaryItem';
+const SUMMARY_TYPE = 'EventMessageSummaryItem';
 export const ACK_TYPE = 'AlarmAcknowledgementItem';
 
 export { eventHref } from '../db/event-doc.ts';

@@ -24,7 +24,7 @@ import { eventTypeNotFound, forgetEventType } from './resolve.ts';
 const MAX_ATTEMPTS = 25;
 const backoff = (attempt: number) => sleep(Math.min(200, 5 * 2 ** Math.min(attempt, 6)) * (0.5 + Math.random()));
 
-export const duplicateMoniker = (c: Claim): ApiError => {
+const duplicateMoniker = (c: Claim): ApiError => {
   const [ns, nick] = c.value.split('\u0000');
   return conflict('DuplicateMoniker', `The app already has an event type with the moniker ${ns ? `${ns}/` : ''}${nick}.`);
 };

@@ -23,7 +23,7 @@ import { checkLimits, isPlainObject } from '../objects/validate.ts';
 import { ACK_TYPE, renderAny, renderSummary } from './event-render.ts';
 
 /** Keys one lastevent call may ask for. */
-export const MAX_LASTEVENT_KEYS = 1000;
+const MAX_LASTEVENT_KEYS = 1000;
 /** Queries a lastevent call runs at once. */
 const LASTEVENT_CONCURRENCY = 64;
 
@@ -67,7 +67,7 @@ export async function eventLink(ctx: Ctx, folderKey: string, key: string, link: 
 }
 
 /** The keys of a lastevent body: a JSON array of object keys (others are ignored). */
-export function lastEventKeys(body: unknown): string[] {
+function lastEventKeys(body: unknown): string[] {
   if (!Array.isArray(body)) throw validationFailed('The body must be a JSON array of object keys.');
   if (body.length > MAX_LASTEVENT_KEYS) throw validationFailed(`At most ${MAX_LASTEVENT_KEYS} keys may be asked for at once.`);
   const keys = body.map((k) => (typeof k === 'string' ? k.trim().toLowerCase() : '')).filter(isObjectKey);
@@ -112,7 +112,7 @@ function parseAcknowledgement(body: unknown): { Comment: string | null; extra: R
   return { Comment: (Comment as string | undefined) ?? null, extra };
 }
 
-export const acknowledgementNotRequired = (): ApiError =>
+const acknowledgementNotRequired = (): ApiError =>
   conflict('AcknowledgementNotRequired', 'This event does not require acknowledgement.');
 
 /**

@@ -48,11 +48,11 @@ import { canonicalHref } from './event-render.ts';
 /** How long a related object's placement is reused (placements never change). */
 const PLACEMENT_TTL_MS = 5 * 60_000;
 
-export const appNotFound = (name: string): ApiError =>
+const appNotFound = (name: string): ApiError =>
   new ApiError(404, 'AppNotFound', `No app with the key or moniker nickname "${name}" is in this instance or an instance above it.`);
 export const eventTypeNotFound = (what: string): ApiError => new ApiError(404, 'EventTypeNotFound', `The app has no event type ${what}.`);
 
-export interface ResolvedType {
+interface ResolvedType {
   readonly type: StoredObject;
   /** The type's own flag, or membership in an alarm definition. */
   readonly requiresAck: boolean;

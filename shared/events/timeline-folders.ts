@@ -8,7 +8,7 @@ import { listCollection } from '../db/objects-repo.ts';
 import { readSteps, type Ctx, type ReadStep } from '../objects/domain-context.ts';
 
 /** Folders one listing may merge. */
-export const MAX_FOLDERS = 1_000;
+const MAX_FOLDERS = 1_000;
 
 const tooBroad = (what: string) => new ApiError(400, 'QueryTooBroad', `The events query ${what}: narrow it with startingOn/endingOn or fewer folders.`);
 

@@ -27,7 +27,7 @@ import type { Ctx } from './domain-context.ts';
 import type { Doc } from './validate.ts';
 
 export const cardNotFound = (): ApiError => notFound('The person has no card with that key.', 'CardNotFound');
-export const personNotFound = (): ApiError => notFound('No person in this folder holds an active card with that number.', 'PersonNotFound');
+const personNotFound = (): ApiError => notFound('No person in this folder holds an active card with that number.', 'PersonNotFound');
 const ambiguousCard = (): ApiError =>
   conflict('AmbiguousCard', 'Several people hold an active card with that number under different facility codes; send facilityCode.');
 

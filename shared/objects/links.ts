@@ -100,7 +100,7 @@ export async function readLink(ctx: Ctx, loc: Locator, link: string): Promise<un
 }
 
 /** An input's latest status (one GetItem); an InputStatusItem without fields until one is reported. */
-export async function statusOf(ctx: Ctx, input: StoredObject): Promise<unknown> {
+async function statusOf(ctx: Ctx, input: StoredObject): Promise<unknown> {
   const status = await getObjectStatus(ctx.db, input.key);
   return status ? renderValue(status, ctx.ns) : { $type: typeTag(ctx.ns, STATUS_TYPE) };
 }

@@ -118,12 +118,3 @@ export function objectOperations(hooks: ObjectHooks = NO_HOOKS): ObjectOperation
     }),
   };
 }
-
-const plain = objectOperations();
-
-/** The generic collection operations, without hooks. */
-export const collectionOperations: Operations = plain.collection;
-/** `GET /api` and the folder-level operations, without hooks. */
-export const folderOperations: Operations = plain.folder;
-/** The peripheral operations, without hooks. */
-export const peripheralOperations: Operations = plain.peripheral;

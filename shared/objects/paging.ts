@@ -22,7 +22,7 @@ import { cursorCache } from './cursor-cache.ts';
 
 import type { Paging } from '../http/paging-params.ts';
 
-export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, parsePaging, type Paging } from '../http/paging-params.ts';
+export { parsePaging, type Paging } from '../http/paging-params.ts';
 
 const cursorKey = (db: Db, folder: string, collection: string, pageSize: number, page: number): string =>
   `${db.tableName}\u0000${folder}\u0000${collection}\u0000${pageSize}\u0000${page}`;

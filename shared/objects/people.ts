@@ -21,7 +21,7 @@ import { cardIsAlreadyAssigned } from './object-errors.ts';
 import { isPlainObject } from './validate.ts';
 
 /** The card claims of a person (each card once, even if listed twice). */
-export function cardClaims(o: StoredObject): Claim[] {
+function cardClaims(o: StoredObject): Claim[] {
   const cards = Array.isArray(o.doc.CardAssignments) ? o.doc.CardAssignments : [];
   const claims = new Map<string, Claim>();
   for (const card of cards) {

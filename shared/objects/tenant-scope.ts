@@ -143,7 +143,7 @@ export async function loadFolder(ctx: Ctx, folderKey: string): Promise<StoredObj
  * when it lies below the path's folder. Any other folder is 400 InvalidFolder, or 403 when it is
  * outside the caller's scope (or does not exist: that cannot be shown to be inside it).
  */
-export async function targetFolder(ctx: Ctx, pathFolder: StoredObject, inFolderKey: string | undefined): Promise<StoredObject> {
+async function targetFolder(ctx: Ctx, pathFolder: StoredObject, inFolderKey: string | undefined): Promise<StoredObject> {
   if (inFolderKey === undefined || inFolderKey === pathFolder.key) return pathFolder;
   if (!isObjectKey(inFolderKey)) throw invalidFolder(`InFolderKey "${inFolderKey}" is not a folder key.`);
   const t = await getObject(ctx.db, inFolderKey, true);

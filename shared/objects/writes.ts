@@ -5,6 +5,11 @@
  * code loaded at start into more chunks (esbuild groups modules by which lazy modules reach
  * them), and each file a cold start loads costs time of its own.
  */
-export * as objectWrites from './write-operations.ts';
-export * as relationService from '../relations/relation-links.ts';
-export * as relationCalls from '../relations/calls.ts';
+import * as writeOperations from './write-operations.ts';
+import * as relationLinks from '../relations/relation-links.ts';
+import * as calls from '../relations/calls.ts';
+
+// Each module's whole namespace, as the loaders take it (`(await load()).create(...)`).
+export const objectWrites = writeOperations;
+export const relationService = relationLinks;
+export const relationCalls = calls;

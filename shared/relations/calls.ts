@@ -78,7 +78,7 @@ export const disconnectOperation: Operation = async (req, deps: BaseDeps) => {
 };
 
 /** The key an object Href names (`/api/f/<folder>/<collection>/<key>`), or the body itself when it is a key. */
-export function keyOfHref(body: unknown, collection: string): string {
+function keyOfHref(body: unknown, collection: string): string {
   if (typeof body !== 'string') throw badRequest('ValidationFailed', `The body must be a JSON string holding the Href of one of ${collection}.`);
   const m = new RegExp(`^(?:/api/f/[0-9a-fA-F]{24}/${collection}/)?([0-9a-fA-F]{24})/?$`).exec(body.trim());
   if (!m) throw badRequest('ValidationFailed', `"${body.slice(0, 100)}" is not the Href of one of ${collection}.`);

@@ -56,7 +56,7 @@ export interface SearchInput {
 }
 
 /** The collections whose objects a requested type can select. */
-export function collectionsFor(types: readonly string[] | undefined): string[] {
+function collectionsFor(types: readonly string[] | undefined): string[] {
   if (!types) return [...COLLECTIONS.map((c) => c.name), 'eventtypes'];
   const wanted = types.map(canonicalTypeName);
   // Event types live under their apps, not in a collection of the route table.

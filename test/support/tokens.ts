@@ -18,7 +18,7 @@ import { newKey, placeIn, placeInstance } from '#shared/model/placement.ts';
 import { createApi } from './api.ts';
 import type { TestDb } from './db.ts';
 
-export const ROLES: readonly Role[] = ['Administrator', 'Operator', 'ReadOnly'];
+const ROLES: readonly Role[] = ['Administrator', 'Operator', 'ReadOnly'];
 
 /** A unique name for parallel tests (`prefix-1a2b3c`). */
 export const uniqueName = (prefix: string): string => `${prefix}-${randomBytes(4).toString('hex')}`;
@@ -153,7 +153,7 @@ export async function setupApi(t: TestDb, over: CoreDepsOverrides = {}) {
 // ---------------------------------------------------------------------------------------------
 // Walking the API as a hypermedia client (integration and end-to-end crawler tests).
 
-export interface Fetched {
+interface Fetched {
   readonly status: number;
   readonly body: unknown;
 }

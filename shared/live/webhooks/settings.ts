@@ -15,10 +15,10 @@ import { urlProblem } from './ssrf.ts';
 import { WEBHOOK_TYPE } from './subscriptions.ts';
 
 /** Most topics, app keys or event type keys one subscription may list. */
-export const MAX_LIST = 100;
+const MAX_LIST = 100;
 
 const invalid = (message: string) => badRequest('ValidationFailed', message);
-export const invalidUrl = (message: string): ApiError => badRequest('InvalidUrl', message);
+const invalidUrl = (message: string): ApiError => badRequest('InvalidUrl', message);
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 

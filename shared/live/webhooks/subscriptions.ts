@@ -11,7 +11,7 @@ import { typeTag } from '../../model/type-tags.ts';
 
 export const WEBHOOK_TYPE = 'WebhookSubscriptionInfo';
 
-export const webhookHref = (instanceKey: string, key: string): string => `/api/f/${instanceKey}/webhooks/${key}`;
+const webhookHref = (instanceKey: string, key: string): string => `/api/f/${instanceKey}/webhooks/${key}`;
 
 const LINKS: ReadonlyArray<readonly [relation: string, href: string, text: string]> = [
   ['Deliveries', 'deliveries', 'Deliveries'],

@@ -27,15 +27,15 @@ import { matchable, renderWebhook, webhookReceives } from './subscriptions.ts';
 const sender = onFirstUse(() => import('./sender.ts'));
 
 /** Most events one replay may re-send. */
-export const MAX_REPLAY = 10_000;
+const MAX_REPLAY = 10_000;
 /** Most events one replay may read (matching or not) before it is refused as too broad. */
-export const MAX_REPLAY_SCANNED = 50_000;
+const MAX_REPLAY_SCANNED = 50_000;
 /**
  * One replay per subscription in this interval: a replay queues up to {@link MAX_REPLAY} jobs at
  * once, and repeating it is how a tenant would flood the delivery queue (the sender's fairness
  * rule keeps other instances' deliveries on time; this keeps the backlog itself bounded).
  */
-export const REPLAY_INTERVAL_MS = 60_000;
+const REPLAY_INTERVAL_MS = 60_000;
 
 const createWebhook: Operation<WebhookDeps> = async (req, deps) => {
   const ctx = contextOf(req, deps);
