@@ -14,7 +14,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Duplex } from 'node:stream';
-import { config, loadConfig, resetConfigForTests } from '#shared/config.ts';
+import { loadConfig, reloadConfig } from '#shared/config.ts';
 import { createDb, ensureQueueTable, ensureTable, queueDbOf } from '#shared/db/client.ts';
 import { moveQueuedJobs } from '#shared/db/webhooks-repo.ts';
 import { createStreamReader } from '#shared/db/stream-reader.ts';
@@ -311,8 +311,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
     // Webhooks to receivers on this machine (http to loopback) unless the operator says otherwise.
     process.env.GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK ??= 'true';
-    resetConfigForTests();
-    const cfg = config();
+    const cfg = reloadConfig();
     maxBody = Math.max(HARD_BODY_CAP, cfg.maxBodyBytes + 1);
     const db = createDb(cfg);
     await ensureTable(db);
