@@ -5,7 +5,7 @@ import { RESULT_KEYS, type Results } from './results.ts';
 
 export type Mode = 'quick' | 'full';
 
-export const USAGE = `usage: npm run bench [-- --quick] [-- --only <key>,<key>...]
+const USAGE = `usage: npm run bench [-- --quick] [-- --only <key>,<key>...]
   --quick   fewer people, samples and events: under a minute
   --only    measure only these entries (the others are written as not measured): ${RESULT_KEYS.join(', ')}
 `;

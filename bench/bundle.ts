@@ -38,7 +38,7 @@ export interface BundleResult {
    * ESM loader a read, a compile and a link of its own, whatever its size.
    */
   readonly startFiles: number;
-  /** Bytes of the source maps shipped beside the code (read only when a stack is logged: shared/stack.ts). */
+  /** Bytes of the source maps shipped beside the code (read only when a stack is logged: shared/source-mapped-stack.ts). */
   readonly sourceMapBytes: number;
   /** The packages (or `(project)`) contributing most bytes of what a cold start loads, largest first. */
   readonly topPackages: ReadonlyArray<{ readonly name: string; readonly bytes: number }>;
@@ -98,7 +98,7 @@ export function beyondBaseline(
  * importable from `<outDir>/<name>/index.mjs` wherever `outDir` is: `<outDir>/node_modules`
  * links to the repository's, which holds the versions the lockfile pins.
  */
-export async function linkNodeModules(outDir: string): Promise<void> {
+async function linkNodeModules(outDir: string): Promise<void> {
   await mkdir(outDir, { recursive: true });
   try {
     await symlink(join(PROJECT_ROOT, 'node_modules'), join(outDir, 'node_modules'), 'dir');

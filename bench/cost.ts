@@ -153,8 +153,8 @@ export function webhookAttemptCost(i: WebhookAttemptInput): WebhookAttemptCost {
 }
 
 /** The receiver answer times and batch sizes docs/cost.md prices a webhook delivery at. */
-export const WEBHOOK_RECEIVER_MS = [50, 250, 1000, 10_000] as const;
-export const WEBHOOK_BATCH_SIZES = [1, 10] as const;
+const WEBHOOK_RECEIVER_MS = [50, 250, 1000, 10_000] as const;
+const WEBHOOK_BATCH_SIZES = [1, 10] as const;
 
 /** `$1.2345` with enough digits to tell small parts apart. */
 export function dollars(x: number | null): string {

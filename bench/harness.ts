@@ -12,7 +12,7 @@ import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { loadConfig, type Config } from '#shared/config.ts';
 import { createDb, ensureTable, type CapacityRecord, type Db } from '#shared/db/client.ts';
-import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
+import { createCoreDeps, type CoreDeps } from '#shared/core-deps.ts';
 import type { Family } from '#shared/model/collections.ts';
 import { Router } from '#shared/http/router.ts';
 import { httpEvent, lambdaContext, type CallOptions } from '../test/support/api.ts';
@@ -49,7 +49,7 @@ export interface Harness {
   call(method: string, path: string, opts?: CallOptions): Promise<Answer>;
 }
 
-export type FamilyHandler = (e: APIGatewayProxyEventV2, c: Context) => Promise<APIGatewayProxyStructuredResultV2>;
+type FamilyHandler = (e: APIGatewayProxyEventV2, c: Context) => Promise<APIGatewayProxyStructuredResultV2>;
 
 export interface Answer {
   readonly status: number;

@@ -7,7 +7,7 @@
 import { BatchGetCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { createHandler as createPeopleHandler } from '#functions/people/handler.ts';
 import { OBJECT_SK, collectionPk, objectPk } from '#shared/db/keys.ts';
-import { createCoreDeps } from '#shared/deps.ts';
+import { createCoreDeps } from '#shared/core-deps.ts';
 import { cursorCache } from '#shared/objects/cursor-cache.ts';
 import { httpEvent, lambdaContext } from '../test/support/api.ts';
 import { writeUnits, itemSize, indexesOf } from '#shared/db/item-size.ts';
@@ -15,14 +15,14 @@ import { expectStatus, recorded, totals, type Answer, type CallDetail, type Harn
 import type { Capacity, CapacityOperation, Measured, Paging } from './results.ts';
 import { orNull, ratioOf, summarize, waves, within, worstRatio } from './stats.ts';
 
-export const PAGING_GOAL = { max: 1.2 };
+const PAGING_GOAL = { max: 1.2 };
 /** Writes: write units billed <= 1.2 x the floor of the items the call must write. */
-export const WRITE_GOAL = { max: 1.2 };
-export const SEARCH_GOAL = { max: 2 };
+const WRITE_GOAL = { max: 1.2 };
+const SEARCH_GOAL = { max: 2 };
 /** Usage metering at load: write units it adds per request (the issue: well under 0.1). */
-export const METERING_GOAL = { max: 0.01 };
+const METERING_GOAL = { max: 0.01 };
 /** The load the metering figure assumes: requests of one tenant per second, for one flush interval. */
-export const METERING_RATE = 10;
+const METERING_RATE = 10;
 
 /** The app and event type the publish operations use (made through the API). */
 export interface EventSetup {

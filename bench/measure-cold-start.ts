@@ -7,7 +7,7 @@
  * that verifies an access token, logs through Powertools and serves GET person, with each
  * function's bytes and ratio over it. Each process runs with the environment the function gets in AWS
  * (its settings, no NODE_OPTIONS: the functions map their logged stacks themselves, see
- * shared/stack.ts; DynamoDB Local as the endpoint).
+ * shared/source-mapped-stack.ts; DynamoDB Local as the endpoint).
  *
  * The bundles are built as deployed (infra/bundling.ts: the AWS SDK bundled by default). When an
  * operator leaves the SDK to the runtime, each process, the baseline's too, imports it from the
@@ -30,18 +30,18 @@ import type { ColdStart, ColdStartFamily, ColdStartPhases, ColdStartProtectedFlo
 import { orNull, percentile, ratioOf, within, worstRatio } from './stats.ts';
 
 /** A function's bundle may carry this many bytes beyond the baseline's (issue #17: 120 KB). */
-export const BUNDLE_BYTES_OVER_BASELINE = 120_000;
-export const COLD_START_RATIO_GOAL = { max: 1.3 };
+const BUNDLE_BYTES_OVER_BASELINE = 120_000;
+const COLD_START_RATIO_GOAL = { max: 1.3 };
 /** Contributors listed per function in the bundle analysis. */
-export const TOP_CONTRIBUTORS = 10;
-export const BASELINE = 'baseline';
-export const BASELINE_ENTRY = fileURLToPath(new URL('./cold-start-baseline.ts', import.meta.url));
-export const PROTECTED_FLOOR = 'protectedFloor';
-export const PROTECTED_FLOOR_ENTRY = fileURLToPath(new URL('./cold-start-floor.ts', import.meta.url));
-export const STATUS_FLOOR = 'statusFloor';
-export const STATUS_FLOOR_ENTRY = fileURLToPath(new URL('./cold-start-floor-status.ts', import.meta.url));
+const TOP_CONTRIBUTORS = 10;
+const BASELINE = 'baseline';
+const BASELINE_ENTRY = fileURLToPath(new URL('./cold-start-baseline.ts', import.meta.url));
+const PROTECTED_FLOOR = 'protectedFloor';
+const PROTECTED_FLOOR_ENTRY = fileURLToPath(new URL('./cold-start-floor.ts', import.meta.url));
+const STATUS_FLOOR = 'statusFloor';
+const STATUS_FLOOR_ENTRY = fileURLToPath(new URL('./cold-start-floor-status.ts', import.meta.url));
 export const LIST_FLOOR = 'listFloor';
-export const LIST_FLOOR_ENTRY = fileURLToPath(new URL('./cold-start-floor-list.ts', import.meta.url));
+const LIST_FLOOR_ENTRY = fileURLToPath(new URL('./cold-start-floor-list.ts', import.meta.url));
 /** The reference bundles measured beside the functions (not functions themselves), with their entries. */
 export const REFERENCES = [BASELINE, PROTECTED_FLOOR, STATUS_FLOOR, LIST_FLOOR] as const;
 export const REFERENCE_ENTRIES: Readonly<Record<(typeof REFERENCES)[number], string>> = {
@@ -206,7 +206,7 @@ export function runDriver(bundleFile: string, eventFile: string, env: NodeJS.Pro
 }
 
 /** The environment of a function's process: ours without GATEHOUSE_* settings, plus its own. */
-export function functionEnv(c: ColdStartContext): NodeJS.ProcessEnv {
+function functionEnv(c: ColdStartContext): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {};
   for (const [k, v] of Object.entries(process.env)) if (!k.startsWith('GATEHOUSE_') && k !== 'NODE_OPTIONS') env[k] = v;
   return {
@@ -235,7 +235,7 @@ export function functionEnv(c: ColdStartContext): NodeJS.ProcessEnv {
  * Publishes the public half of the data directory's ring (which signed the bench's tokens) in the
  * table, as the key manager publishes the stack's: the functions read it on their first request.
  */
-export async function publishJwks(c: Pick<ColdStartContext, 'endpoint' | 'tableName' | 'dataDir'>): Promise<void> {
+async function publishJwks(c: Pick<ColdStartContext, 'endpoint' | 'tableName' | 'dataDir'>): Promise<void> {
   const db = createDb({ tableName: c.tableName, dynamodbEndpoint: c.endpoint, region: 'us-east-1' });
   try {
     await writePublishedJwks(db.raw, c.tableName, JSON.stringify(publicJwksOf(await readFileRing(c.dataDir))));
@@ -266,7 +266,7 @@ async function responseSink(): Promise<{ url: string; close: () => Promise<void>
 function coldStartNote(error: string | undefined): { note?: string } {
   const notes: string[] = [];
   if (error) notes.push(`baseline could not be measured: ${error}`);
-  notes.push(`measured on Node ${process.version} (Lambda runs nodejs22.x), without --enable-source-maps, as deployed (logged stacks are mapped by shared/stack.ts)`);
+  notes.push(`measured on Node ${process.version} (Lambda runs nodejs22.x), without --enable-source-maps, as deployed (logged stacks are mapped by shared/source-mapped-stack.ts)`);
   return { note: notes.join('; ') };
 }
 

@@ -12,7 +12,7 @@ import type { HandlerOverhead, Measured } from './results.ts';
 import { interleaved } from './sampling.ts';
 import { ratioOf, summarize, within, orNull } from './stats.ts';
 
-export const HANDLER_OVERHEAD_GOAL = { max: 1.25 };
+const HANDLER_OVERHEAD_GOAL = { max: 1.25 };
 
 export interface HandlerOverheadInput {
   readonly h: Harness;

@@ -25,7 +25,7 @@ import { putEvent } from '#shared/db/events-repo.ts';
 import { getObject } from '#shared/db/objects-repo.ts';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
 import { OBJECT_SK, objectPk } from '#shared/db/keys.ts';
-import { createCoreDeps } from '#shared/deps.ts';
+import { createCoreDeps } from '#shared/core-deps.ts';
 import { eventFromStreamRecord } from '#shared/db/live-repo.ts';
 import { eventWrite } from '#shared/events/publish.ts';
 import { subscriberCache } from '#shared/live/websocket/subscriber-cache.ts';
@@ -38,13 +38,13 @@ import { AWS_STREAM_POLLING, type Fanout, type FanoutBreakdown, type Http, type 
 import { combineRuns, orNull, ratioOf, round, summarize, type LoadRun } from './stats.ts';
 
 /** Issue #17: publish-to-receive p50 and p99 in a full run, nothing lost. */
-export const FANOUT_P50_GOAL_MS = 150;
-export const FANOUT_P99_GOAL_MS = 400;
+const FANOUT_P50_GOAL_MS = 150;
+const FANOUT_P99_GOAL_MS = 400;
 const FANOUT_GOAL = `lost = 0, p50 <= ${FANOUT_P50_GOAL_MS} ms and p99 <= ${FANOUT_P99_GOAL_MS} ms`;
 /** Issue #17: the runtime's GET person throughput at least this share of the bare server's. */
-export const HTTP_GET_SHARE_GOAL = 0.85;
+const HTTP_GET_SHARE_GOAL = 0.85;
 /** The runtime's stream poll interval when idle (its default, as `npm start` runs). */
-export const STREAM_POLL_IDLE_MS = 200;
+const STREAM_POLL_IDLE_MS = 200;
 const PASSWORD = 'Bench-Runtime-Passw0rd!';
 
 export interface BenchRuntime {
@@ -69,7 +69,7 @@ export interface BenchRuntime {
 const agent = new Agent({ keepAlive: true, maxSockets: 64 });
 
 /** What the runtime's stream poller did with each event record (`performance.now()` times). */
-export interface StreamTimings {
+interface StreamTimings {
   readonly reads: Map<string, { readonly trigger: ReadTrigger; readonly startedAt: number; readonly endedAt: number; readonly batch: number }>;
   readonly deliveries: Map<string, { readonly startedAt: number; readonly endedAt: number }>;
   stats(): StreamPollerStats;
@@ -551,7 +551,7 @@ export interface HttpInput {
 }
 
 /** The shortest autocannon run worth reporting. */
-export const MIN_RUN_SECONDS = 0.5;
+const MIN_RUN_SECONDS = 0.5;
 /** What starting an autocannon worker thread costs on a busy machine, roughly. */
 const RUN_OVERHEAD_MS = 1_000;
 

@@ -11,7 +11,7 @@ import type { BenchRuntime } from './measure-runtime.ts';
 import type { Measured, Webhooks } from './results.ts';
 import { summarize } from './stats.ts';
 
-export const WEBHOOKS_P50_GOAL_MS = 1000;
+const WEBHOOKS_P50_GOAL_MS = 1000;
 const GOAL = `lost = 0 and p50 <= ${WEBHOOKS_P50_GOAL_MS} ms (from the start of the publishing request to the verified delivery)`;
 
 export interface WebhooksInput {

@@ -7,7 +7,7 @@
 import { availableParallelism, loadavg } from 'node:os';
 import type { Summary } from './stats.ts';
 
-export interface Verdict {
+interface Verdict {
   /** The physical floor the figure is compared with (same unit as the figure), or null. */
   readonly floor: number | null;
   /** figure / floor (lower is better), or null when either is missing. */
@@ -286,7 +286,7 @@ export interface FanoutAws {
 }
 
 /** One MQTT subscriber (`/<instance>/$`, QoS 0) beside the WebSocket subscriber of {@link Fanout}. */
-export interface MqttFanout {
+interface MqttFanout {
   readonly delivered: number;
   readonly lost: number;
   readonly duplicates: number;

@@ -1,6 +1,6 @@
 /**
  * The thresholds of the stack's alarms: plain numbers with no CDK import, so the context reader
- * (infra/context.ts) can validate overrides without building a construct. The alarms
+ * (infra/cdk-context.ts) can validate overrides without building a construct. The alarms
  * themselves are in infra/observability.ts; docs/operations.md "Operating Gatehouse" says what to do when
  * each one fires.
  *

@@ -8,7 +8,7 @@
 import { realpathSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { App, Tags } from 'aws-cdk-lib';
-import { readGatehouseContext } from './context.ts';
+import { readGatehouseContext } from './cdk-context.ts';
 import { GatehouseStack } from './gatehouse-stack.ts';
 import { addNagChecks } from './nag.ts';
 

@@ -78,7 +78,7 @@ export function familyFiles(family: Family): BundledFile[] {
  * default for those runtimes). Our code imports nothing from `@smithy/*` directly; the SDK's own
  * imports of it resolve inside the runtime's copy.
  */
-export const AWS_SDK_EXTERNALS: readonly string[] = Object.freeze(['@aws-sdk/*']);
+const AWS_SDK_EXTERNALS: readonly string[] = Object.freeze(['@aws-sdk/*']);
 
 /** What one function's code asset is built from. */
 export interface FunctionBundling {
@@ -109,7 +109,7 @@ export interface FunctionBundling {
  * than importing the bundled, minified copy: on Node 20 here the bare DynamoDB client's import
  * went from 73 ms to 184 ms, a family's from 132 ms to 251 ms. Operators who prefer the runtime's
  * SDK (smaller packages, SDK fixes without a redeploy) set the CDK context `gatehouse:bundleAwsSdk`
- * to false (infra/context.ts).
+ * to false (infra/cdk-context.ts).
  */
 export function functionBundling(entry: string, version: string, choices: BundlingChoices = {}): FunctionBundling {
   const family = /[\\/]functions[\\/]([^\\/]+)[\\/]handler\.ts$/.exec(entry)?.[1];
@@ -169,7 +169,7 @@ export function esbuildOptions(b: FunctionBundling, outdir: string): BuildOption
  * never joins the chunks of the function's cold start, and the function's chunks stay as they
  * were without it. The events family runs aggregation pipelines in one (shared/events/aggregate-pool.ts).
  */
-export const FAMILY_WORKERS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
+const FAMILY_WORKERS: Readonly<Record<string, Readonly<Record<string, string>>>> = {
   events: { 'aggregate-worker': join(PROJECT_ROOT, 'shared', 'events', 'aggregate-worker.ts') },
 };
 

@@ -103,7 +103,7 @@ export class GatehouseFunction extends Construct {
       tracing: Tracing.ACTIVE,
       // No NODE_OPTIONS=--enable-source-maps: it decodes the bundle's whole source map at every cold
       // start (8-15 ms here). The map still ships beside the bundle, and the stacks that reach the
-      // logs are mapped to the TypeScript when they are written (shared/stack.ts).
+      // logs are mapped to the TypeScript when they are written (shared/source-mapped-stack.ts).
       environment: { ...props.environment },
       // A version lives as long as an alias may point at it: CloudFormation deletes the previous
       // one in the cleanup phase, after the whole update (traffic shifting included) succeeded,

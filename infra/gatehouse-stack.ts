@@ -18,7 +18,7 @@ import type { Family } from '#shared/model/collections.ts';
 import { ROUTES, WEBSOCKET_ROUTES, httpFamilies } from '#shared/routes.ts';
 import type { AlarmThresholds } from './alarm-thresholds.ts';
 import { familyFiles, packageVersion } from './bundling.ts';
-import { DEFAULT_RATE_LIMITS, type CustomDomainConfig } from './context.ts';
+import { DEFAULT_RATE_LIMITS, type CustomDomainConfig } from './cdk-context.ts';
 import { GatehouseDeployments, type DeploymentStrategy } from './deployments.ts';
 import { GatehouseFunction } from './gatehouse-function.ts';
 import { GatehouseTable } from './gatehouse-table.ts';

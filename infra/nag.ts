@@ -22,7 +22,7 @@ export function acknowledge(scope: IConstruct, id: string, reason: string): void
  * `Ref` → `<Id>`, `Fn::Join` joined), so a wildcard acknowledgement names exactly one resource
  * pattern instead of every wildcard of the role.
  */
-export function nagResourceName(scope: IConstruct, resource: string): string {
+function nagResourceName(scope: IConstruct, resource: string): string {
   const visit = (node: unknown): string => {
     if (node === undefined) return '';
     if (typeof node === 'string') return node.replace(/\$\{/g, '<').replace(/\}/g, '>');

@@ -53,7 +53,7 @@ import { DEFAULT_MEMORY_MB } from './sizing.ts';
 export const METRICS_NAMESPACE = 'Gatehouse';
 
 /** The operation (route table) that publishes an event: `POST …/eventmessagesink` of the events family. */
-export const PUBLISH_OPERATION = { family: 'events', operation: 'publish' } as const;
+const PUBLISH_OPERATION = { family: 'events', operation: 'publish' } as const;
 
 /** The DynamoDB operations Gatehouse sends (no Scan); CloudWatch reports throttles and system errors per operation. */
 export const TABLE_OPERATIONS: readonly Operation[] = Object.freeze([
@@ -441,7 +441,7 @@ export class GatehouseObservability extends Construct {
  * cost twice this), and capacity units at the write price (an upper bound: reads cost a fifth).
  * Good for ranking tenants; the bill itself comes from Cost Explorer.
  */
-export function costExpression(): string {
+function costExpression(): string {
   const perRequest = (HTTP_API_PER_MILLION_REQUESTS + LAMBDA_PER_MILLION_REQUESTS) / 1e6;
   const perMs = (DEFAULT_MEMORY_MB / 1024) * (LAMBDA_ARM64_PER_GB_SECOND / 1000);
   const perUnit = DYNAMODB_PER_MILLION_WRITE_REQUEST_UNITS / 1e6;

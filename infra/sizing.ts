@@ -1,7 +1,7 @@
 /**
  * How much memory and time each function gets: plain numbers, with no CDK import, so the
- * benchmark's cost model (bench/sizing.ts) prices exactly what the stack deploys without
- * building a construct.
+ * benchmark (bench/run.ts hands `memoryOf` to the cost model of bench/cost.ts) prices exactly
+ * what the stack deploys without building a construct.
  */
 import type { Family } from '#shared/model/collections.ts';
 

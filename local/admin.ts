@@ -34,7 +34,7 @@
 import { readFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { parseArgs } from 'node:util';
-import { loadConfig, resetConfigForTests } from '#shared/config.ts';
+import { loadConfig, reloadConfig } from '#shared/config.ts';
 import { ApiError } from '#shared/errors.ts';
 import { createDb, ensureTable, type Db } from '#shared/db/client.ts';
 import { SECURITY_LEVELS, ROLES, findInstanceByName, type SecurityLevel } from '#shared/auth/directory.ts';
@@ -202,8 +202,7 @@ export async function runAdmin(argv: readonly string[]): Promise<Record<string, 
   try {
     process.env.GATEHOUSE_DATA_DIR = dataDir;
     process.env.GATEHOUSE_DYNAMODB_ENDPOINT = dynamo.endpoint;
-    resetConfigForTests();
-    const cfg = loadConfig();
+    const cfg = reloadConfig();
     const db = createDb(cfg);
     try {
       await ensureTable(db);

@@ -8,7 +8,7 @@
 import { chmod, mkdir, readdir } from 'node:fs/promises';
 import { join } from 'node:path';
 
-export const PRIVATE_DIR_MODE = 0o700;
+const PRIVATE_DIR_MODE = 0o700;
 export const PRIVATE_FILE_MODE = 0o600;
 
 /** Creates `dir` (0700) if needed, and makes it and everything in it private to its owner. */

@@ -36,7 +36,7 @@ export interface DeadLetter {
 }
 
 /** What a failed batch leaves in the dead-letter file. */
-export function deadLetterOf(failure: FailedBatch, now = new Date()): DeadLetter {
+function deadLetterOf(failure: FailedBatch, now = new Date()): DeadLetter {
   const records = failure.records.map((r) => {
     let eventKey: string | undefined;
     try {

@@ -7,7 +7,7 @@ import { maintainFileRing } from '#shared/auth/key-files.ts';
 import type { RotationPolicy } from '#shared/auth/key-ring.ts';
 import type { Logger } from '@aws-lambda-powertools/logger';
 
-export const KEY_MAINTENANCE_INTERVAL_MS = 60_000;
+const KEY_MAINTENANCE_INTERVAL_MS = 60_000;
 
 export interface KeyMaintenance {
   stop(): Promise<void>;

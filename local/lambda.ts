@@ -8,7 +8,7 @@ import type { Context } from 'aws-lambda';
 import type { Family } from '#shared/model/collections.ts';
 
 /** API Gateway's integration timeout (HTTP API: 30 s); also what the context reports. */
-export const INVOKE_TIMEOUT_MS = 30_000;
+const INVOKE_TIMEOUT_MS = 30_000;
 
 export type LambdaHandler = (event: any, context: Context) => Promise<unknown>;
 
@@ -61,7 +61,7 @@ interface FunctionNames {
 const namesOf = new Map<Family, FunctionNames>();
 
 /** A Lambda context for one invocation. */
-export function lambdaContext(family: Family, requestId: string = randomUUID(), timeoutMs = INVOKE_TIMEOUT_MS): Context {
+function lambdaContext(family: Family, requestId: string = randomUUID(), timeoutMs = INVOKE_TIMEOUT_MS): Context {
   let names = namesOf.get(family);
   if (!names) {
     const functionName = `gatehouse-${family}`;

@@ -14,7 +14,7 @@
  */
 import { config, loadConfig, type Config } from '#shared/config.ts';
 import { seedDeployment, type SeedResult } from '#shared/auth/bootstrap.ts';
-import { createCoreDeps } from '#shared/deps.ts';
+import { createCoreDeps } from '#shared/core-deps.ts';
 import { JavaRequiredError } from './dynamo.ts';
 import { PortInUseError, startRuntime, STOP_DRAIN_MS, STOP_REQUESTS_MS, type Runtime } from './server.ts';
 

@@ -25,15 +25,15 @@ import type { Duplex } from 'node:stream';
 import type { Logger } from '@aws-lambda-powertools/logger';
 import { Aedes, type AuthenticateError, type Client } from 'aedes';
 import { WebSocketServer, createWebSocketStream } from 'ws';
-import type { CoreDeps } from '#shared/deps.ts';
+import type { CoreDeps } from '#shared/core-deps.ts';
 import { authorizeMqttFilter, currentPrincipal, currentPrincipals, grantedQos, verifyMqttToken, type MqttSession } from '#shared/live/mqtt/auth.ts';
 import type { MqttPublisher } from '#shared/live/mqtt/mqtt-channel.ts';
 import { splitTarget } from './http-event.ts';
 
 /** Path of the IoT data plane's publish call. */
-export const PUBLISH_PREFIX = '/topics/';
+const PUBLISH_PREFIX = '/topics/';
 /** IoT Core's message size limit. */
-export const MAX_MQTT_PAYLOAD = 128 * 1024;
+const MAX_MQTT_PAYLOAD = 128 * 1024;
 
 const LOOPBACK = new Set(['127.0.0.1', '::1', '::ffff:127.0.0.1']);
 /** aedes's `AuthErrorCode.NOT_AUTHORIZED` (a const enum, which isolated modules cannot import). */
@@ -43,7 +43,7 @@ const SERVER_UNAVAILABLE = 3;
  * How often the connected clients' status is read again (one read per distinct user): a revoked
  * user's MQTT feed ends within this and a read.
  */
-export const RECHECK_MS = 2_000;
+const RECHECK_MS = 2_000;
 /** setTimeout's ceiling (about 24.8 days); tokens live at most a week. */
 const MAX_TIMER_MS = 2 ** 31 - 1;
 

@@ -14,12 +14,12 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import type { Duplex } from 'node:stream';
-import { config, loadConfig, resetConfigForTests } from '#shared/config.ts';
+import { loadConfig, reloadConfig } from '#shared/config.ts';
 import { createDb, ensureQueueTable, ensureTable, queueDbOf } from '#shared/db/client.ts';
 import { moveQueuedJobs } from '#shared/db/webhooks-repo.ts';
 import { createStreamReader } from '#shared/db/stream-reader.ts';
-import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
-import { createLiveDeps, type LiveDeps } from '#shared/live/deps.ts';
+import { createCoreDeps, type CoreDeps } from '#shared/core-deps.ts';
+import { createLiveDeps, type LiveDeps } from '#shared/live/live-deps.ts';
 import type { Family } from '#shared/model/collections.ts';
 import { serviceUnavailable, tooManyRequests, type ApiError } from '#shared/errors.ts';
 import { Router, rememberMatch } from '#shared/http/router.ts';
@@ -46,7 +46,7 @@ const USAGE_TIMER_MS = 5_000;
  * The path below which the runtime serves its stand-ins of AWS's internal calls (the WebSocket
  * Management API, the IoT data plane's Publish), followed by the runtime's per-process secret.
  */
-export const INTERNAL_PREFIX = '/@local/';
+const INTERNAL_PREFIX = '/@local/';
 
 /** How long a stop waits for the requests in flight to be answered before it closes their connections. */
 export const STOP_REQUESTS_MS = 10_000;
@@ -134,7 +134,7 @@ export interface Runtime {
 }
 
 /** Holds the DynamoDB endpoint of a running runtime, for `npm run admin`. */
-export const ENDPOINT_FILE = 'dynamodb-endpoint';
+const ENDPOINT_FILE = 'dynamodb-endpoint';
 
 export class PortInUseError extends Error {
   constructor(readonly port: number) {
@@ -311,8 +311,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
     // Webhooks to receivers on this machine (http to loopback) unless the operator says otherwise.
     process.env.GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK ??= 'true';
-    resetConfigForTests();
-    const cfg = config();
+    const cfg = reloadConfig();
     maxBody = Math.max(HARD_BODY_CAP, cfg.maxBodyBytes + 1);
     const db = createDb(cfg);
     await ensureTable(db);

@@ -18,7 +18,7 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import { PRIVATE_FILE_MODE } from './data-dir.ts';
 import type { StreamCheckpoint, StreamCheckpointStore } from './stream-poller.ts';
 
-export const STREAM_CHECKPOINT_FILE = 'stream-checkpoint.json';
+const STREAM_CHECKPOINT_FILE = 'stream-checkpoint.json';
 
 /** The checkpoint file of a data directory. */
 export function fileStreamCheckpoints(dataDir: string, logger: Logger): StreamCheckpointStore {

@@ -70,7 +70,7 @@ const SHARD_DONE = 'done';
  * Where a start began reading: after a saved `checkpoint`, at the stream's end (`latest`: no
  * checkpoint, or one of another stream), or at its start (`oldest`: the checkpoint was unreadable).
  */
-export type StreamStart = 'checkpoint' | 'latest' | 'oldest';
+type StreamStart = 'checkpoint' | 'latest' | 'oldest';
 
 export interface StreamPollerOptions {
   readonly reader: StreamReader;
@@ -123,7 +123,7 @@ const DRAIN_QUIET_MS = 1000;
 const DRAIN_POLL_MS = 50;
 
 /** One GetRecords call that returned records. Times are `performance.now()` milliseconds. */
-export interface StreamRead {
+interface StreamRead {
   readonly shardId: string;
   readonly trigger: ReadTrigger;
   readonly startedAt: number;
@@ -132,7 +132,7 @@ export interface StreamRead {
 }
 
 /** One batch handed to the fan-out, from the first invocation to the last attempt's end. */
-export interface StreamDelivery {
+interface StreamDelivery {
   readonly shardId: string;
   readonly startedAt: number;
   readonly endedAt: number;

@@ -31,16 +31,16 @@ import { onTableJobsQueued } from '#shared/live/webhooks/queue.ts';
  * publish rate of this 2-core machine (p50 1.3-2.4 s publish to delivery), 32 gave p50 0.6-0.8 s,
  * and 64 of 128 slots 1.1-1.3 s (each attempt waits longer for the CPU than it saves).
  */
-export const PER_WEBHOOK = 32;
+const PER_WEBHOOK = 32;
 /** Jobs of one instance in flight at once: what is left of the shared slots goes to the others. */
 export const PER_INSTANCE = 40;
 /** Jobs in flight at once, shared by the instances. */
-export const MAX_IN_FLIGHT = 64;
+const MAX_IN_FLIGHT = 64;
 /**
  * Jobs an instance may have in flight beyond the shared slots: with fewer than this in flight,
  * its next due job starts at once, whatever the other instances hold.
  */
-export const INSTANCE_FLOOR = 4;
+const INSTANCE_FLOOR = 4;
 /** Jobs read from the table kept waiting per instance (the rest stay in the table for a later read). */
 const READ_PER_INSTANCE = 1000;
 /** Due jobs read per Query, and Queries per read at most. */

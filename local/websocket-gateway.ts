@@ -25,7 +25,7 @@ import type { ServerMessage } from '#shared/live/websocket/protocol.ts';
 import { stringifyJson } from '#shared/json.ts';
 import { FamilyMissing, type FamilyLoader } from './lambda.ts';
 
-export const MANAGEMENT_PREFIX = '/@connections/';
+const MANAGEMENT_PREFIX = '/@connections/';
 
 export interface WebSocketGatewayOptions {
   /** Invokes the `websocket` family (the runtime's {@link FamilyLoader}). */

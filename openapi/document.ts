@@ -1,6 +1,6 @@
 /**
  * Builds the OpenAPI 3.1 document from the one route table (`shared/routes.ts`) and the
- * operations' descriptions (`operations.ts`, schemas from the model's zod schemas through
+ * operations' descriptions (`operation-docs.ts`, schemas from the model's zod schemas through
  * zod-openapi). Every row of the table but `$default` becomes an operation, so a route added to
  * the table appears here without further wiring.
  *
@@ -14,7 +14,7 @@ import { commonSchemas, deviceSchemas, personSchemas } from '#shared/model/schem
 import { ROUTES, type Route } from '#shared/routes.ts';
 import { KEYED_METHODS } from '#shared/http/idempotency.ts';
 import { IDEMPOTENCY_WINDOW_SECONDS, MAX_IDEMPOTENCY_KEY_LENGTH } from '#shared/http/idempotent-call.ts';
-import { describeOperation, errorExample, type OperationDoc } from './operations.ts';
+import { describeOperation, errorExample, type OperationDoc } from './operation-docs.ts';
 import { EXAMPLE_KEYS, errorBodySchema, oauthErrorBodySchema, throttledBodySchema, typeDiscriminator, typeTagJsonSchema } from './schemas.ts';
 
 const { anchorSchema, linkSchema, metadataItemSchema, monikerItemSchema, objectLinkItemSchema } = commonSchemas();
@@ -22,7 +22,7 @@ const { addressSchema, cardAssignmentInfoSchema, emailAddressInfoSchema, mailing
 const { inputScannerReportingPrioritySchema } = deviceSchemas();
 
 /** Where the checked-in document says the API is; the served copy names the deployment that answers. */
-export const LOCAL_SERVER = { url: 'http://localhost:3000', description: 'The local runtime (`npm start`).' };
+const LOCAL_SERVER = { url: 'http://localhost:3000', description: 'The local runtime (`npm start`).' };
 
 /** Elements many types share: one component each. */
 const SHARED_SCHEMAS = {

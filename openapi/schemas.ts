@@ -10,12 +10,12 @@ import { eventTypeInfoSchema } from '#shared/events/event-type-schema.ts';
 import { MAX_RELATED_OBJECTS } from '#shared/events/posting.ts';
 import { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE } from '#shared/http/params.ts';
 import { LIMITS, commonSchemas, schemaFor, type TypeSchema } from '#shared/model/schemas/index.ts';
-import { typeTag } from '#shared/model/types.ts';
+import { typeTag } from '#shared/model/type-tags.ts';
 
 const { linkSchema, monikerItemSchema, objectLinkItemSchema } = commonSchemas();
 
 /** The namespace the examples show (`GATEHOUSE_MODEL_NAMESPACE`'s default). */
-export const EXAMPLE_NAMESPACE = 'Gatehouse.Model';
+const EXAMPLE_NAMESPACE = 'Gatehouse.Model';
 
 export const exampleTag = (typeName: string): string => typeTag(EXAMPLE_NAMESPACE, typeName);
 
@@ -32,7 +32,7 @@ const typeTagDescription = (typeName: string): string =>
   `\`${typeName}\`, bare or with a namespace: the type name is matched whatever the namespace; responses carry the deployment's namespace.`;
 
 /** A `$type` value naming `typeName`, bare or with any namespace (`Vendor.Model.PersonInfo, Vendor.Model`). */
-export function typeTagSchema(typeName: string) {
+function typeTagSchema(typeName: string) {
   return z
     .string()
     .regex(typeTagPattern(typeName))

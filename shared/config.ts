@@ -351,7 +351,13 @@ export function config(): Config {
   return cached;
 }
 
-/** Lets the local runtime and tests set the environment before the first read. */
-export function resetConfigForTests(): void {
-  cached = undefined;
+/**
+ * Reads the environment again and makes it this process's configuration: for a process that
+ * derives settings before its first handler runs (the local runtime and `npm run admin` set the
+ * data directory, DynamoDB Local's endpoint and their own URLs), and for a test that changes the
+ * environment.
+ */
+export function reloadConfig(): Config {
+  cached = loadConfig();
+  return cached;
 }

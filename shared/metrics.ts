@@ -15,10 +15,10 @@
 import type { Config } from './config.ts';
 import { onFirstUse } from './first-use.ts';
 
-export const METRICS_NAMESPACE = 'Gatehouse';
+const METRICS_NAMESPACE = 'Gatehouse';
 
 /** The figures of one answered request. */
-export interface RequestFigures {
+interface RequestFigures {
   readonly operation: string;
   readonly status: number;
   readonly ms: number;

@@ -8,7 +8,7 @@
 import { config as loadedConfig, type Config } from './config.ts';
 import { createDb, type Db, type DbOptions } from './db/client.ts';
 import { unauthorized } from './errors.ts';
-import type { BaseDeps } from './http/types.ts';
+import type { BaseDeps } from './http/operation-contract.ts';
 import type { Authenticator } from './auth/principal.ts';
 import { createLogger } from './logger.ts';
 

@@ -4,14 +4,10 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import type { Config } from './config.ts';
-import { typeTag } from './model/types.ts';
+import { typeTag } from './model/type-tags.ts';
 
 /** Identifies this execution environment: one Lambda container, or one local process. */
 const SERVER_ID = `${hostname()}-${process.pid}-${randomUUID().slice(0, 8)}`;
-
-export function serverId(): string {
-  return SERVER_ID;
-}
 
 export function sysInfo(cfg: Config, now: Date): Record<string, unknown> {
   const ns = cfg.modelNamespace;

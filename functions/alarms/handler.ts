@@ -2,11 +2,11 @@
  * Alarms family: the alarm definition collection, and the event types an alarm definition
  * references (see `shared/events/event-type-operations.ts`).
  */
-import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
+import { createCoreDeps, type CoreDeps } from '#shared/core-deps.ts';
 import { operationsOnFirstCall } from '#shared/http/lazy-operations.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { metering } from '#shared/usage/middleware.ts';
-import { objectOperations } from '#shared/objects/operations.ts';
+import { objectOperations } from '#shared/objects/object-operations.ts';
 import { relationHooks } from '#shared/objects/relation-hooks.ts';
 
 const objects = objectOperations(relationHooks);

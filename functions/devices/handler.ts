@@ -3,12 +3,12 @@
  * doors, service containers, their connections, and `peripherals/<key>` (any reader, input or
  * output).
  */
-import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
+import { createCoreDeps, type CoreDeps } from '#shared/core-deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { metering } from '#shared/usage/middleware.ts';
-import { objectOperations } from '#shared/objects/operations.ts';
+import { objectOperations } from '#shared/objects/object-operations.ts';
 import { relationHooks } from '#shared/objects/relation-hooks.ts';
-import { connectOperation, disconnectOperation, listConnectionsOperation } from '#shared/relations/operations.ts';
+import { connectOperation, disconnectOperation, listConnectionsOperation } from '#shared/relations/relation-operations.ts';
 
 const objects = objectOperations(relationHooks);
 

@@ -1,9 +1,9 @@
 /**
  * Events family: the event message sink, the events list, one event and its links,
- * acknowledgements and lastevent (see `shared/events/operations.ts`).
+ * acknowledgements and lastevent (see `shared/events/event-operations.ts`).
  */
-import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
-import { eventOperations } from '#shared/events/operations.ts';
+import { createCoreDeps, type CoreDeps } from '#shared/core-deps.ts';
+import { eventOperations } from '#shared/events/event-operations.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { metering } from '#shared/usage/middleware.ts';
 

@@ -9,7 +9,7 @@
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
 import { auditEventsFromStream, mergeBatchResponses } from '#shared/events/audit.ts';
 import { config } from '#shared/config.ts';
-import { createLiveDeps, type LiveDeps, type LiveDepsOverrides } from '#shared/live/deps.ts';
+import { createLiveDeps, type LiveDeps, type LiveDepsOverrides } from '#shared/live/live-deps.ts';
 import { fanOut } from '#shared/live/fanout.ts';
 import { createIotPublisher } from '#shared/live/mqtt/publisher.ts';
 import { createUsageRecorder, type UsageRecorder } from '#shared/usage/recorder.ts';
@@ -48,5 +48,5 @@ export function fanoutDeps(transport: Pick<LiveDepsOverrides, 'connections' | 'm
   return { ...live, webhooks: queueUrl ? createSqsQueue({ queueUrl, region: cfg.region }) : tableQueue(live.db) };
 }
 
-// Errors reach the runtime with stacks that name the TypeScript (shared/stack.ts).
+// Errors reach the runtime with stacks that name the TypeScript (shared/source-mapped-stack.ts).
 export const handler = mappingErrorStacks(createHandler(() => (deps ??= fanoutDeps())));

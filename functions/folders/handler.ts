@@ -4,10 +4,10 @@
  * instance's metered usage (`/api/f/<instance_key>/usage`) and a user's "sign out everywhere"
  * (`POST .../users/<key>/revokesessions`).
  */
-import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
+import { createCoreDeps, type CoreDeps } from '#shared/core-deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { metering } from '#shared/usage/middleware.ts';
-import { objectOperations } from '#shared/objects/operations.ts';
+import { objectOperations } from '#shared/objects/object-operations.ts';
 import { relationHooks } from '#shared/objects/relation-hooks.ts';
 import { operationsOnFirstCall } from '#shared/http/lazy-operations.ts';
 
@@ -15,7 +15,7 @@ const objects = objectOperations(relationHooks);
 
 // The usage report (an operator's occasional call) loads with its first call: a cold start
 // serving the folders and the API root does not read it.
-const usage = operationsOnFirstCall(() => import('#shared/usage/operations.ts').then((m) => m.usageOperations), ['usage']);
+const usage = operationsOnFirstCall(() => import('#shared/usage/usage-operations.ts').then((m) => m.usageOperations), ['usage']);
 
 export const operations = { ...objects.collection, ...objects.folder, ...objects.users, ...usage };
 

@@ -292,5 +292,5 @@ function defaultDeps(): KeygenDeps {
   return defaults;
 }
 
-// Errors reach the runtime with stacks that name the TypeScript (shared/stack.ts).
+// Errors reach the runtime with stacks that name the TypeScript (shared/source-mapped-stack.ts).
 export const handler = mappingErrorStacks(createHandler(defaultDeps));

@@ -9,7 +9,7 @@
  * library. The password is ignored.
  */
 import type { Context } from 'aws-lambda';
-import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
+import { createCoreDeps, type CoreDeps } from '#shared/core-deps.ts';
 import { putMqttClient } from '#shared/db/mqtt-clients.ts';
 import { instanceTree } from '#shared/db/objects-repo.ts';
 import { iotPolicyDocuments, MAX_POLICY_INSTANCES, verifyMqttTokenWith } from '#shared/live/mqtt/auth.ts';
@@ -106,5 +106,5 @@ export function createHandler(deps: () => CoreDeps) {
 
 let deps: CoreDeps | undefined;
 
-// Errors reach the runtime with stacks that name the TypeScript (shared/stack.ts).
+// Errors reach the runtime with stacks that name the TypeScript (shared/source-mapped-stack.ts).
 export const handler = mappingErrorStacks(createHandler(() => (deps ??= createCoreDeps())));

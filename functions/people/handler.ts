@@ -3,11 +3,11 @@
  * one card), the lookup by card, its connections (access levels, scheduled access levels, badge
  * type) and the access level PUT and scheduled access level batch that field clients use.
  */
-import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
+import { createCoreDeps, type CoreDeps } from '#shared/core-deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { metering } from '#shared/usage/middleware.ts';
-import type { Operation } from '#shared/http/types.ts';
-import { objectOperations } from '#shared/objects/operations.ts';
+import type { Operation } from '#shared/http/operation-contract.ts';
+import { objectOperations } from '#shared/objects/object-operations.ts';
 import { relationHooks } from '#shared/objects/relation-hooks.ts';
 import {
   connectOperation,
@@ -15,7 +15,7 @@ import {
   listConnectionsOperation,
   putPersonAccessLevel,
   putScheduledAccessLevelBatch,
-} from '#shared/relations/operations.ts';
+} from '#shared/relations/relation-operations.ts';
 
 const objects = objectOperations(relationHooks);
 

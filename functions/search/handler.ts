@@ -1,16 +1,16 @@
 /**
  * Search family: `POST /api/f/<instance_key>/search`.
  */
-import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
+import { createCoreDeps, type CoreDeps } from '#shared/core-deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { metering } from '#shared/usage/middleware.ts';
 import { boolParam, parsePaging } from '#shared/http/params.ts';
-import { ok, type Operation } from '#shared/http/types.ts';
+import { ok, type Operation } from '#shared/http/operation-contract.ts';
 import { instanceTree, ownInstance } from '#shared/db/objects-repo.ts';
-import { loadFolder } from '#shared/objects/access.ts';
-import { contextOf, readSteps } from '#shared/objects/context.ts';
+import { loadFolder } from '#shared/objects/tenant-scope.ts';
+import { contextOf, readSteps } from '#shared/objects/domain-context.ts';
 import { loadMatcher } from '#shared/query/query.ts';
-import { MAX_SEARCH_INSTANCES, needsQueryEngine, search } from '#shared/search/service.ts';
+import { MAX_SEARCH_INSTANCES, needsQueryEngine, search } from '#shared/search/object-search.ts';
 
 const searchOperation: Operation<CoreDeps> = async (req, deps) => {
   // The query engine loads (the first search of an environment) while the folder is read, unless

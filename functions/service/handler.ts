@@ -7,7 +7,7 @@ import { referenceBundle, referencePage } from '#shared/docs/page.ts';
 import { notFound } from '#shared/errors.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { metering } from '#shared/usage/middleware.ts';
-import { ok, okRaw, type BaseDeps, type Operation } from '#shared/http/types.ts';
+import { ok, okRaw, type BaseDeps, type Operation } from '#shared/http/operation-contract.ts';
 import { createPublicDeps } from '#shared/public-deps.ts';
 import { sysInfo } from '#shared/sysinfo.ts';
 

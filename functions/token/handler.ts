@@ -3,11 +3,11 @@
  * access tokens (`GET /.well-known/jwks.json`). Both are public routes.
  */
 import { config } from '#shared/config.ts';
-import { assembleDeps, type CoreDeps } from '#shared/core-deps.ts';
+import { assembleDeps, type CoreDeps } from '#shared/deps-assembly.ts';
 import { refusingAuthenticator } from '#shared/public-deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { metering } from '#shared/usage/middleware.ts';
-import { ok, type Operation } from '#shared/http/types.ts';
+import { ok, type Operation } from '#shared/http/operation-contract.ts';
 import { loginOutcome } from '#shared/auth/login-outcome.ts';
 import { loginThrottleOf } from '#shared/auth/login-throttle.ts';
 import { NO_STORE, checkClient, parseTokenFields, readTokenRequest } from '#shared/auth/token-request.ts';

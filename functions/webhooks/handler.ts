@@ -1,5 +1,5 @@
 /**
- * Webhooks family: the webhooks collection's routes (see `shared/live/webhooks/operations.ts`) and the
+ * Webhooks family: the webhooks collection's routes (see `shared/live/webhooks/webhook-operations.ts`) and the
  * sender. The same function consumes the delivery queue: in AWS the SQS event source mapping
  * invokes it with message batches (ReportBatchItemFailures); locally the runtime's timer invokes
  * it with the same shape from its queue table. Keeping the sender here keeps the SQS
@@ -7,12 +7,12 @@
  */
 import type { APIGatewayProxyEventV2, Context, SQSEvent } from 'aws-lambda';
 import { config } from '#shared/config.ts';
-import { createCoreDeps } from '#shared/deps.ts';
+import { createCoreDeps } from '#shared/core-deps.ts';
 import { onFirstUse } from '#shared/first-use.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { metering } from '#shared/usage/middleware.ts';
-import type { WebhookDeps } from '#shared/live/webhooks/access.ts';
-import { webhookOperations } from '#shared/live/webhooks/operations.ts';
+import type { WebhookDeps } from '#shared/live/webhooks/webhook-scope.ts';
+import { webhookOperations } from '#shared/live/webhooks/webhook-operations.ts';
 import { tableQueue } from '#shared/live/webhooks/queue.ts';
 import { createSqsQueue, type SqsWebhookQueue } from '#shared/live/webhooks/sqs-queue.ts';
 import { mappingErrorStacks } from '#shared/error-stacks.ts';
@@ -43,7 +43,7 @@ function defaultDeps(): WebhookDeps {
   return { ...core, queue: sqs ?? tableQueue(core.db) };
 }
 
-// Errors reach the runtime with stacks that name the TypeScript (shared/stack.ts).
+// Errors reach the runtime with stacks that name the TypeScript (shared/source-mapped-stack.ts).
 export const handler = mappingErrorStacks(createHandler(
   () => (deps ??= defaultDeps()),
   () => (config().webhookQueueUrl ? sqs : undefined),

@@ -8,7 +8,7 @@
  */
 import type { APIGatewayProxyWebsocketEventV2, Context } from 'aws-lambda';
 import { closeConnection, handleClientMessage, openConnection } from '#shared/live/websocket/connections.ts';
-import { createLiveDeps, type LiveDeps } from '#shared/live/deps.ts';
+import { createLiveDeps, type LiveDeps } from '#shared/live/live-deps.ts';
 import { mappingErrorStacks } from '#shared/error-stacks.ts';
 
 /** The proxy event of a WebSocket route; `$connect` also carries the handshake's headers. */
@@ -50,5 +50,5 @@ export function createHandler(deps: () => LiveDeps) {
 
 let deps: LiveDeps | undefined;
 
-// Errors reach the runtime with stacks that name the TypeScript (shared/stack.ts).
+// Errors reach the runtime with stacks that name the TypeScript (shared/source-mapped-stack.ts).
 export const handler = mappingErrorStacks(createHandler(() => (deps ??= createLiveDeps())));

@@ -22,10 +22,10 @@ import { TtlCache } from '../ttl-cache.ts';
 import { JWT_ALG, type KeyStore } from './keys.ts';
 
 /** At most one re-read of the public keys per this many ms for tokens naming an unknown `kid`. */
-export const UNKNOWN_KID_RELOAD_MS = 10_000;
+const UNKNOWN_KID_RELOAD_MS = 10_000;
 
 /** Verified tokens kept per execution environment (a token is ~600 bytes: about 3 MB at most). */
-export const VERIFIED_TOKENS_MAX = 5_000;
+const VERIFIED_TOKENS_MAX = 5_000;
 
 /** Claims Gatehouse puts in an access token beside the registered ones. */
 export interface AccessClaims extends JWTPayload {

@@ -6,7 +6,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { ApiError } from '../errors.ts';
-import type { CoreDeps } from '../deps.ts';
+import type { CoreDeps } from '../core-deps.ts';
 import { findInstanceByName, findUserByName } from './directory.ts';
 import { createInstance, createUser } from './provisioning.ts';
 import { localLicenseAuthority } from './license-authority.ts';
@@ -33,7 +33,7 @@ export interface SeedResult {
 }
 
 /** The file that holds a generated administrator password (mode 0600). */
-export const adminPasswordFile = (dataDir: string): string => join(dataDir, 'admin-password');
+const adminPasswordFile = (dataDir: string): string => join(dataDir, 'admin-password');
 
 const isDuplicate = (err: unknown) => err instanceof ApiError && err.status === 409;
 

@@ -50,7 +50,7 @@ export function persistentJwk(dataDir: string, fileName: string): () => Promise<
 }
 
 /** The local ring's file (a single private JWK in data directories from before rotation: read as a ring of one). */
-export const RING_FILE = 'signing-key.json';
+const RING_FILE = 'signing-key.json';
 
 /**
  * The local ring in `<dataDir>/keys/signing-key.json`, created with one key on first use (two
@@ -80,7 +80,7 @@ export async function readFileRing(dataDir: string, now: () => Date = () => new 
 }
 
 /** Replaces the local ring at once (a new file renamed over the old: readers see one or the other). */
-export async function writeFileRing(dataDir: string, ring: KeyRing): Promise<void> {
+async function writeFileRing(dataDir: string, ring: KeyRing): Promise<void> {
   const file = join(dataDir, 'keys', RING_FILE);
   const temp = `${file}.${process.pid}.${Date.now()}.tmp`;
   await writeFile(temp, serializeRing(ring), { mode: 0o600 });

@@ -19,7 +19,7 @@ import { PUBLIC_KEYS_PK, PUBLIC_KEYS_SK } from '../db/keys.ts';
 import { DEFAULT_KEY_CACHE_MS, keyImporter, refreshing, signingKeyAt, type KeyRing, type KeyStore } from './key-store.ts';
 import { onFirstUse } from '../first-use.ts';
 
-export { DEFAULT_KEY_CACHE_MS, JWT_ALG, keyImporter, refreshing, type KeyStore, type SigningKey } from './key-store.ts';
+export { JWT_ALG, refreshing, type KeyStore } from './key-store.ts';
 
 /** The rotation policy of a configuration. */
 export const rotationPolicyOf = (cfg: Pick<Config, 'keyCacheSeconds' | 'accessTokenTtl' | 'signingKeyRotationDays'>): RotationPolicy => ({

@@ -12,7 +12,7 @@ import { publicJwk } from './key-ring.ts';
 import { JWT_ALG } from './key-store.ts';
 import { LICENSE_ISSUER, LICENSE_TYP, LOCAL_AUTHORITY_FILE } from './licenses.ts';
 
-export interface LicenseIssueOptions {
+interface LicenseIssueOptions {
   readonly instanceKey: string;
   /** Days of validity; no expiry when omitted (trials default to 30 days). */
   readonly days?: number;
@@ -51,7 +51,7 @@ export function licenseAuthorityFromJwk(load: () => Promise<JWK>): LicenseAuthor
 }
 
 /** The local development authority's private JWK, created on first use in the data directory. */
-export function localAuthorityJwk(dataDir: string): () => Promise<JWK> {
+function localAuthorityJwk(dataDir: string): () => Promise<JWK> {
   return persistentJwk(dataDir, LOCAL_AUTHORITY_FILE);
 }
 

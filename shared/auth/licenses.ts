@@ -22,7 +22,7 @@ import { JWT_ALG } from './key-store.ts';
 export const LICENSE_TYP = 'gatehouse-license+jwt';
 export const LICENSE_ISSUER = 'gatehouse-license-authority';
 
-export interface LicenseClaims {
+interface LicenseClaims {
   /** The instance the licence is for. */
   readonly instanceKey: string;
   /** Epoch ms; undefined for a licence without expiry. */
@@ -31,7 +31,7 @@ export interface LicenseClaims {
 }
 
 /** Result of checking a stored licence for the instance that holds it. */
-export type LicenseStatus =
+type LicenseStatus =
   | { readonly state: 'valid'; readonly claims: LicenseClaims }
   /** Not signed by the authority, or not a licence at all. */
   | { readonly state: 'tampered' }
@@ -44,7 +44,7 @@ export interface LicenseVerifier {
 }
 
 /** Parses a JWK or a JWKS given as JSON text into a key set. */
-export function parseAuthorityKeys(json: string): JSONWebKeySet {
+function parseAuthorityKeys(json: string): JSONWebKeySet {
   const parsed = JSON.parse(json) as JWK | JSONWebKeySet;
   const keys = 'keys' in parsed && Array.isArray(parsed.keys) ? parsed.keys : [parsed as JWK];
   // Only public halves are ever used to verify.
@@ -52,7 +52,7 @@ export function parseAuthorityKeys(json: string): JSONWebKeySet {
 }
 
 /** Verifies licences against a set of authority public keys. */
-export function licenseVerifier(loadKeys: () => Promise<JSONWebKeySet>): LicenseVerifier {
+function licenseVerifier(loadKeys: () => Promise<JSONWebKeySet>): LicenseVerifier {
   let keySet: Promise<ReturnType<typeof createLocalJWKSet> | undefined> | undefined;
   const getKeySet = () => {
     if (!keySet) {
@@ -99,7 +99,7 @@ export function licenseVerifier(loadKeys: () => Promise<JSONWebKeySet>): License
 
 /** Where the local development authority keeps its private JWK. */
 export const LOCAL_AUTHORITY_FILE = 'license-authority.json';
-export const localAuthorityFile = (dataDir: string): string => join(dataDir, 'keys', LOCAL_AUTHORITY_FILE);
+const localAuthorityFile = (dataDir: string): string => join(dataDir, 'keys', LOCAL_AUTHORITY_FILE);
 
 /**
  * The verifier for a configuration: the configured authority key in AWS, else the local

@@ -9,7 +9,7 @@
 import { parseTokenFields, readTokenRequest, type TokenErrorCode } from './token-request.ts';
 
 /** Token error codes that mean "wrong credentials or locked out", at every security level. */
-export const CREDENTIAL_FAILURES: ReadonlySet<TokenErrorCode> = new Set<TokenErrorCode>([
+const CREDENTIAL_FAILURES: ReadonlySet<TokenErrorCode> = new Set<TokenErrorCode>([
   'invalid_grant',
   'incorrect_password',
   'incorrect_tfacode',

@@ -23,7 +23,7 @@ import { NO_STORE, splitLoginName, type TokenRequest } from './token-request.ts'
 const MAX_KEYS = 10_000;
 
 /** A password grant over its client address's or its name's rate (status 429). */
-export class LoginThrottled extends OAuthError {
+class LoginThrottled extends OAuthError {
   override readonly headers: Readonly<Record<string, string>>;
   constructor(retryAfterSeconds: number) {
     super('too_many_requests', 'Too many login attempts; retry after the number of seconds in Retry-After.', 429);
@@ -43,7 +43,7 @@ export interface LoginThrottle {
   check(sourceIp: string | undefined, req: Pick<TokenRequest, 'username' | 'instance'>): void;
 }
 
-export function createLoginThrottle(cfg: LoginThrottleConfig): LoginThrottle {
+function createLoginThrottle(cfg: LoginThrottleConfig): LoginThrottle {
   const addresses = bucketsOf(cfg.loginAddressRate, cfg.loginAddressBurst);
   const names = bucketsOf(cfg.loginNameRate, cfg.loginNameBurst);
   return {

@@ -96,7 +96,7 @@ export async function verifyAgainstDummy(password: string): Promise<false> {
   return false;
 }
 
-export const DEFAULT_MINIMUM_PASSWORD_LENGTH = 8;
+const DEFAULT_MINIMUM_PASSWORD_LENGTH = 8;
 
 export type PasswordRuleViolation = 'password_doesnot_meet_minimum_length_rule' | 'password_doesnot_meet_complexity_rule';
 

@@ -15,7 +15,7 @@ import { INSTANCE_COLLECTION, INSTANCE_TYPE, USER_COLLECTION, USER_TYPE, isInsta
 import { hashPassword } from './passwords.ts';
 
 /** Instance names are how users log in (`Instance\user`): no backslash, no surrounding blanks. */
-export function instanceNameProblem(name: string): string | undefined {
+function instanceNameProblem(name: string): string | undefined {
   if (!name || name.trim() !== name) return 'An instance name must be non-empty without leading or trailing blanks.';
   if (name.includes('\\')) return 'An instance name cannot contain a backslash (logins use Instance\\user).';
   return undefined;

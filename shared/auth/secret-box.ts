@@ -22,7 +22,7 @@ const TAG_BYTES = 16;
 const HKDF_INFO = 'gatehouse webhook secrets v1';
 
 /** The local key secret's file name, in `<dataDir>/keys`. */
-export const WEBHOOK_KEY_FILE = 'webhook-secret.key';
+const WEBHOOK_KEY_FILE = 'webhook-secret.key';
 
 /** True when `stored` is a sealed value (not one stored in clear before sealing existed). */
 export const isSealed = (stored: string): boolean => stored.startsWith(PREFIX);

@@ -47,7 +47,7 @@ export const tokenError = (code: TokenErrorCode, description: string): TokenErro
 
 export const DEFAULT_CLIENT_ID = 'consoleApp';
 
-export type GrantType = 'password' | 'refresh_token';
+type GrantType = 'password' | 'refresh_token';
 
 export interface TokenRequest {
   readonly grantType: GrantType;

@@ -52,7 +52,7 @@ import {
   type RefreshRecord,
 } from '../db/auth-repo.ts';
 import { instanceNameClaim, userNameClaim } from '../model/claims.ts';
-import type { CoreDeps } from '../deps.ts';
+import type { CoreDeps } from '../core-deps.ts';
 import { TtlCache } from '../ttl-cache.ts';
 import { issueAccessToken, newFamilyId, newRefreshToken, refreshTokenHash, type TokenSubject } from './access-tokens.ts';
 import {
@@ -74,9 +74,9 @@ import { splitLoginName, tokenError, type TokenRequest } from './token-request.t
 import { licenseVerifierFor, type LicenseVerifier } from './licenses.ts';
 
 /** One-time codes: 6 digits, valid 10 minutes, at most 5 wrong tries. */
-export const OTP_DIGITS = 6;
-export const OTP_VALID_MS = 10 * 60 * 1000;
-export const OTP_MAX_TRIES = 5;
+const OTP_DIGITS = 6;
+const OTP_VALID_MS = 10 * 60 * 1000;
+const OTP_MAX_TRIES = 5;
 
 /** The success body of `POST /token`, fields as in the spec. */
 export interface TokenResponse {

@@ -20,7 +20,6 @@ import { fromItem, queryAll, send, type ExtraWrite } from './objects-repo.ts';
 import type { StoredObject } from '../model/stored-object.ts';
 
 export const EVENT_TYPES_COLLECTION = 'eventtypes';
-export const EVENT_TYPE = 'EventTypeInfo';
 export const APPS_COLLECTION = 'apps';
 
 const ALARM_PREFIX = 'ALARM#';

@@ -122,7 +122,7 @@ export async function listCollection(
 }
 
 /**
- * Awaited before each request of a read of several (a call's read steps: shared/objects/context.ts
+ * Awaited before each request of a read of several (a call's read steps: shared/objects/domain-context.ts
  * `readSteps`): undefined when the request may go out now, else what to await first.
  */
 export type ReadStep = () => Promise<void> | undefined;
@@ -167,7 +167,7 @@ export async function listCollectionKeys(
  * directly in their parent instance (never in a folder), so one keys-only Query per instance
  * visited finds them. At most `max` keys, and `truncated` when there were more (one key more than
  * the cap is read to tell). `step` is awaited before each Query (a call's read steps:
- * shared/objects/context.ts `readSteps`). The walk of a search with `includeChildInstances`, of the
+ * shared/objects/domain-context.ts `readSteps`). The walk of a search with `includeChildInstances`, of the
  * usage report and of an MQTT connection's policy.
  */
 export async function instanceTree(
@@ -186,7 +186,7 @@ export async function instanceTree(
 /**
  * Every item of a Query, page after page (DynamoDB pages at 1 MB). `onPage` sees each page as it
  * arrives and may throw to stop (a read budget); reading stops past `max` items. `step` is awaited
- * before each page's request (a call's read steps: shared/objects/context.ts `readSteps`).
+ * before each page's request (a call's read steps: shared/objects/domain-context.ts `readSteps`).
  */
 export async function queryAll(
   db: Db,

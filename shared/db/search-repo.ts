@@ -20,7 +20,7 @@ export class SearchTooBroad extends Error {
 
 export interface SearchBudget {
   left: number;
-  /** Awaited before each request (a call's read steps: shared/objects/context.ts `readSteps`). */
+  /** Awaited before each request (a call's read steps: shared/objects/domain-context.ts `readSteps`). */
   readonly step?: ReadStep;
 }
 

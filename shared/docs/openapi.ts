@@ -12,7 +12,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import type { ApiRequest } from '../http/types.ts';
+import type { ApiRequest } from '../http/operation-contract.ts';
 
 /** The file name of the document beside the function's code. */
 export const DOCUMENT_ASSET = 'openapi.json';
@@ -21,9 +21,9 @@ export const DOCUMENT_ASSET = 'openapi.json';
 export const repositoryDocument = (): string => fileURLToPath(new URL('../../docs/openapi.json', import.meta.url));
 
 /** Browsers and proxies may keep it for five minutes; a deployment changes it. */
-export const DOCUMENT_CACHE_CONTROL = 'public, max-age=300';
+const DOCUMENT_CACHE_CONTROL = 'public, max-age=300';
 /** The document naming the host the request called: the requester's browser may keep it, no shared cache. */
-export const PER_HOST_CACHE_CONTROL = 'private, max-age=300';
+const PER_HOST_CACHE_CONTROL = 'private, max-age=300';
 
 const HOST = /^[A-Za-z0-9.-]+(?::\d{1,5})?$|^\[[0-9A-Fa-f:.]+\](?::\d{1,5})?$/;
 

@@ -17,10 +17,10 @@ import { tooExpensive } from './aggregate-engine.ts';
 import type { FromWorker, ToWorker, WorkerDoc } from './aggregate-worker.ts';
 
 /** Heap and stack of one aggregation worker (MB): room for the whole events an aggregation may hold (`MAX_WHOLE_EVENTS`). */
-export const WORKER_RESOURCE_LIMITS = Object.freeze({ maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 });
+const WORKER_RESOURCE_LIMITS = Object.freeze({ maxOldGenerationSizeMb: 256, maxYoungGenerationSizeMb: 32, stackSizeMb: 4 });
 
 /** Aggregations that run at once in one process; more wait for a worker within their deadline. */
-export const MAX_WORKERS = 2;
+const MAX_WORKERS = 2;
 
 /**
  * What the aggregation workers of a process may hold at most (MB): their heap limits plus each

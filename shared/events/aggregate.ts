@@ -27,9 +27,9 @@ import type { queryFolderEvents, SortRange } from '../db/event-reads.ts';
 import type { StoredObject } from '../model/stored-object.ts';
 import { ApiError, badRequest } from '../errors.ts';
 import { boolParam } from '../http/params.ts';
-import type { ApiRequest } from '../http/types.ts';
-import type { requireFolderInScope } from '../objects/access.ts';
-import type { Ctx } from '../objects/context.ts';
+import type { ApiRequest } from '../http/operation-contract.ts';
+import type { requireFolderInScope } from '../objects/tenant-scope.ts';
+import type { Ctx } from '../objects/domain-context.ts';
 import { checkRegex, compileQuery } from '../query/matcher.ts';
 export { loadRegexEngine } from '../query/matcher.ts';
 import { filterPaced, pacer } from '../query/pacer.ts';
@@ -41,7 +41,7 @@ import { startAggregation } from './aggregate-pool.ts';
 import type { WorkerDoc } from './aggregate-worker.ts';
 import type { foldersOf } from './list.ts';
 import { canonicalQuery } from './list-query.ts';
-import { renderEvent, renderEventFields } from './render.ts';
+import { renderEvent, renderEventFields } from './event-render.ts';
 
 /** Without a lower bound on `OccurredOn`, the window is this many days back from now. */
 export const DEFAULT_WINDOW_DAYS = 30;

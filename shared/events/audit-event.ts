@@ -23,7 +23,7 @@ import type { Placement } from '../model/placement.ts';
 import { eventTypeClaims } from './event-type-body.ts';
 import { fillTemplate } from './posting.ts';
 import { eventWrite } from './publish.ts';
-import { appOf, canonicalHref } from './render.ts';
+import { appOf, canonicalHref } from './event-render.ts';
 import { SYSTEM_APP_KEY, SYSTEM_NAMESPACE } from './system-app.ts';
 
 /** What recording an audit event needs (the stream handler, audit.ts, is given it). */

@@ -31,9 +31,9 @@ import type { DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
 import { EVENTS_COLLECTION, objectChangeFromStreamRecord } from '../db/events-repo.ts';
 import { onFirstUse } from '../first-use.ts';
 import type { AuditDeps } from './audit-event.ts';
-import { SYSTEM_APP_KEY, SYSTEM_NAMESPACE } from './system-app.ts';
+import { SYSTEM_APP_KEY } from './system-app.ts';
 
-export { SYSTEM_APP_KEY, SYSTEM_NAMESPACE };
+export { SYSTEM_APP_KEY };
 
 /** Collections whose changes are not audited: events (an audit event would audit itself). */
 const NOT_AUDITED: ReadonlySet<string> = new Set([EVENTS_COLLECTION]);

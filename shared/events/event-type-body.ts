@@ -6,10 +6,10 @@
  */
 import type { Claim } from '../model/stored-object.ts';
 import { monikerClaim } from '../model/claims.ts';
-import { READ_ONLY_FIELDS, WRITE_ONLY_FIELDS } from '../model/render.ts';
-import { typeNameOf } from '../model/types.ts';
+import { READ_ONLY_FIELDS, WRITE_ONLY_FIELDS } from '../model/object-render.ts';
+import { typeNameOf } from '../model/type-tags.ts';
 import { monikersOf } from './monikers.ts';
-import { invalidField, wrongType } from '../objects/errors.ts';
+import { invalidField, wrongType } from '../objects/object-errors.ts';
 import { checkLimits, formatPath, isPlainObject, normalizeTypes, type Doc } from '../objects/validate.ts';
 import { onFirstUse } from '../first-use.ts';
 

@@ -6,12 +6,12 @@
  * queries: these families load no query engine.
  */
 import { stringParam } from '../http/params.ts';
-import { created, noContent, ok, pathParam, type Operation } from '../http/types.ts';
-import { contextOf } from '../objects/context.ts';
+import { created, noContent, ok, pathParam, type Operation } from '../http/operation-contract.ts';
+import { contextOf } from '../objects/domain-context.ts';
 import { parsePaging } from '../objects/paging.ts';
 import { addAlarmEventType, addEventType, removeAlarmEventType, removeEventType, updateEventType } from './event-type-writes.ts';
 import { eventTypeLink, findEventType, listAlarmEventTypes, listEventTypes, locateEventType } from './event-types.ts';
-import { renderEventType } from './render.ts';
+import { renderEventType } from './event-render.ts';
 
 // ---------------------------------------------------------------------------------------------
 // apps family: event types (`{key}` is the app, `{linkKey}` the event type)

@@ -13,9 +13,9 @@ import type { Claim, StoredObject } from '../model/stored-object.ts';
 import { conditionFailedAt, createObject, deleteObject, failedClaim, isTransactionConflict, replaceObject } from '../db/object-writes.ts';
 import { ApiError, ConditionFailed, conflict, notFound, validationFailed } from '../errors.ts';
 import { newKey, placeIn } from '../model/placement.ts';
-import { requireRole } from '../objects/access.ts';
-import type { Ctx } from '../objects/context.ts';
-import { concurrencyConflict, objectNotFound } from '../objects/errors.ts';
+import { requireRole } from '../objects/tenant-scope.ts';
+import type { Ctx } from '../objects/domain-context.ts';
+import { concurrencyConflict, objectNotFound } from '../objects/object-errors.ts';
 import { canonicalJson, checkDocSize } from '../objects/validate.ts';
 import { EVENT_TYPE_NAME, eventTypeClaims, parseEventTypeBody } from './event-type-body.ts';
 import { locateAlarm, locateApp, locateEventType } from './event-types.ts';
@@ -24,7 +24,7 @@ import { eventTypeNotFound, forgetEventType } from './resolve.ts';
 const MAX_ATTEMPTS = 25;
 const backoff = (attempt: number) => sleep(Math.min(200, 5 * 2 ** Math.min(attempt, 6)) * (0.5 + Math.random()));
 
-export const duplicateMoniker = (c: Claim): ApiError => {
+const duplicateMoniker = (c: Claim): ApiError => {
   const [ns, nick] = c.value.split('\u0000');
   return conflict('DuplicateMoniker', `The app already has an event type with the moniker ${ns ? `${ns}/` : ''}${nick}.`);
 };

@@ -28,19 +28,19 @@ import type { StoredObject } from '../model/stored-object.ts';
 import { connectionsTo, type Connection } from '../db/relations-repo.ts';
 import { SCHEDULED_ACCESS_LEVEL } from '../relations/rules.ts';
 import { windowHolds, windowOf } from '../relations/window.ts';
-import { requireFolderInScope } from '../objects/access.ts';
-import { readSteps, type Ctx, type ReadStep } from '../objects/context.ts';
+import { requireFolderInScope } from '../objects/tenant-scope.ts';
+import { readSteps, type Ctx, type ReadStep } from '../objects/domain-context.ts';
 import { TtlCache } from '../ttl-cache.ts';
 import { pacer } from '../query/pacer.ts';
-import { foldersOf } from './folders.ts';
+import { foldersOf } from './timeline-folders.ts';
 import { eventFilter, type EventDocView, type EventListQuery } from './list-query.ts';
 
-export { MAX_FOLDERS, foldersOf } from './folders.ts';
+export { foldersOf } from './timeline-folders.ts';
 
 /** Items one listing may read before it is refused as too broad. */
-export const MAX_SCANNED = 50_000;
+const MAX_SCANNED = 50_000;
 /** Object keys whose pointers a listing merges; more falls back to the folder timelines. */
-export const MAX_POINTER_STREAMS = 100;
+const MAX_POINTER_STREAMS = 100;
 
 const tooBroad = (what: string) => new ApiError(400, 'QueryTooBroad', `The events query ${what}: narrow it with startingOn/endingOn or fewer folders.`);
 
@@ -209,7 +209,3 @@ export async function listEvents(ctx: Ctx, folderKey: string, q: EventListQuery)
   return matches.slice(skip, skip + q.pageSize).map((e) => e.event!);
 }
 
-/** Forgets the cached page positions (tests). */
-export function clearListPositions(): void {
-  positions.clear();
-}

@@ -4,7 +4,7 @@
  */
 import type { Document } from 'bson';
 import { badRequest } from '../errors.ts';
-import { typeNameOf } from '../model/types.ts';
+import { typeNameOf } from '../model/type-tags.ts';
 import { onFirstUse } from '../first-use.ts';
 
 export interface RelatedObject {
@@ -71,7 +71,7 @@ export async function withEventData(p: CheckedPosting): Promise<Posting> {
  * How far ahead of the server's clock an `OccurredOn` may be: clients' clocks drift, but an event
  * dated further ahead would stay the newest of its objects (`lastevent`) until that date.
  */
-export const MAX_OCCURRED_AHEAD_MS = 24 * 60 * 60 * 1000;
+const MAX_OCCURRED_AHEAD_MS = 24 * 60 * 60 * 1000;
 
 /**
  * Checks every field of an EventMessagePosting but its event data's content (synchronous);

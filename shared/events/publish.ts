@@ -13,12 +13,12 @@ import { isObjectKey } from '../db/keys.ts';
 import type { StoredObject } from '../model/stored-object.ts';
 import { validationFailed } from '../errors.ts';
 import { newKey, placeIn, type Placement } from '../model/placement.ts';
-import { requireRole } from '../objects/access.ts';
-import { verdictIn, type Ctx } from '../objects/context.ts';
+import { requireRole } from '../objects/tenant-scope.ts';
+import { verdictIn, type Ctx } from '../objects/domain-context.ts';
 import { checkDocSize, checkLimits, isPlainObject, normalizeTypes } from '../objects/validate.ts';
 import { monikersOf } from './monikers.ts';
 import { checkPosting, fillTemplate, withEventData, type CheckedPosting } from './posting.ts';
-import { EVENT_DATA_TYPE, eventHref, storedLinks } from './render.ts';
+import { EVENT_DATA_TYPE, eventHref, storedLinks } from './event-render.ts';
 import { resolvePosting } from './resolve.ts';
 
 /** Everything an EventMessageData is made of. */

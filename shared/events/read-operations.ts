@@ -5,14 +5,14 @@
  * the list's query compiler.
  */
 import { dateParam } from '../http/params.ts';
-import { created, ok, pathParam, type Operation } from '../http/types.ts';
-import { contextOf } from '../objects/context.ts';
+import { created, ok, pathParam, type Operation } from '../http/operation-contract.ts';
+import { contextOf } from '../objects/domain-context.ts';
 import { queryFolderEvents } from '../db/event-reads.ts';
-import { requireFolderInScope } from '../objects/access.ts';
+import { requireFolderInScope } from '../objects/tenant-scope.ts';
 import { foldersOf, listEvents } from './list.ts';
 import { parseEventListQuery } from './list-query.ts';
 import { acknowledge, eventLink, lastEvents, locateEvent } from './read.ts';
-import { renderEvent } from './render.ts';
+import { renderEvent } from './event-render.ts';
 import { onFirstUse } from '../first-use.ts';
 
 const listEventsOp: Operation = async (req, deps) => {

@@ -14,16 +14,16 @@ import { isObjectKey } from '../db/keys.ts';
 import { getObjects, ownInstance } from '../db/objects-repo.ts';
 import type { StoredObject } from '../model/stored-object.ts';
 import { ApiError, ConditionFailed, conflict, notFound, validationFailed } from '../errors.ts';
-import { documentLink } from '../model/render.ts';
-import { typeNameOf } from '../model/types.ts';
-import { authorName, missIn, requireFolderInScope, requireRole } from '../objects/access.ts';
-import { readSteps, type Ctx } from '../objects/context.ts';
-import { outOfScope, wrongType } from '../objects/errors.ts';
+import { documentLink } from '../model/object-render.ts';
+import { typeNameOf } from '../model/type-tags.ts';
+import { authorName, missIn, requireFolderInScope, requireRole } from '../objects/tenant-scope.ts';
+import { readSteps, type Ctx } from '../objects/domain-context.ts';
+import { outOfScope, wrongType } from '../objects/object-errors.ts';
 import { checkLimits, isPlainObject } from '../objects/validate.ts';
-import { ACK_TYPE, renderAny, renderSummary } from './render.ts';
+import { ACK_TYPE, renderAny, renderSummary } from './event-render.ts';
 
 /** Keys one lastevent call may ask for. */
-export const MAX_LASTEVENT_KEYS = 1000;
+const MAX_LASTEVENT_KEYS = 1000;
 /** Queries a lastevent call runs at once. */
 const LASTEVENT_CONCURRENCY = 64;
 
@@ -67,7 +67,7 @@ export async function eventLink(ctx: Ctx, folderKey: string, key: string, link: 
 }
 
 /** The keys of a lastevent body: a JSON array of object keys (others are ignored). */
-export function lastEventKeys(body: unknown): string[] {
+function lastEventKeys(body: unknown): string[] {
   if (!Array.isArray(body)) throw validationFailed('The body must be a JSON array of object keys.');
   if (body.length > MAX_LASTEVENT_KEYS) throw validationFailed(`At most ${MAX_LASTEVENT_KEYS} keys may be asked for at once.`);
   const keys = body.map((k) => (typeof k === 'string' ? k.trim().toLowerCase() : '')).filter(isObjectKey);
@@ -112,7 +112,7 @@ function parseAcknowledgement(body: unknown): { Comment: string | null; extra: R
   return { Comment: (Comment as string | undefined) ?? null, extra };
 }
 
-export const acknowledgementNotRequired = (): ApiError =>
+const acknowledgementNotRequired = (): ApiError =>
   conflict('AcknowledgementNotRequired', 'This event does not require acknowledgement.');
 
 /**

@@ -25,7 +25,8 @@
  * Only found answers of the app and the event type are kept, and a miss is read again before it
  * is a 404, so a just-created app or event type is usable at once. A change made elsewhere to an
  * event type's priority, flags, templates or alarm membership reaches a warm environment within
- * {@link RESOLVE_TTL_MS}; the environment that made the change forgets its copy at once.
+ * {@link RESOLVE_TTL_MS}; the environment that made the change forgets its copy at once. So does an
+ * app's write or delete for the apps (app-cache.ts).
  */
 import { ApiError, forbidden } from '../errors.ts';
 import { readTogether } from '../db/item-reads.ts';
@@ -35,24 +36,23 @@ import { APPS_COLLECTION, EVENT_TYPES_COLLECTION, appsOfInstance, eventTypeWithA
 import { isObjectKey } from '../db/keys.ts';
 import { monikerClaim } from '../model/claims.ts';
 import { isWithin } from '../model/placement.ts';
-import { loadFolder } from '../objects/access.ts';
-import { verdictIn, type Ctx } from '../objects/context.ts';
-import { outOfScope } from '../objects/errors.ts';
+import { loadFolder } from '../objects/tenant-scope.ts';
+import { verdictIn, type Ctx } from '../objects/domain-context.ts';
+import { outOfScope } from '../objects/object-errors.ts';
 import { TtlCache } from '../ttl-cache.ts';
+import { RESOLVE_TTL_MS, appLists, appsByKey } from './app-cache.ts';
 import { monikersOf } from './monikers.ts';
 import type { Posting, RelatedObject } from './posting.ts';
-import { canonicalHref } from './render.ts';
+import { canonicalHref } from './event-render.ts';
 
-/** How long a resolved sink, app list or event type is reused. */
-export const RESOLVE_TTL_MS = 10_000;
 /** How long a related object's placement is reused (placements never change). */
 const PLACEMENT_TTL_MS = 5 * 60_000;
 
-export const appNotFound = (name: string): ApiError =>
+const appNotFound = (name: string): ApiError =>
   new ApiError(404, 'AppNotFound', `No app with the key or moniker nickname "${name}" is in this instance or an instance above it.`);
 export const eventTypeNotFound = (what: string): ApiError => new ApiError(404, 'EventTypeNotFound', `The app has no event type ${what}.`);
 
-export interface ResolvedType {
+interface ResolvedType {
   readonly type: StoredObject;
   /** The type's own flag, or membership in an alarm definition. */
   readonly requiresAck: boolean;
@@ -66,9 +66,6 @@ interface Placement {
 }
 
 const sinks = new TtlCache<StoredObject>(5_000, RESOLVE_TTL_MS);
-const apps = new TtlCache<StoredObject[]>(5_000, RESOLVE_TTL_MS);
-/** Apps read by key (found ones only), whichever instance they are in: the sink's chain decides. */
-const appsByKey = new TtlCache<StoredObject>(5_000, RESOLVE_TTL_MS);
 const types = new TtlCache<ResolvedType>(20_000, RESOLVE_TTL_MS);
 const placements = new TtlCache<Placement | null>(50_000, PLACEMENT_TTL_MS);
 
@@ -76,18 +73,12 @@ const id = (ctx: Ctx, ...parts: string[]): string => [ctx.db.tableName, ...parts
 
 /** Forgets every cached resolution (tests). */
 export function clearResolveCaches(): void {
-  for (const c of [sinks, apps, appsByKey, types, placements] as TtlCache<unknown>[]) c.clear();
+  for (const c of [sinks, appLists, appsByKey, types, placements] as TtlCache<unknown>[]) c.clear();
 }
 
 /** Forgets a changed or deleted event type in this execution environment. */
 export function forgetEventType(eventTypeKey: string): void {
   types.deleteWhere((v) => v.type.key === eventTypeKey);
-}
-
-/** Forgets the cached app lists (an app changed). */
-export function forgetApps(): void {
-  apps.clear();
-  appsByKey.clear();
 }
 
 /** The folder (or instance) of a sink path: scope-checked, cached. */
@@ -104,10 +95,10 @@ async function sinkFolder(ctx: Ctx, folderKey: string): Promise<StoredObject> {
 
 async function appsOf(ctx: Ctx, instanceKey: string, fresh: boolean): Promise<{ list: StoredObject[]; cached: boolean }> {
   const k = id(ctx, instanceKey);
-  const hit = fresh ? undefined : apps.get(k);
+  const hit = fresh ? undefined : appLists.get(k);
   if (hit) return { list: hit, cached: true };
   const list = await appsOfInstance(ctx.db, instanceKey);
-  apps.set(k, list);
+  appLists.set(k, list);
   return { list, cached: false };
 }
 

@@ -22,7 +22,7 @@ import { onFirstUse } from '../first-use.ts';
 import type { IdempotencyHooks, OperationStep } from './idempotent-call.ts';
 
 /** The request header (lower-case, as the pipeline keeps headers). */
-export const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
+const IDEMPOTENCY_KEY_HEADER = 'idempotency-key';
 /** The methods a key applies to; on a GET the header is ignored (reads are idempotent already). */
 export const KEYED_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'DELETE']);
 

@@ -17,7 +17,7 @@ import { ApiError, StoreUnavailable, badRequest } from '../errors.ts';
 import { idempotencyStore } from '../db/idempotency-store.ts';
 import { IDEMPOTENCY_PREFIX } from '../db/keys.ts';
 import { asStoreError } from '../db/send.ts';
-import type { ApiRequest, BaseDeps } from './types.ts';
+import type { ApiRequest, BaseDeps } from './operation-contract.ts';
 
 type HttpEvent = APIGatewayProxyEventV2;
 type HttpResult = APIGatewayProxyStructuredResultV2;

@@ -5,7 +5,7 @@
  * table's operation names.
  */
 import { onFirstUse } from '../first-use.ts';
-import type { BaseDeps, Operation } from './types.ts';
+import type { BaseDeps, Operation } from './operation-contract.ts';
 
 export function operationsOnFirstCall<D extends BaseDeps, N extends string>(
   load: () => Promise<Readonly<Record<N, Operation<D>>>>,

@@ -4,7 +4,7 @@
  * its relationship calls, loaded with the first of them.
  */
 import { badRequest } from '../errors.ts';
-import type { ApiRequest } from './types.ts';
+import type { ApiRequest } from './operation-contract.ts';
 
 export const DEFAULT_PAGE_SIZE = 20;
 export const MAX_PAGE_SIZE = 1000;

@@ -4,7 +4,7 @@
  * page would lose data). The paging parameters are in paging-params.ts (re-exported here).
  */
 import { badRequest } from '../errors.ts';
-import type { ApiRequest } from './types.ts';
+import type { ApiRequest } from './operation-contract.ts';
 
 export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, parsePaging, type Paging } from './paging-params.ts';
 

@@ -20,7 +20,7 @@ import type { Family } from '../model/collections.ts';
 import { withIdempotencyKey } from './idempotency.ts';
 import { withCapacityScope } from '../db/capacity.ts';
 import { rateLimit } from './rate-limit.ts';
-import type { ApiRequest, ApiResponse, BaseDeps, Operation } from './types.ts';
+import type { ApiRequest, ApiResponse, BaseDeps, Operation } from './operation-contract.ts';
 import { authentication } from './middleware/authentication.ts';
 import { bodyLimit } from './middleware/body-limit.ts';
 import { bodyParser } from './middleware/body-parser.ts';

@@ -43,7 +43,7 @@ interface Limit {
 }
 
 /** A call over its user's or its instance's rate (status 429, the spec's error body). */
-export class RateLimited extends ApiError {
+class RateLimited extends ApiError {
   constructor(scope: Scope, retryAfterSeconds: number, headers: Readonly<Record<string, string>>) {
     super(429, 'TooManyRequests', `Too many requests for this ${scope}; retry after the number of seconds in Retry-After.`, {
       ...headers,
@@ -62,7 +62,7 @@ export interface RateLimiter {
 }
 
 /** The limiter of these limits; undefined when both are 0 (nothing limited, no headers). */
-export function createRateLimiter(cfg: RateLimitConfig): RateLimiter | undefined {
+function createRateLimiter(cfg: RateLimitConfig): RateLimiter | undefined {
   const limits: Limit[] = [];
   const add = (scope: Scope, perSecond: number, keyOf: Limit['keyOf']) => {
     if (perSecond <= 0) return;
@@ -97,7 +97,7 @@ export function createRateLimiter(cfg: RateLimitConfig): RateLimiter | undefined
 const limiters = new WeakMap<RateLimitConfig, RateLimiter | undefined>();
 
 /** The limiter of this configuration's environment; undefined when no limit is set. */
-export function rateLimiterOf(cfg: RateLimitConfig): RateLimiter | undefined {
+function rateLimiterOf(cfg: RateLimitConfig): RateLimiter | undefined {
   if (!limiters.has(cfg)) limiters.set(cfg, createRateLimiter(cfg));
   return limiters.get(cfg);
 }

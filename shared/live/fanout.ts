@@ -28,8 +28,8 @@ import {
   type SubscriptionChange,
 } from '../db/live-repo.ts';
 import { mqttClientsOfUser } from '../db/mqtt-clients.ts';
-import { renderEvent } from '../events/render.ts';
-import type { LiveDeps } from './deps.ts';
+import { renderEvent } from '../events/event-render.ts';
+import type { LiveDeps } from './live-deps.ts';
 import { publishToMqtt } from './mqtt/mqtt-channel.ts';
 import { linkedObjectKeys, subscriptionMatches, type ChannelEvent } from './topics.ts';
 import { queueWebhooks } from './webhooks/webhook-channel.ts';

@@ -1,9 +1,9 @@
 /**
- * The keys a write of the whole person gives its cards (see cards.ts for what a card key is):
- * apart from the reads of cards.ts because only writes assign keys, and a function serving reads
+ * The keys a write of the whole person gives its cards (see card-assignments.ts for what a card key is):
+ * apart from the reads of card-assignments.ts because only writes assign keys, and a function serving reads
  * loads the write side with its first write.
  */
-import { cardIdentity, isCard, isCardKey, type Card } from './cards.ts';
+import { cardIdentity, isCard, isCardKey, type Card } from './card-assignments.ts';
 import { newKey } from './placement.ts';
 
 /**

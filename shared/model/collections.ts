@@ -21,25 +21,6 @@ export type Family =
   | 'fanout'
   | 'mqttauth';
 
-/** Every family, in a stable order. `websocket`, `fanout` and `mqttauth` (the IoT Core custom authorizer) have no HTTP routes. */
-export const FAMILIES: readonly Family[] = [
-  'service',
-  'token',
-  'folders',
-  'people',
-  'devices',
-  'schedules',
-  'access',
-  'apps',
-  'alarms',
-  'events',
-  'search',
-  'webhooks',
-  'websocket',
-  'fanout',
-  'mqttauth',
-];
-
 export interface CollectionDef {
   /** Path segment, lower case (`people`). */
   readonly name: string;

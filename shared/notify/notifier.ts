@@ -15,7 +15,7 @@ import { appendFile, mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Config } from '../config.ts';
 
-export interface OneTimePasswordMessage {
+interface OneTimePasswordMessage {
   readonly kind: 'one-time-password';
   /** Instance name. */
   readonly instance: string;
@@ -35,7 +35,7 @@ export interface Notifier {
 }
 
 /** The outbox line of a message, fields in the documented order. */
-export function outboxLine(m: OutgoingMessage): string {
+function outboxLine(m: OutgoingMessage): string {
   return JSON.stringify({ kind: m.kind, instance: m.instance, user: m.user, code: m.code, at: m.at });
 }
 

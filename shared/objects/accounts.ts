@@ -26,8 +26,8 @@ import { forbidden } from '../errors.ts';
 import { instanceNameClaim, userNameClaim } from '../model/claims.ts';
 import { placeIn, placeInstance } from '../model/placement.ts';
 import type { Override } from './behaviour.ts';
-import { invalidField } from './errors.ts';
-import { requireEmpty } from './folders.ts';
+import { invalidField } from './object-errors.ts';
+import { requireEmpty } from './folder-behaviour.ts';
 import type { Doc } from './validate.ts';
 
 const nameOf = (o: StoredObject): string | undefined =>

@@ -10,8 +10,8 @@ import type { Claim, StoredObject } from '../model/stored-object.ts';
 import { commonNameClaim } from '../model/claims.ts';
 import type { CollectionDef } from '../model/collections.ts';
 import { placeIn, type Placement } from '../model/placement.ts';
-import type { Ctx } from './context.ts';
-import { duplicateName } from './errors.ts';
+import type { Ctx } from './domain-context.ts';
+import { duplicateName } from './object-errors.ts';
 import type { Doc, ObjectInput } from './validate.ts';
 
 export interface Behaviour {

@@ -1,17 +1,17 @@
 /**
  * The card writes of a person (POST, PUT and DELETE of `<person Href>/cards`; the table is in
- * `cards.ts`), loaded with the first of them.
+ * `card-reads.ts`), loaded with the first of them.
  */
 import { conflict } from '../errors.ts';
-import { cardIdentity, cardsWithKeys } from '../model/cards.ts';
+import { cardIdentity, cardsWithKeys } from '../model/card-assignments.ts';
 import { newKey } from '../model/placement.ts';
-import { renderElement } from '../model/render.ts';
+import { renderElement } from '../model/object-render.ts';
 import { LIMITS } from '../model/limits.ts';
-import type { Locator } from './access.ts';
-import { cardNotFound } from './cards.ts';
+import type { Locator } from './tenant-scope.ts';
+import { cardNotFound } from './card-reads.ts';
 import { editAt } from './collection.ts';
-import type { Ctx } from './context.ts';
-import { invalidField } from './errors.ts';
+import type { Ctx } from './domain-context.ts';
+import { invalidField } from './object-errors.ts';
 import { canonicalJson, parseElementBody, type Doc } from './validate.ts';
 
 const CARD_TYPE = 'CardAssignmentInfo';

@@ -5,7 +5,7 @@
  * | call    | requests (success)                                                          |
  * | ------- | --------------------------------------------------------------------------- |
  * | list    | see `listObjects` in `paging.ts`                                            |
- * | get     | one GetItem (`locate` in `access.ts`)                                        |
+ * | get     | one GetItem (`locate` in `tenant-scope.ts`)                                  |
  * | create  | one TransactWriteItems (object + claims); the folder is read first (GetItem, + GetItem of `InFolderKey`'s folder) unless this execution environment read it in the last minute |
  * | replace | GetItem, one TransactWriteItems (object + added/released claims); none when unchanged |
  * | delete  | GetItem, one TransactWriteItems (object + released claims + extras)         |
@@ -23,10 +23,10 @@ import { conditionFailedAt, createObject, deleteObject, failedClaim, isTransacti
 import type { CollectionDef } from '../model/collections.ts';
 import { newKey } from '../model/placement.ts';
 import type { StoredNote } from '../model/schemas/index.ts';
-import { authorName, createTarget, forgetPlacement, locate, requireRole, type Locator } from './access.ts';
+import { authorName, createTarget, forgetPlacement, locate, requireRole, type Locator } from './tenant-scope.ts';
 import type { Behaviour } from './behaviour.ts';
-import type { Ctx } from './context.ts';
-import { concurrencyConflict, invalidFolder } from './errors.ts';
+import type { Ctx } from './domain-context.ts';
+import { concurrencyConflict, invalidFolder } from './object-errors.ts';
 import { behaviourOf } from './registry.ts';
 import { canonicalJson, checkDocSize, parseObjectBody, type Doc, type ObjectInput } from './validate.ts';
 

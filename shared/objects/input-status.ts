@@ -4,9 +4,9 @@
  * input's document or version; deleted with the input. The GET is in `links.ts`.
  */
 import { deleteObjectStatusItem, putObjectStatus } from '../db/object-writes.ts';
-import { locate, requireRole, type Locator } from './access.ts';
+import { locate, requireRole, type Locator } from './tenant-scope.ts';
 import type { Override } from './behaviour.ts';
-import type { Ctx } from './context.ts';
+import type { Ctx } from './domain-context.ts';
 import { STATUS_TYPE } from './links.ts';
 import { parseElementBody } from './validate.ts';
 

@@ -3,12 +3,12 @@
  * `<Href>/<link>`; the table is in `links.ts`). Loaded with the first of them: a cold start that
  * serves a read never reads this code.
  */
-import { renderElements } from '../model/render.ts';
+import { renderElements } from '../model/object-render.ts';
 import { notFound } from '../errors.ts';
-import type { Locator } from './access.ts';
+import type { Locator } from './tenant-scope.ts';
 import { requireAnyWrite, requireWrite } from './collection.ts';
-import type { Ctx } from './context.ts';
-import { notImplemented } from './errors.ts';
+import type { Ctx } from './domain-context.ts';
+import { notImplemented } from './object-errors.ts';
 import { putInputStatus } from './input-status.ts';
 import { addCard, removeCard, replaceCard } from './card-writes.ts';
 import { collectionOf, resolve } from './links.ts';

@@ -23,15 +23,15 @@
  * Every call is one GetItem (the object, with its scope) plus the work of the link. The GETs are
  * here; the calls that change something are in `link-writes.ts`, loaded with the first of them.
  */
-import { documentLink, renderValue } from '../model/render.ts';
+import { documentLink, renderValue } from '../model/object-render.ts';
 import { notFound } from '../errors.ts';
-import { locate, type Locator } from './access.ts';
-import type { Ctx } from './context.ts';
-import { onlyMethods } from './errors.ts';
-import { listCards } from './cards.ts';
+import { locate, type Locator } from './tenant-scope.ts';
+import type { Ctx } from './domain-context.ts';
+import { onlyMethods } from './object-errors.ts';
+import { listCards } from './card-reads.ts';
 import { getObjectStatus } from '../db/objects-repo.ts';
 import type { StoredObject } from '../model/stored-object.ts';
-import { typeTag } from '../model/types.ts';
+import { typeTag } from '../model/type-tags.ts';
 
 type Method = 'GET' | 'POST' | 'PUT' | 'DELETE';
 
@@ -100,7 +100,7 @@ export async function readLink(ctx: Ctx, loc: Locator, link: string): Promise<un
 }
 
 /** An input's latest status (one GetItem); an InputStatusItem without fields until one is reported. */
-export async function statusOf(ctx: Ctx, input: StoredObject): Promise<unknown> {
+async function statusOf(ctx: Ctx, input: StoredObject): Promise<unknown> {
   const status = await getObjectStatus(ctx.db, input.key);
   return status ? renderValue(status, ctx.ns) : { $type: typeTag(ctx.ns, STATUS_TYPE) };
 }

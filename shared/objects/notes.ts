@@ -11,10 +11,10 @@ import { ConditionFailed } from '../errors.ts';
 import { notFound } from '../errors.ts';
 import { LIMITS } from '../model/limits.ts';
 import type { StoredNote } from '../model/schemas/index.ts';
-import { locate, type Locator } from './access.ts';
+import { locate, type Locator } from './tenant-scope.ts';
 import { backoff, makeNote, requireAnyWrite, requireWrite } from './collection.ts';
-import type { Ctx } from './context.ts';
-import { invalidField } from './errors.ts';
+import type { Ctx } from './domain-context.ts';
+import { invalidField } from './object-errors.ts';
 import { behaviourOf } from './registry.ts';
 import { checkDocSize, isPlainObject, parseElementBody } from './validate.ts';
 

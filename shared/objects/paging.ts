@@ -16,13 +16,13 @@ import type { StoredObject } from '../model/stored-object.ts';
 import type { Db } from '../db/client.ts';
 import { isObjectKey } from '../db/keys.ts';
 import type { CollectionDef } from '../model/collections.ts';
-import { checkListedScope, requireFolderInScope } from './access.ts';
-import { readSteps, type Ctx, type ReadStep } from './context.ts';
+import { checkListedScope, requireFolderInScope } from './tenant-scope.ts';
+import { readSteps, type Ctx, type ReadStep } from './domain-context.ts';
 import { cursorCache } from './cursor-cache.ts';
 
 import type { Paging } from '../http/paging-params.ts';
 
-export { DEFAULT_PAGE_SIZE, MAX_PAGE_SIZE, parsePaging, type Paging } from '../http/paging-params.ts';
+export { parsePaging, type Paging } from '../http/paging-params.ts';
 
 const cursorKey = (db: Db, folder: string, collection: string, pageSize: number, page: number): string =>
   `${db.tableName}\u0000${folder}\u0000${collection}\u0000${pageSize}\u0000${page}`;

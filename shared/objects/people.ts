@@ -7,21 +7,21 @@
  * its claim in the same transaction. A person with k cards is one TransactWriteItems of 1 + k items
  * (a replace: 1 + added + removed, so at most 48 cards a person keep it within 100 items).
  *
- * Every card gets a stable `Key` when the person is saved (see `model/cards.ts`): a write of the
+ * Every card gets a stable `Key` when the person is saved (see `model/card-assignments.ts`): a write of the
  * whole person keeps the key of each card it keeps. The card calls (`<person Href>/cards`) are in
- * `cards.ts`.
+ * `card-reads.ts` (reads) and `card-writes.ts`.
  */
 import { ownInstance } from '../db/objects-repo.ts';
 import type { Claim, StoredObject } from '../model/stored-object.ts';
 import { assignCardKeys } from '../model/card-keys.ts';
-import { cardsWithKeys, presentCardValue as present } from '../model/cards.ts';
+import { cardsWithKeys, presentCardValue as present } from '../model/card-assignments.ts';
 import { cardClaim } from '../model/claims.ts';
 import type { Override } from './behaviour.ts';
-import { cardIsAlreadyAssigned } from './errors.ts';
+import { cardIsAlreadyAssigned } from './object-errors.ts';
 import { isPlainObject } from './validate.ts';
 
 /** The card claims of a person (each card once, even if listed twice). */
-export function cardClaims(o: StoredObject): Claim[] {
+function cardClaims(o: StoredObject): Claim[] {
   const cards = Array.isArray(o.doc.CardAssignments) ? o.doc.CardAssignments : [];
   const claims = new Map<string, Claim>();
   for (const card of cards) {

@@ -3,7 +3,7 @@ import { collectionByName } from '../model/collections.ts';
 import { instanceBehaviour, userBehaviour } from './accounts.ts';
 import { defaultBehaviour, type Behaviour, type Override } from './behaviour.ts';
 import { notFound } from '../errors.ts';
-import { folderBehaviour } from './folders.ts';
+import { folderBehaviour } from './folder-behaviour.ts';
 import { inputBehaviour } from './input-status.ts';
 import { peopleBehaviour } from './people.ts';
 

@@ -1,5 +1,5 @@
 /**
- * The relationships issue's work around the object calls (see `shared/relations/service.ts`):
+ * The relationships issue's work around the object calls (see `shared/relations/relation-links.ts`):
  * relation-kind ObjectLinks sent with a create or replace become connections (in the object's own
  * transaction, checked before anything is written), a rename is carried
  * to the links that point at the object, a delete forgets its connections both ways, and
@@ -7,7 +7,7 @@
  *
  * The service loads with the first hook called (`import()`): a plain GET of an object calls none.
  */
-import type { ObjectHooks } from './context.ts';
+import type { ObjectHooks } from './domain-context.ts';
 import { onFirstUse } from '../first-use.ts';
 
 const relations = onFirstUse(() => import('./writes.ts').then((m) => m.relationService));

@@ -2,10 +2,10 @@
  * "Sign out everywhere" (`POST <user Href>/revokesessions`): see the sessions note in
  * `accounts.ts` for what a user's session generation is and who checks it.
  */
-import type { Locator } from './access.ts';
+import type { Locator } from './tenant-scope.ts';
 import { editAt } from './collection.ts';
-import type { Ctx } from './context.ts';
-import { objectNotFound } from './errors.ts';
+import type { Ctx } from './domain-context.ts';
+import { objectNotFound } from './object-errors.ts';
 
 /**
  * Raises the session generation of the user a path names: one GetItem, then one version-checked

@@ -19,11 +19,11 @@
  */
 import type * as z from 'zod/mini';
 import { COLLECTIONS, type CollectionDef } from '../model/collections.ts';
-import { READ_ONLY_FIELDS, WRITE_ONLY_FIELDS } from '../model/render.ts';
+import { READ_ONLY_FIELDS, WRITE_ONLY_FIELDS } from '../model/object-render.ts';
 import { ELEMENT_TYPES, LIMITS, POLYMORPHIC_ELEMENTS } from '../model/limits.ts';
-import { typeNameOf } from '../model/types.ts';
+import { typeNameOf } from '../model/type-tags.ts';
 import { stringifyJson } from '../json.ts';
-import { invalidField, missingType, wrongType } from './errors.ts';
+import { invalidField, missingType, wrongType } from './object-errors.ts';
 import { onFirstUse } from '../first-use.ts';
 
 export type Doc = Record<string, unknown>;

@@ -1,7 +1,7 @@
 /** An object as its caller may see it, shared by the read and the write operations. */
 import type { StoredObject } from '../model/stored-object.ts';
-import { hideOuterFolder, renderObject } from '../model/render.ts';
-import type { Ctx } from './context.ts';
+import { hideOuterFolder, renderObject } from '../model/object-render.ts';
+import type { Ctx } from './domain-context.ts';
 
 /**
  * The caller's own instance is held by a parent the caller cannot see, so its `InFolderKey` and

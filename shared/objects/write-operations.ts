@@ -3,11 +3,11 @@
  * row resolved (see `operations.ts`, which loads this module with the first write of an execution
  * environment): create, replace, delete, the writes of sub-resources and "sign out everywhere".
  */
-import { created, noContent, ok, type ApiResponse } from '../http/types.ts';
+import { created, noContent, ok, type ApiResponse } from '../http/operation-contract.ts';
 import type { CollectionDef } from '../model/collections.ts';
-import type { Locator } from './access.ts';
+import type { Locator } from './tenant-scope.ts';
 import { createIn, removeAt, replaceAt } from './collection.ts';
-import type { Ctx } from './context.ts';
+import type { Ctx } from './domain-context.ts';
 import * as links from './link-writes.ts';
 import { revokeSessionsAt } from './sessions.ts';
 import { view } from './view.ts';

@@ -11,7 +11,7 @@ import { ApiError } from '../errors.ts';
  * How long one search or listing may filter (seconds, from its first test to its last, its reads
  * between them included): queryTimeout's default and maximum for aggregations.
  */
-export const MAX_FILTER_SECONDS = 25;
+const MAX_FILTER_SECONDS = 25;
 /** Work done at once before other requests get their turn (milliseconds). */
 export const FILTER_SLICE_MS = 10;
 

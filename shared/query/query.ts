@@ -12,7 +12,7 @@ import { checkRegexShape, invalidQuery, type QueryDoc } from './shape.ts';
 import { narrowInteger, stringifyJson } from '../json.ts';
 import { onFirstUse } from '../first-use.ts';
 
-export const MAX_QUERY_BYTES = 16 * 1024;
+const MAX_QUERY_BYTES = 16 * 1024;
 export const MAX_QUERY_DEPTH = 16;
 
 /**
@@ -232,7 +232,7 @@ export function asDate(v: unknown): unknown {
  * alike: its digits. The matcher cannot hold a `bigint`, and a double would make neighbouring
  * card numbers equal; equality stays exact (ordering operators compare such numbers as text).
  */
-export const bigDigits = (v: bigint): string => v.toString();
+const bigDigits = (v: bigint): string => v.toString();
 
 /**
  * Checks the query against the allow-list and the depth cap, and rewrites it for the matcher:

@@ -6,7 +6,7 @@
  */
 import { ApiError } from '../errors.ts';
 
-export const MAX_REGEX_LENGTH = 512;
+const MAX_REGEX_LENGTH = 512;
 
 export type QueryDoc = Record<string, unknown>;
 

@@ -2,18 +2,18 @@
  * The relationship calls, shared by every family whose collections have relation kinds:
  * connect (POST or PUT), disconnect, the connections of one relation, and the people's access
  * level PUT and scheduled access level batch that field clients use. Families take them from
- * `operations.ts`, which loads this module with the first of them.
+ * `relation-operations.ts`, which loads this module with the first of them.
  */
 import { ApiError, badRequest, validationFailed } from '../errors.ts';
 import { boolParam, stringParam } from '../http/params.ts';
-import { noContent, ok, type ApiRequest, type BaseDeps, type Operation } from '../http/types.ts';
-import { renderObject } from '../model/render.ts';
-import { locate, type Locator } from '../objects/access.ts';
+import { noContent, ok, type ApiRequest, type BaseDeps, type Operation } from '../http/operation-contract.ts';
+import { renderObject } from '../model/object-render.ts';
+import { locate, type Locator } from '../objects/tenant-scope.ts';
 import { requireAnyWrite } from '../objects/collection.ts';
-import { contextOf } from '../objects/context.ts';
+import { contextOf } from '../objects/domain-context.ts';
 import { getObject } from '../db/objects-repo.ts';
-import { objectNotFound } from '../objects/errors.ts';
-import { connect, connectedObjects, disconnect, replaceScheduledAccessLevels, ruleFor, invalidRelation, type ScheduledLevel } from './service.ts';
+import { objectNotFound } from '../objects/object-errors.ts';
+import { connect, connectedObjects, disconnect, replaceScheduledAccessLevels, ruleFor, invalidRelation, type ScheduledLevel } from './relation-links.ts';
 import { relationRule, SCHEDULED_ACCESS_LEVEL } from './rules.ts';
 import { windowFromBody, windowFromMetaData, type Window } from './window.ts';
 import { LIMITS } from '../model/limits.ts';
@@ -78,7 +78,7 @@ export const disconnectOperation: Operation = async (req, deps: BaseDeps) => {
 };
 
 /** The key an object Href names (`/api/f/<folder>/<collection>/<key>`), or the body itself when it is a key. */
-export function keyOfHref(body: unknown, collection: string): string {
+function keyOfHref(body: unknown, collection: string): string {
   if (typeof body !== 'string') throw badRequest('ValidationFailed', `The body must be a JSON string holding the Href of one of ${collection}.`);
   const m = new RegExp(`^(?:/api/f/[0-9a-fA-F]{24}/${collection}/)?([0-9a-fA-F]{24})/?$`).exec(body.trim());
   if (!m) throw badRequest('ValidationFailed', `"${body.slice(0, 100)}" is not the Href of one of ${collection}.`);

@@ -16,7 +16,7 @@ const DOWNSTREAM = ['readers', 'inputs', 'outputs', 'inputscanners'] as const;
 /** A person's access level with a validity window (ActiveOn, ExpiresOn): see `window.ts`. */
 export const SCHEDULED_ACCESS_LEVEL = 'ScheduledAccessLevel';
 
-export const RELATIONS: readonly RelationRule[] = [
+const RELATIONS: readonly RelationRule[] = [
   { relation: 'AccessLevel', from: ['people'], to: 'accesslevels', oneToOne: false },
   { relation: SCHEDULED_ACCESS_LEVEL, from: ['people'], to: 'accesslevels', oneToOne: false },
   { relation: 'BadgeType', from: ['people'], to: 'badgetypes', oneToOne: true },

@@ -27,7 +27,7 @@ import { seedDeployment } from '#shared/auth/bootstrap.ts';
 import { readPublishedJwks } from '#shared/db/published-keys.ts';
 import { localLicenseAuthority } from '#shared/auth/license-authority.ts';
 import { createStreamReader } from '#shared/db/stream-reader.ts';
-import { createCoreDeps } from '#shared/deps.ts';
+import { createCoreDeps } from '#shared/core-deps.ts';
 import { isTextContentType } from '#local/http-event.ts';
 import { httpEvent, type CallOptions, type CallResult } from '../support/api.ts';
 import { AwsStandIns, STAGE_PATH } from '../support/aws-stand-ins.ts';

@@ -12,7 +12,7 @@ import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { loadConfig } from '#shared/config.ts';
 import { createDb } from '#shared/db/client.ts';
-import type { CoreDeps } from '#shared/deps.ts';
+import type { CoreDeps } from '#shared/core-deps.ts';
 import { createIotPublisher } from '#shared/live/mqtt/publisher.ts';
 import type { TestDb } from '../support/db.ts';
 import { openLiveClient, type LiveClient } from '../support/runtime.ts';

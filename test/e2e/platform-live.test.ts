@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { createDb, type Db } from '#shared/db/client.ts';
 import { putLiveEvent } from '#shared/db/events-repo.ts';
-import { renderEvent } from '#shared/events/render.ts';
+import { renderEvent } from '#shared/events/event-render.ts';
 import { liveEvent } from '../support/live-events.ts';
 import { adminToken, HandshakeRefused, openLiveClient, type LiveClient } from '../support/runtime.ts';
 import { documentedFetch } from '../support/documented-fetch.ts';

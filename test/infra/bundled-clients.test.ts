@@ -124,7 +124,7 @@ describe('what a cold start loads', () => {
   const ours = (name: string, module: string, when: 'atStart' | 'lazy') => inputs.get(name)![when].includes(module);
   const CRUD = ['access', 'alarms', 'apps', 'devices', 'folders', 'people', 'schedules'];
   /** The write path of the object families: a cold start serving a read never needs it. */
-  const WRITE_PATH = ['shared/objects/write-operations.ts', 'shared/objects/collection.ts', 'shared/objects/registry.ts', 'shared/relations/service.ts'];
+  const WRITE_PATH = ['shared/objects/write-operations.ts', 'shared/objects/collection.ts', 'shared/objects/registry.ts', 'shared/relations/relation-links.ts'];
   /** The validators and the repository's writes too, except in apps and alarms, whose event type calls still load them at start. */
   const WRITE_PATH_EXCEPT_EVENT_TYPES = ['shared/objects/validate.ts', 'shared/db/object-writes.ts'];
 
@@ -136,7 +136,7 @@ describe('what a cold start loads', () => {
         expect(ours(name, module, 'lazy'), `${name}: ${module}`).toBe(true);
       }
       // ...but reads what a GET needs at start.
-      for (const module of ['shared/objects/operations.ts', 'shared/objects/access.ts', 'shared/db/objects-repo.ts']) {
+      for (const module of ['shared/objects/object-operations.ts', 'shared/objects/tenant-scope.ts', 'shared/db/objects-repo.ts']) {
         expect(ours(name, module, 'atStart'), `${name}: ${module}`).toBe(true);
       }
     }
@@ -148,7 +148,7 @@ describe('what a cold start loads', () => {
       expect(ours('webhooks', module, 'atStart'), module).toBe(false);
       expect(ours('webhooks', module, 'lazy'), module).toBe(true);
     }
-    for (const name of inputs.keys()) expect(ours(name, 'shared/stack.ts', 'atStart'), name).toBe(false);
+    for (const name of inputs.keys()) expect(ours(name, 'shared/source-mapped-stack.ts', 'atStart'), name).toBe(false);
   });
 
   it('bundles no access-token verification in the functions whose routes are all public (token, service)', () => {
@@ -173,7 +173,7 @@ describe('what a cold start loads', () => {
   it('leaves the error path, the outbox notifier and Powertools Metrics to first use in the HTTP families', () => {
     // The stack mapping loads with the first unexpected error logged; only the token function sends messages.
     for (const name of [...CRUD, 'events', 'search']) {
-      for (const module of ['shared/stack.ts', 'shared/notify/notifier.ts']) {
+      for (const module of ['shared/source-mapped-stack.ts', 'shared/notify/notifier.ts']) {
         expect(ours(name, module, 'atStart'), `${name}: ${module}`).toBe(false);
         expect(ours(name, module, 'lazy'), `${name}: ${module}`).toBe(true);
       }

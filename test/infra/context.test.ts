@@ -1,6 +1,6 @@
 import { App, type CfnElement } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_REGIONS, readGatehouseContext } from '../../infra/context.ts';
+import { DEFAULT_REGIONS, readGatehouseContext } from '../../infra/cdk-context.ts';
 import { httpFamilies } from '../../shared/routes.ts';
 import { buildTemplates, cdkJsonContext, resourcesOf } from './app-fixture.ts';
 

@@ -7,7 +7,7 @@
 import type { CfnElement } from 'aws-cdk-lib';
 import { describe, expect, it } from 'vitest';
 import type { GatehouseStack } from '../../infra/app.ts';
-import { readGatehouseContext } from '../../infra/context.ts';
+import { readGatehouseContext } from '../../infra/cdk-context.ts';
 import type { Family } from '../../shared/model/collections.ts';
 import { httpFamilies } from '../../shared/routes.ts';
 import { buildTemplates, cdkJsonContext, newApp, resourcesOf, type BuiltApp } from './app-fixture.ts';

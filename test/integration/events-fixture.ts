@@ -7,7 +7,7 @@ import { expect } from 'vitest';
 import { commandsOf, createTestDb, type TestDb } from '../support/db.ts';
 import { setupApi, uniqueName } from '../support/tokens.ts';
 
-export const NS = 'Gatehouse.Model';
+const NS = 'Gatehouse.Model';
 export const tag = (name: string): string => `${NS}.${name}, ${NS}`;
 
 /** Base64 of a BSON document. */

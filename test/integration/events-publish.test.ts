@@ -154,6 +154,28 @@ describe('publishing', () => {
     }
   });
 
+  it("follows an app's writes at once in the environment that made them: a removed nickname or a deleted app is 404 AppNotFound", async () => {
+    const [before, after] = [uniqueName('Before'), uniqueName('After')];
+    const app = await e.app(e.root, [before]);
+    const type = await e.eventType(app);
+    // Warm publishes cache the app by nickname (the instance's app list) and by key.
+    expect((await e.published(e.posting(before, type))).AppKey).toBe(app.Key);
+    expect((await e.published(e.posting(app.Key, type))).AppKey).toBe(app.Key);
+
+    const renamed = await e.api.put(app.Href, { token: e.token, body: { ...app, Monikers: [{ Namespace: 'Vendor', Nickname: after }] } });
+    expect(renamed.status, JSON.stringify(renamed.body)).toBe(200);
+    const gone = await e.publish(e.posting(before, type));
+    expect([gone.status, gone.body.Error]).toEqual([404, 'AppNotFound']);
+    expect((await e.published(e.posting(after, type))).AppKey).toBe(app.Key);
+
+    const removed = await e.api.del(app.Href, { token: e.token });
+    expect(removed.status, JSON.stringify(removed.body)).toBe(204);
+    for (const name of [after, app.Key]) {
+      const r = await e.publish(e.posting(name, type));
+      expect([name, r.status, r.body.Error]).toEqual([name, 404, 'AppNotFound']);
+    }
+  });
+
   it('finds the event type by a Nickname alone when the posting leaves the Namespace out', async () => {
     const app = await e.app();
     const type = await e.eventType(app, { Monikers: [{ Namespace: 'Some.Namespace', Nickname: 'OnlyOne' }] });

@@ -14,7 +14,7 @@ import { fileKeyStore, maintainFileRing } from '#shared/auth/key-files.ts';
 import { localLicenseAuthority } from '#shared/auth/license-authority.ts';
 import { hashPassword } from '#shared/auth/passwords.ts';
 import type { StoredObject } from '#shared/model/stored-object.ts';
-import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
+import { createCoreDeps, type CoreDeps } from '#shared/core-deps.ts';
 import { newKey } from '#shared/model/placement.ts';
 import { createApi } from '../support/api.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';

@@ -11,14 +11,14 @@ import { createHandler as createWebSocketHandler } from '#functions/websocket/ha
 import { issueAccessToken } from '#shared/auth/access-tokens.ts';
 import { createInstance, createUser } from '#shared/auth/provisioning.ts';
 import { putLiveEvent } from '#shared/db/events-repo.ts';
-import { renderEvent } from '#shared/events/render.ts';
+import { renderEvent } from '#shared/events/event-render.ts';
 import { getConnection, subscriptionsOf } from '#shared/db/live-repo.ts';
 import { getItem } from '#shared/db/objects-repo.ts';
 import type { StoredObject } from '#shared/model/stored-object.ts';
 import { createStreamReader } from '#shared/db/stream-reader.ts';
 import type { Role } from '#shared/auth/principal.ts';
 import { MAX_SUBSCRIPTIONS_PER_CONNECTION } from '#shared/live/websocket/connections.ts';
-import { createLiveDeps, type LiveDeps } from '#shared/live/deps.ts';
+import { createLiveDeps, type LiveDeps } from '#shared/live/live-deps.ts';
 import type { ServerMessage } from '#shared/live/websocket/protocol.ts';
 import { startStreamPoller } from '#local/stream-poller.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';

@@ -6,7 +6,7 @@
 import type { Context } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createHandler, tokenOf, type IotAuthorizerEvent } from '#functions/mqttauth/handler.ts';
-import type { CoreDeps } from '#shared/deps.ts';
+import type { CoreDeps } from '#shared/core-deps.ts';
 import { instanceTree } from '#shared/db/objects-repo.ts';
 import { createTestDb, withTimeline, type TestDb } from '../support/db.ts';
 import { invalidTokens, mintToken, seedInstance, seedTenant, seedUser, testDeps, uniqueName, type Tenant } from '../support/tokens.ts';

@@ -2,7 +2,7 @@
 import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { getAuthState } from '#shared/db/auth-repo.ts';
 import { listCollection } from '#shared/db/objects-repo.ts';
-import { CREATE_PLACEMENT_MAX_AGE_MS } from '#shared/objects/access.ts';
+import { CREATE_PLACEMENT_MAX_AGE_MS } from '#shared/objects/tenant-scope.ts';
 import { verifyPassword } from '#shared/auth/passwords.ts';
 import { COLLECTIONS } from '#shared/model/collections.ts';
 import { commandsOf, createTestDb, type TestDb } from '../support/db.ts';

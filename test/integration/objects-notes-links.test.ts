@@ -1,7 +1,7 @@
 /** Notes and the standard links of an object. */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { createTestDb, type TestDb } from '../support/db.ts';
-import { OUTER_AUTHOR } from '#shared/objects/access.ts';
+import { OUTER_AUTHOR } from '#shared/objects/tenant-scope.ts';
 import { seedTenant, setupApi, uniqueName } from '../support/tokens.ts';
 
 const NS = 'Gatehouse.Model';

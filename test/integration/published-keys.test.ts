@@ -21,7 +21,7 @@ import { clearResolveCaches } from '#shared/events/resolve.ts';
 import { readPublishedJwks, writePublishedJwks } from '#shared/db/published-keys.ts';
 import type { Config } from '#shared/config.ts';
 import type { StoredObject } from '#shared/model/stored-object.ts';
-import { createCoreDeps } from '#shared/deps.ts';
+import { createCoreDeps } from '#shared/core-deps.ts';
 import { newKey } from '#shared/model/placement.ts';
 import { createApi } from '../support/api.ts';
 import { commandsOf, createTestDb, type TestDb } from '../support/db.ts';

@@ -10,7 +10,7 @@
  */
 import { beforeAll, describe, expect, it } from 'vitest';
 import { GatehouseClient, type FetchLike } from '../../clients/typescript/src/index.ts';
-import type { CoreDeps } from '#shared/deps.ts';
+import type { CoreDeps } from '#shared/core-deps.ts';
 import { createApi, type CallResult } from '../support/api.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';
 import { mintToken, seedInstance, seedUser, testDeps } from '../support/tokens.ts';

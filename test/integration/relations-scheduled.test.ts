@@ -7,7 +7,7 @@ import { deserialize, serialize } from 'bson';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { connectionsFrom } from '#shared/db/relations-repo.ts';
 import { MAX_SCHEDULED_BATCH } from '#shared/relations/calls.ts';
-import { MAX_LINK_CHANGES } from '#shared/relations/service.ts';
+import { MAX_LINK_CHANGES } from '#shared/relations/relation-links.ts';
 import { commandsOf, createTestDb, type TestDb } from '../support/db.ts';
 import { seedTenant, setupApi, type Tenant } from '../support/tokens.ts';
 

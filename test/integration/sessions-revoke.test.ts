@@ -11,7 +11,7 @@ import { hashPassword } from '#shared/auth/passwords.ts';
 import { STATUS_CACHE_MS } from '#shared/auth/status-check.ts';
 import { getObject } from '#shared/db/objects-repo.ts';
 import type { StoredObject } from '#shared/model/stored-object.ts';
-import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
+import { createCoreDeps, type CoreDeps } from '#shared/core-deps.ts';
 import { newKey } from '#shared/model/placement.ts';
 import { createApi } from '../support/api.ts';
 import { commandsOf, createTestDb, type TestDb } from '../support/db.ts';

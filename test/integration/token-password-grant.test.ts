@@ -13,7 +13,7 @@ import { getAuthState, lockUser } from '#shared/db/auth-repo.ts';
 import { getObject } from '#shared/db/objects-repo.ts';
 import type { StoredObject } from '#shared/model/stored-object.ts';
 import { replaceObject } from '#shared/db/object-writes.ts';
-import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
+import { createCoreDeps, type CoreDeps } from '#shared/core-deps.ts';
 import { localLicenseAuthority } from '#shared/auth/license-authority.ts';
 import { hashPassword } from '#shared/auth/passwords.ts';
 import { type SecurityLevel } from '#shared/auth/directory.ts';

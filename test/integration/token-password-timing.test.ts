@@ -9,9 +9,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createInstance } from '#shared/auth/provisioning.ts';
 import { localLicenseAuthority } from '#shared/auth/license-authority.ts';
 import { hashPassword, parseHash } from '#shared/auth/passwords.ts';
-import { resetConfigForTests } from '#shared/config.ts';
+import { reloadConfig } from '#shared/config.ts';
 import type { StoredObject } from '#shared/model/stored-object.ts';
-import { createCoreDeps } from '#shared/deps.ts';
+import { createCoreDeps } from '#shared/core-deps.ts';
 import { newKey } from '#shared/model/placement.ts';
 import { createApi } from '../support/api.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';
@@ -19,7 +19,7 @@ import { seedUser, uniqueName } from '../support/tokens.ts';
 
 // The project lowers scrypt's cost for the suite; this file measures logins at the production cost.
 process.env.GATEHOUSE_PASSWORD_HASH_COST = '17';
-resetConfigForTests();
+reloadConfig();
 
 const PASSWORD = 'Corr3ct-Horse!';
 const FORM = 'application/x-www-form-urlencoded';

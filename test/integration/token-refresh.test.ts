@@ -12,7 +12,7 @@ import { seedDeployment } from '#shared/auth/bootstrap.ts';
 import { getObject } from '#shared/db/objects-repo.ts';
 import type { StoredObject } from '#shared/model/stored-object.ts';
 import { replaceObject } from '#shared/db/object-writes.ts';
-import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
+import { createCoreDeps, type CoreDeps } from '#shared/core-deps.ts';
 import { OAuthError } from '#shared/errors.ts';
 import { newKey } from '#shared/model/placement.ts';
 import { readFile, stat } from 'node:fs/promises';

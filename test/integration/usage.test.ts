@@ -10,7 +10,7 @@ import { collectionByName } from '#shared/model/collections.ts';
 import { createStreamReader, type StreamReader } from '#shared/db/stream-reader.ts';
 import { seedDeployment } from '#shared/auth/bootstrap.ts';
 import { createLogger } from '#shared/logger.ts';
-import { MAX_USAGE_INSTANCES } from '#shared/usage/operations.ts';
+import { MAX_USAGE_INSTANCES } from '#shared/usage/usage-operations.ts';
 import { createUsageRecorder } from '#shared/usage/recorder.ts';
 import { meterStreamBatch } from '#shared/usage/stream.ts';
 import { createApi } from '../support/api.ts';

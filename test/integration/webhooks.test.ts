@@ -10,7 +10,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureQueueTable, queueDbOf } from '#shared/db/client.ts';
 import { dueJobs, getRecentWebhook, getWebhook, moveQueuedJobs, putQueuedJobs, queuedJobBody, RECENT_WEBHOOK_MS, recordWebhookOutcome } from '#shared/db/webhooks-repo.ts';
-import type { WebhookDeps } from '#shared/live/webhooks/access.ts';
+import type { WebhookDeps } from '#shared/live/webhooks/webhook-scope.ts';
 import { tableQueue } from '#shared/live/webhooks/queue.ts';
 import { DISABLED_FAILING, handleJob, postOnce } from '#shared/live/webhooks/sender.ts';
 import { messageIdOf } from '#shared/live/webhooks/signing.ts';

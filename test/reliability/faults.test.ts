@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto';
 import { ScanCommand } from '@aws-sdk/lib-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CoreDeps } from '#shared/deps.ts';
+import type { CoreDeps } from '#shared/core-deps.ts';
 import { createApi } from '../support/api.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';
 import { setupApi, uniqueName, type Tenant } from '../support/tokens.ts';

@@ -15,7 +15,7 @@ import { rm } from 'node:fs/promises';
 import { deserialize } from 'bson';
 import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CoreDeps } from '#shared/deps.ts';
+import type { CoreDeps } from '#shared/core-deps.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';
 import { HandshakeRefused, newDataDir, openLiveClient, spawnRuntime, type LiveClient, type SpawnedRuntime } from '../support/runtime.ts';
 import { invalidTokens, seedTenant, testDeps, uniqueName, type Tenant } from '../support/tokens.ts';

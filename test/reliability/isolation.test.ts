@@ -5,7 +5,7 @@
  * Key or CommonName of a tenant the caller cannot see.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { CoreDeps } from '#shared/deps.ts';
+import type { CoreDeps } from '#shared/core-deps.ts';
 import { createApi, type CallResult } from '../support/api.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';
 import { invalidTokens, seedTenant, setupApi, uniqueName, type Tenant } from '../support/tokens.ts';

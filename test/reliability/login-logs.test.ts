@@ -12,7 +12,7 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { seedDeployment } from '#shared/auth/bootstrap.ts';
 import { findInstanceByName } from '#shared/auth/directory.ts';
 import { createUser } from '#shared/auth/provisioning.ts';
-import type { CoreDeps } from '#shared/deps.ts';
+import type { CoreDeps } from '#shared/core-deps.ts';
 import { createApi } from '../support/api.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';
 import { testDeps, uniqueName } from '../support/tokens.ts';

@@ -5,7 +5,7 @@
  * through the real pipeline while stdout is captured.
  */
 import { afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { CoreDeps } from '#shared/deps.ts';
+import type { CoreDeps } from '#shared/core-deps.ts';
 import { createApi } from '../support/api.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';
 import { seedTenant, testDeps, type Tenant } from '../support/tokens.ts';

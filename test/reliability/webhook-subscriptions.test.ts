@@ -19,7 +19,7 @@ import { ensureQueueTable, queueDbOf } from '#shared/db/client.ts';
 import { putLiveEvent, type EventWrite } from '#shared/db/events-repo.ts';
 import { createLogger } from '#shared/logger.ts';
 import { SubscriberCache } from '#shared/live/websocket/subscriber-cache.ts';
-import type { WebhookDeps } from '#shared/live/webhooks/access.ts';
+import type { WebhookDeps } from '#shared/live/webhooks/webhook-scope.ts';
 import { tableQueue, type DeliveryJob, type WebhookQueue } from '#shared/live/webhooks/queue.ts';
 import type { SenderDeps } from '#shared/live/webhooks/sender.ts';
 import { createApi } from '../support/api.ts';
@@ -56,7 +56,7 @@ describe('the AWS path: the fan-out function, several shards and execution envir
   async function environment(): Promise<Fanout> {
     vi.resetModules();
     const { createHandler } = (await import('#functions/fanout/handler.ts')) as typeof import('#functions/fanout/handler.ts');
-    const { createLiveDeps } = (await import('#shared/live/deps.ts')) as typeof import('#shared/live/deps.ts');
+    const { createLiveDeps } = (await import('#shared/live/live-deps.ts')) as typeof import('#shared/live/live-deps.ts');
     const deps = createLiveDeps({ config: t.config, db: t.db, connections: new RecordingConnections(), subscribers: new SubscriberCache(), webhooks: queue });
     return createHandler(() => deps);
   }

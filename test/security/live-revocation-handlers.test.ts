@@ -22,7 +22,7 @@ import { getItem } from '#shared/db/objects-repo.ts';
 import type { StoredObject } from '#shared/model/stored-object.ts';
 import type { Role } from '#shared/auth/principal.ts';
 import { mqttClientsOfUser } from '#shared/db/mqtt-clients.ts';
-import { createLiveDeps, type LiveDeps } from '#shared/live/deps.ts';
+import { createLiveDeps, type LiveDeps } from '#shared/live/live-deps.ts';
 import type { MqttPublisher } from '#shared/live/mqtt/mqtt-channel.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';
 import { RecordingConnections, connectEvent, messageEvent, newConnectionId } from '../support/live-handlers.ts';

@@ -16,7 +16,7 @@ import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { STATUS_CACHE_MS } from '#shared/auth/status-check.ts';
 import type { StoredObject } from '#shared/model/stored-object.ts';
-import type { CoreDeps } from '#shared/deps.ts';
+import type { CoreDeps } from '#shared/core-deps.ts';
 import type { Role } from '#shared/auth/principal.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';
 import { documentedFetch } from '../support/documented-fetch.ts';

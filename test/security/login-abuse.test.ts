@@ -17,7 +17,7 @@ import { findInstanceByName } from '#shared/auth/directory.ts';
 import { createInstance, createUser } from '#shared/auth/provisioning.ts';
 import { loadConfig } from '#shared/config.ts';
 import type { StoredObject } from '#shared/model/stored-object.ts';
-import type { CoreDeps } from '#shared/deps.ts';
+import type { CoreDeps } from '#shared/core-deps.ts';
 import { createHandler } from '#functions/token/handler.ts';
 import { httpEvent, lambdaContext } from '../support/api.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';

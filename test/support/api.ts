@@ -6,7 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import type { BaseDeps } from '#shared/http/types.ts';
+import type { BaseDeps } from '#shared/http/operation-contract.ts';
 import { Router } from '#shared/http/router.ts';
 import type { Family } from '#shared/model/collections.ts';
 import { routeKey } from '#shared/routes.ts';

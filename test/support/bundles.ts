@@ -139,7 +139,7 @@ const fakeArn = (service: string, resource: string, region: string, logicalId: s
  * The stand-in for a plain `Ref` to a resource, by the resource's type: what the reference
  * becomes once the resource exists, pointed at the local stand-in.
  */
-export function standInForRef(template: Template, logicalId: string, s: StandInValues): string | undefined {
+function standInForRef(template: Template, logicalId: string, s: StandInValues): string | undefined {
   switch (template.Resources[logicalId]?.Type) {
     case 'AWS::DynamoDB::Table':
       return s.tableName;

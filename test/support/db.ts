@@ -7,7 +7,7 @@ import { loadConfig, type Config } from '#shared/config.ts';
 import { createDb, ensureTable, type CapacityRecord, type Db } from '#shared/db/client.ts';
 import { dynamoEndpoint } from './dynamo-endpoint.ts';
 
-export function assertLocalEndpoint(endpoint: string): void {
+function assertLocalEndpoint(endpoint: string): void {
   const host = new URL(endpoint).hostname;
   if (!['localhost', '127.0.0.1', '::1', '[::1]'].includes(host)) {
     throw new Error(`Refusing to run tests against a non-local DynamoDB endpoint: ${endpoint}`);

@@ -6,7 +6,7 @@
  */
 import { documentedFetch } from './documented-fetch.ts';
 
-export interface FieldResponse {
+interface FieldResponse {
   readonly status: number;
   /** The body text as sent. */
   readonly text: string;

@@ -7,7 +7,7 @@
  * with them against 54–60 s without. The local runtime (`npm start`) keeps the JVM's defaults.
  * An operator's own JDK_JAVA_OPTIONS wins.
  */
-export const TEST_JVM_OPTIONS = '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC';
+const TEST_JVM_OPTIONS = '-XX:TieredStopAtLevel=1 -XX:+UseSerialGC';
 
 export function useTestJvmOptions(): void {
   process.env.JDK_JAVA_OPTIONS ??= TEST_JVM_OPTIONS;

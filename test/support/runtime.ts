@@ -16,7 +16,7 @@ import { TEST_LOGIN_LIMITS } from './db.ts';
 
 export const REPO_ROOT = fileURLToPath(new URL('../..', import.meta.url));
 
-export interface ReadyInfo {
+interface ReadyInfo {
   readonly url: string;
   readonly wsUrl: string;
   readonly port: number;
@@ -189,7 +189,7 @@ export async function runUntilExit(
 }
 
 /** Starts `npm start` as the leader of a new process group, without waiting for it to be ready. */
-export function spawnNpmStart(port: number, dataDir: string, extra: Record<string, string> = {}): ChildProcess {
+function spawnNpmStart(port: number, dataDir: string, extra: Record<string, string> = {}): ChildProcess {
   return spawn('npm', ['start', '--silent'], {
     cwd: REPO_ROOT,
     env: childEnv(port, dataDir, extra),

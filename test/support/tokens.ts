@@ -11,14 +11,14 @@ import { fileKeyStore } from '#shared/auth/key-files.ts';
 import { authItemPut } from '#shared/db/auth-repo.ts';
 import type { StoredObject } from '#shared/model/stored-object.ts';
 import { createObject } from '#shared/db/object-writes.ts';
-import { createCoreDeps, type CoreDeps, type CoreDepsOverrides } from '#shared/deps.ts';
+import { createCoreDeps, type CoreDeps, type CoreDepsOverrides } from '#shared/core-deps.ts';
 import type { Role } from '#shared/auth/principal.ts';
 import { instanceNameClaim, userNameClaim } from '#shared/model/claims.ts';
 import { newKey, placeIn, placeInstance } from '#shared/model/placement.ts';
 import { createApi } from './api.ts';
 import type { TestDb } from './db.ts';
 
-export const ROLES: readonly Role[] = ['Administrator', 'Operator', 'ReadOnly'];
+const ROLES: readonly Role[] = ['Administrator', 'Operator', 'ReadOnly'];
 
 /** A unique name for parallel tests (`prefix-1a2b3c`). */
 export const uniqueName = (prefix: string): string => `${prefix}-${randomBytes(4).toString('hex')}`;
@@ -153,7 +153,7 @@ export async function setupApi(t: TestDb, over: CoreDepsOverrides = {}) {
 // ---------------------------------------------------------------------------------------------
 // Walking the API as a hypermedia client (integration and end-to-end crawler tests).
 
-export interface Fetched {
+interface Fetched {
   readonly status: number;
   readonly body: unknown;
 }

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { APIGatewayProxyEventV2 } from 'aws-lambda';
 import { createHandler } from '#functions/token/handler.ts';
 import { loadConfig } from '#shared/config.ts';
-import { createCoreDeps } from '#shared/deps.ts';
+import { createCoreDeps } from '#shared/core-deps.ts';
 import { OAuthError } from '#shared/errors.ts';
 import { checkClient, parseTokenFields, readTokenRequest, splitLoginName } from '#shared/auth/token-request.ts';
 import { httpEvent, lambdaContext } from '../support/api.ts';

@@ -3,9 +3,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { checkValue, WORK_LIMITS } from '#shared/events/aggregate-engine.ts';
 import { fieldsRead, loadRegexEngine, occurredRange, parsePipeline, splitWindow } from '#shared/events/aggregate.ts';
 import { eventWrite } from '#shared/events/publish.ts';
-import { renderEvent, renderEventFields } from '#shared/events/render.ts';
+import { renderEvent, renderEventFields } from '#shared/events/event-render.ts';
 
-// The aggregation loads RE2 before it reads a pipeline (shared/events/operations.ts).
+// The aggregation loads RE2 before it reads a pipeline (shared/events/event-operations.ts).
 beforeAll(loadRegexEngine);
 
 const match = (body: unknown) => (parsePipeline([{ $match: body }])[0]!.$match ?? {}) as Record<string, unknown>;

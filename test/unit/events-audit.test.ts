@@ -5,7 +5,7 @@ import { auditEvent, auditEventKey, auditPlacement, SYSTEM_EVENT_TYPES } from '#
 import { SYSTEM_APP_KEY } from '#shared/events/system-app.ts';
 import { eventTypeRef } from '#shared/events/event-type-writes.ts';
 import { TtlCache } from '#shared/ttl-cache.ts';
-import { canonicalHref, eventTypeHref } from '#shared/events/render.ts';
+import { canonicalHref, eventTypeHref } from '#shared/events/event-render.ts';
 
 const R = '650000000000000000000001';
 const F = '650000000000000000000002';

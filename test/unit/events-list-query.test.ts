@@ -1,6 +1,6 @@
 /** The events list's query parameters and filter. */
 import { describe, expect, it } from 'vitest';
-import type { ApiRequest } from '#shared/http/types.ts';
+import type { ApiRequest } from '#shared/http/operation-contract.ts';
 import { eventFilter, parseEventListQuery, type EventDocView } from '#shared/events/list-query.ts';
 import { dateParam as utcDateParam } from '#shared/http/params.ts';
 

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest';
 import { onFirstUse } from '#shared/first-use.ts';
 import { operationsOnFirstCall } from '#shared/http/lazy-operations.ts';
-import { ok, type ApiRequest, type BaseDeps } from '#shared/http/types.ts';
+import { ok, type ApiRequest, type BaseDeps } from '#shared/http/operation-contract.ts';
 
 describe('onFirstUse', () => {
   it('loads nothing until first called, then once however often and however concurrently it is called', async () => {

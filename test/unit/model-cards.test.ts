@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { assignCardKeys } from '#shared/model/card-keys.ts';
-import { cardIdentity, cardsWithKeys, derivedCardKey, docWithCardKeys, isActiveCard } from '#shared/model/cards.ts';
+import { cardIdentity, cardsWithKeys, derivedCardKey, docWithCardKeys, isActiveCard } from '#shared/model/card-assignments.ts';
 
 const PERSON = 'aaaaaaaaaaaaaaaaaaaaaaaa';
 const K1 = '111111111111111111111111';

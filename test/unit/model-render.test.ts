@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { StoredObject } from '#shared/model/stored-object.ts';
 import { COLLECTIONS } from '#shared/model/collections.ts';
-import { objectHref, renderObject } from '#shared/model/render.ts';
+import { objectHref, renderObject } from '#shared/model/object-render.ts';
 
 const NS = 'Acme.Model';
 const tag = (n: string) => `${NS}.${n}, ${NS}`;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import type { ApiRequest } from '#shared/http/types.ts';
+import type { ApiRequest } from '#shared/http/operation-contract.ts';
 import { TtlCache } from '#shared/ttl-cache.ts';
 import { parsePaging } from '#shared/objects/paging.ts';
 

@@ -11,7 +11,7 @@ import { MAX_PAGE_SIZE } from '#shared/http/params.ts';
 import { ROUTES } from '#shared/routes.ts';
 import { clientTypes } from '../../openapi/client-types.ts';
 import { buildOpenApiDocument, documentedRoutes, formatDocument } from '../../openapi/document.ts';
-import { isDescribed } from '../../openapi/operations.ts';
+import { isDescribed } from '../../openapi/operation-docs.ts';
 import { CLIENT_TYPES_PATH, DOCUMENT_PATH, packageVersion } from '../../openapi/paths.ts';
 
 type Json = Record<string, any>;
@@ -45,7 +45,7 @@ describe('openapi document', () => {
     expect(described.sort()).toEqual(expected.sort());
   });
 
-  it('has an entry of its own for every operation of the route table (fill openapi/operations.ts for those listed)', () => {
+  it('has an entry of its own for every operation of the route table (fill openapi/operation-docs.ts for those listed)', () => {
     const generic = [...new Set(documentedRoutes().filter((r) => !isDescribed(r)).map((r) => `${r.operation} (${r.method} ${r.path})`))];
     expect(generic, `operations described only generically: ${generic.join(', ')}`).toEqual([]);
   });

@@ -6,10 +6,10 @@ import { describe, expect, it } from 'vitest';
 import { createHandler as createServiceHandler } from '#functions/service/handler.ts';
 import { fileKeyStore } from '#shared/auth/key-files.ts';
 import { loadConfig } from '#shared/config.ts';
-import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
+import { createCoreDeps, type CoreDeps } from '#shared/core-deps.ts';
 import { StoreUnavailable, notFound, unauthorized } from '#shared/errors.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
-import { ok, type Operation } from '#shared/http/types.ts';
+import { ok, type Operation } from '#shared/http/operation-contract.ts';
 import { httpEvent, lambdaContext } from '../support/api.ts';
 
 function makeDeps(env: Record<string, string> = {}): CoreDeps {

@@ -1,7 +1,7 @@
 /**
  * Logged stacks name the TypeScript although the functions run without --enable-source-maps: a
  * fixture bundled exactly as CDK bundles a function throws, and its stack is mapped with the map
- * shipped beside the bundle (shared/stack.ts).
+ * shipped beside the bundle (shared/source-mapped-stack.ts).
  */
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -11,7 +11,7 @@ import { promisify } from 'node:util';
 import { build } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { esbuildOptions, functionBundling, packageVersion, PROJECT_ROOT } from '../../infra/bundling.ts';
-import { sourceMappedStack } from '#shared/stack.ts';
+import { sourceMappedStack } from '#shared/source-mapped-stack.ts';
 
 const run = promisify(execFile);
 const IN_BUNDLE = /fixture\/index\.mjs:\d+:\d+/;
@@ -27,7 +27,7 @@ const LAZY = `export function failLater(): never {
 
 // The throw is on line 7 of the fixture, column 9.
 const FIXTURE = `import { mappingErrorStacks } from ${JSON.stringify(join(PROJECT_ROOT, 'shared/error-stacks.ts'))};
-import { sourceMappedStack } from ${JSON.stringify(join(PROJECT_ROOT, 'shared/stack.ts'))};
+import { sourceMappedStack } from ${JSON.stringify(join(PROJECT_ROOT, 'shared/source-mapped-stack.ts'))};
 
 const pad = [1, 2, 3].map((n) => n * 2);
 function failDeep(): never {

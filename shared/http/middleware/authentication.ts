@@ -10,7 +10,7 @@
  * it starts only once the status is known.
  */
 import { gatherReads } from '../../db/item-reads.ts';
-import type { BaseDeps } from '../types.ts';
+import type { BaseDeps } from '../operation-contract.ts';
 import { requiredState, type PipelineMiddleware, type PipelineRequest } from './state.ts';
 
 export function authentication(deps: () => Pick<BaseDeps, 'authenticator' | 'config'>): PipelineMiddleware {

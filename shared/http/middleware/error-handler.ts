@@ -10,9 +10,9 @@ import { onFirstUse } from '../../first-use.ts';
 import { corsHeaders, errorResponse, serialize } from './serializer.ts';
 import { stateOf, type PipelineMiddleware, type PipelineRequest } from './state.ts';
 
-type StackMapping = typeof import('../../stack.ts');
-/** The stack mapping (shared/stack.ts), loaded with the first unexpected error logged: no cold start that answers needs it. */
-const stackMapping = onFirstUse(() => import('../../stack.ts'));
+type StackMapping = typeof import('../../source-mapped-stack.ts');
+/** The stack mapping (shared/source-mapped-stack.ts), loaded with the first unexpected error logged: no cold start that answers needs it. */
+const stackMapping = onFirstUse(() => import('../../source-mapped-stack.ts'));
 
 /** An error as logged: name, message, its stack mapped to the TypeScript, and its cause. */
 function describer({ sourceMappedStack }: StackMapping): (err: unknown) => Record<string, unknown> {

@@ -9,7 +9,7 @@ import type { Config } from '../../config.ts';
 import { consumedCapacity } from '../../db/capacity.ts';
 import { createRequestMetrics, type RequestMetrics } from '../../metrics.ts';
 import type { Family } from '../../model/collections.ts';
-import type { ApiRequest } from '../types.ts';
+import type { ApiRequest } from '../operation-contract.ts';
 import { startState, stateOf, tenantOf, type PipelineMiddleware, type PipelineRequest, type State } from './state.ts';
 
 export interface RequestContextOptions {

@@ -1,7 +1,7 @@
 /** Renders an operation's answer or an error as an API Gateway v2 result, with the CORS headers an origin may read. */
 import type { ApiError } from '../../errors.ts';
 import { stringifyJson } from '../../json.ts';
-import type { ApiResponse } from '../types.ts';
+import type { ApiResponse } from '../operation-contract.ts';
 import type { HttpResult } from './state.ts';
 
 /**

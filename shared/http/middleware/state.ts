@@ -7,7 +7,7 @@
  */
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import type { Family } from '../../model/collections.ts';
-import type { ApiRequest } from '../types.ts';
+import type { ApiRequest } from '../operation-contract.ts';
 
 export type HttpEvent = APIGatewayProxyEventV2;
 export type HttpResult = APIGatewayProxyStructuredResultV2;

@@ -20,7 +20,7 @@ import { checkPrincipalNow, enforceVerdict, principalStatus, type Verdict } from
 import { OAuthError } from '../../errors.ts';
 import type { Authenticator, Principal } from '../../auth/principal.ts';
 import type { Db } from '../../db/client.ts';
-import { readSteps, type ReadStep } from '../../objects/context.ts';
+import { readSteps, type ReadStep } from '../../objects/domain-context.ts';
 import { inScope, parseTopic, type Topic } from '../topics.ts';
 
 /** A verified MQTT client: who it is and when its token expires. */
@@ -84,7 +84,7 @@ export async function verifyMqttTokenWith<T>(
     const verdict = await deferred(`Bearer ${token}`);
     principal = verdict.principal;
     // A read of several steps takes its first at once and waits for the verdict before the next,
-    // as an HTTP call's reads do (shared/objects/context.ts).
+    // as an HTTP call's reads do (shared/objects/domain-context.ts).
     const step = readSteps({ verdict: verdict.status.then(() => true, () => false) });
     early = alongside(principal, step).then((value) => ({ value }), (error: unknown) => ({ error }));
     await verdict.status;

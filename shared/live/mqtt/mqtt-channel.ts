@@ -43,7 +43,7 @@ const ISO_DATE = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}(\.\d{1,9})?(Z|[+-]\d{2}:\
 const KEPT_AS_STRING = new Set(['EventDataBsonBase64']);
 
 /** The event as BSON values: ISO date-time strings become BSON dates (as the original service sends them). */
-export function bsonReady(value: unknown, key?: string): unknown {
+function bsonReady(value: unknown, key?: string): unknown {
   if (typeof value === 'string') {
     if (key !== undefined && KEPT_AS_STRING.has(key)) return value;
     if (ISO_DATE.test(value)) {

@@ -4,7 +4,7 @@
  * batch, so a cold start serving the webhooks API does not read the sender.
  */
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
-import type { WebhookDeps } from './access.ts';
+import type { WebhookDeps } from './webhook-scope.ts';
 import { parseJob } from './queue.ts';
 import { handleJob } from './sender.ts';
 import type { SqsWebhookQueue } from './sqs-queue.ts';

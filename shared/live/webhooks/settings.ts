@@ -9,16 +9,16 @@ import { isObjectKey } from '../../db/keys.ts';
 import type { WebhookSettings } from '../../db/webhooks-repo.ts';
 import type { Db } from '../../db/client.ts';
 import { inScope, parseTopic } from '../topics.ts';
-import { typeNameOf } from '../../model/types.ts';
+import { typeNameOf } from '../../model/type-tags.ts';
 import { pointsAtSelf } from './self-target.ts';
 import { urlProblem } from './ssrf.ts';
 import { WEBHOOK_TYPE } from './subscriptions.ts';
 
 /** Most topics, app keys or event type keys one subscription may list. */
-export const MAX_LIST = 100;
+const MAX_LIST = 100;
 
 const invalid = (message: string) => badRequest('ValidationFailed', message);
-export const invalidUrl = (message: string): ApiError => badRequest('InvalidUrl', message);
+const invalidUrl = (message: string): ApiError => badRequest('InvalidUrl', message);
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 

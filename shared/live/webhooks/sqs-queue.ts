@@ -14,11 +14,11 @@ import type { WebhookQueue } from './queue.ts';
 import { onFirstUse } from '../../first-use.ts';
 
 /** SQS's largest message, and largest batch (the sum of its messages). */
-export const MAX_BATCH_BYTES = 256 * 1024;
+const MAX_BATCH_BYTES = 256 * 1024;
 /** SQS's longest DelaySeconds. */
-export const MAX_DELAY_SECONDS = 900;
+const MAX_DELAY_SECONDS = 900;
 /** SQS's longest visibility timeout. */
-export const MAX_VISIBILITY_SECONDS = 43_200;
+const MAX_VISIBILITY_SECONDS = 43_200;
 
 export interface SqsWebhookQueue extends WebhookQueue {
   /** Hides a received message for `seconds` more (it comes back then). */

@@ -7,11 +7,11 @@
 import { SYSTEM_APP_KEY } from '../../events/system-app.ts';
 import type { StoredWebhook } from '../../db/webhooks-repo.ts';
 import { parseTopic, subscriptionMatches } from '../topics.ts';
-import { typeTag } from '../../model/types.ts';
+import { typeTag } from '../../model/type-tags.ts';
 
 export const WEBHOOK_TYPE = 'WebhookSubscriptionInfo';
 
-export const webhookHref = (instanceKey: string, key: string): string => `/api/f/${instanceKey}/webhooks/${key}`;
+const webhookHref = (instanceKey: string, key: string): string => `/api/f/${instanceKey}/webhooks/${key}`;
 
 const LINKS: ReadonlyArray<readonly [relation: string, href: string, text: string]> = [
   ['Deliveries', 'deliveries', 'Deliveries'],

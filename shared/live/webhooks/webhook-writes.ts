@@ -1,21 +1,21 @@
 /**
  * The webhooks calls that write or send: create, replace, delete, rotate the secret, a test
- * delivery, redelivery and replay (see operations.ts, which loads this module with the first of
+ * delivery, redelivery and replay (see webhook-operations.ts, which loads this module with the first of
  * them, and holds the reads and the scope checks).
  */
 import { ApiError, badRequest, conflict, ConditionFailed } from '../../errors.ts';
 import { getEvent, queryFolderEvents } from '../../db/event-reads.ts';
 import type { StoredObject } from '../../model/stored-object.ts';
 import { claimReplaySlot, deleteWebhook, getAttempt, putWebhook, replaceWebhookSettings, rotateWebhookSecret, type StoredWebhook } from '../../db/webhooks-repo.ts';
-import { foldersOf } from '../../events/folders.ts';
-import { renderEvent } from '../../events/render.ts';
+import { foldersOf } from '../../events/timeline-folders.ts';
+import { renderEvent } from '../../events/event-render.ts';
 import { onFirstUse } from '../../first-use.ts';
-import { accepted, created, noContent, ok, type Operation } from '../../http/types.ts';
+import { accepted, created, noContent, ok, type Operation } from '../../http/operation-contract.ts';
 import { linkedObjectKeys } from '../topics.ts';
 import { newKey } from '../../model/placement.ts';
-import { contextOf } from '../../objects/context.ts';
-import { objectNotFound } from '../../objects/errors.ts';
-import { instanceOf, manage, webhookOf, type WebhookDeps } from './access.ts';
+import { contextOf } from '../../objects/domain-context.ts';
+import { objectNotFound } from '../../objects/object-errors.ts';
+import { instanceOf, manage, webhookOf, type WebhookDeps } from './webhook-scope.ts';
 import type { DeliveryJob } from './queue.ts';
 import { PREVIOUS_SECRET_MS } from './schedule.ts';
 import { messageIdOf, newSecret } from './signing.ts';
@@ -27,15 +27,15 @@ import { matchable, renderWebhook, webhookReceives } from './subscriptions.ts';
 const sender = onFirstUse(() => import('./sender.ts'));
 
 /** Most events one replay may re-send. */
-export const MAX_REPLAY = 10_000;
+const MAX_REPLAY = 10_000;
 /** Most events one replay may read (matching or not) before it is refused as too broad. */
-export const MAX_REPLAY_SCANNED = 50_000;
+const MAX_REPLAY_SCANNED = 50_000;
 /**
  * One replay per subscription in this interval: a replay queues up to {@link MAX_REPLAY} jobs at
  * once, and repeating it is how a tenant would flood the delivery queue (the sender's fairness
  * rule keeps other instances' deliveries on time; this keeps the backlog itself bounded).
  */
-export const REPLAY_INTERVAL_MS = 60_000;
+const REPLAY_INTERVAL_MS = 60_000;
 
 const createWebhook: Operation<WebhookDeps> = async (req, deps) => {
   const ctx = contextOf(req, deps);

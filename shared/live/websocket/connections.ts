@@ -6,12 +6,12 @@ import { checkPrincipalNow } from '../../auth/status-check.ts';
 import { deleteConnection, deleteSubscription, getConnection, putConnection, putSubscription } from '../../db/live-repo.ts';
 import { OAuthError } from '../../errors.ts';
 import type { Principal } from '../../auth/principal.ts';
-import type { LiveDeps } from '../deps.ts';
+import type { LiveDeps } from '../live-deps.ts';
 import { liveError, parseClientMessage, type ServerMessage } from './protocol.ts';
 import { inScope, parseTopic, type Topic } from '../topics.ts';
 
 /** API Gateway closes a WebSocket connection after 2 hours; its items expire then too. */
-export const CONNECTION_LIFETIME_SECONDS = 2 * 60 * 60;
+const CONNECTION_LIFETIME_SECONDS = 2 * 60 * 60;
 /** Bounds the items one connection can create (and a disconnect must delete). */
 export const MAX_SUBSCRIPTIONS_PER_CONNECTION = 100;
 

@@ -1,6 +1,6 @@
 /** PersonInfo: BaseInfo plus names, polymorphic addresses and card assignments. */
 import * as z from 'zod/mini';
-import { MAX_CARD_NUMBER, cardNumberInRange } from '../cards.ts';
+import { MAX_CARD_NUMBER, cardNumberInRange } from '../card-assignments.ts';
 import { LIMITS, builtOnce, commonSchemas, optionalDateTime, optionalString } from './common.ts';
 
 export const ADDRESS_TYPES = ['MailingAddressInfo', 'EmailAddressInfo', 'PhoneInfo'] as const;

@@ -3,18 +3,18 @@
  * Every family that serves object collections spreads the `collection` operations into its
  * operations map (the route row carries the collection); the folders family adds the `folder`
  * ones, the devices family the `peripheral` ones, the people family the `people` one (bycard).
- * `objectOperations(hooks)` gives a family the same operations with its hooks (see `ObjectHooks` in `context.ts`).
+ * `objectOperations(hooks)` gives a family the same operations with its hooks (see `ObjectHooks` in `domain-context.ts`).
  *
  * The reads are here. The operations that change something are in `write-operations.ts`, loaded
  * with the first of them (`import()`): the validators, the behaviours, the transactions and the
  * relationship service they bring are code a cold start that serves a read never reads.
  */
 import { notFound } from '../errors.ts';
-import { ok, pathParam, queryValue, type ApiRequest, type BaseDeps, type Operation } from '../http/types.ts';
+import { ok, pathParam, queryValue, type ApiRequest, type BaseDeps, type Operation } from '../http/operation-contract.ts';
 import { collectionByName, type CollectionDef } from '../model/collections.ts';
-import { locate, type Locator } from './access.ts';
-import { personByCard } from './cards.ts';
-import { NO_HOOKS, contextOf, type Ctx, type ObjectHooks } from './context.ts';
+import { locate, type Locator } from './tenant-scope.ts';
+import { personByCard } from './card-reads.ts';
+import { NO_HOOKS, contextOf, type Ctx, type ObjectHooks } from './domain-context.ts';
 import { readLink } from './links.ts';
 import { listObjects, parsePaging } from './paging.ts';
 import { view } from './view.ts';
@@ -118,12 +118,3 @@ export function objectOperations(hooks: ObjectHooks = NO_HOOKS): ObjectOperation
     }),
   };
 }
-
-const plain = objectOperations();
-
-/** The generic collection operations, without hooks. */
-export const collectionOperations: Operations = plain.collection;
-/** `GET /api` and the folder-level operations, without hooks. */
-export const folderOperations: Operations = plain.folder;
-/** The peripheral operations, without hooks. */
-export const peripheralOperations: Operations = plain.peripheral;

@@ -5,10 +5,10 @@
  */
 import { ApiError } from '../errors.ts';
 import { listCollection } from '../db/objects-repo.ts';
-import { readSteps, type Ctx, type ReadStep } from '../objects/context.ts';
+import { readSteps, type Ctx, type ReadStep } from '../objects/domain-context.ts';
 
 /** Folders one listing may merge. */
-export const MAX_FOLDERS = 1_000;
+const MAX_FOLDERS = 1_000;
 
 const tooBroad = (what: string) => new ApiError(400, 'QueryTooBroad', `The events query ${what}: narrow it with startingOn/endingOn or fewer folders.`);
 

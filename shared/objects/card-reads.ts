@@ -19,15 +19,15 @@ import { getObject, getObjects, ownInstance } from '../db/objects-repo.ts';
 import type { StoredObject } from '../model/stored-object.ts';
 import { cardHolders } from '../db/search-repo.ts';
 import { badRequest, conflict, notFound, type ApiError } from '../errors.ts';
-import { cardsWithKeys, isActiveCard, presentCardValue } from '../model/cards.ts';
-import { renderElements } from '../model/render.ts';
+import { cardsWithKeys, isActiveCard, presentCardValue } from '../model/card-assignments.ts';
+import { renderElements } from '../model/object-render.ts';
 import { LIMITS } from '../model/limits.ts';
-import { createTarget } from './access.ts';
-import type { Ctx } from './context.ts';
+import { createTarget } from './tenant-scope.ts';
+import type { Ctx } from './domain-context.ts';
 import type { Doc } from './validate.ts';
 
 export const cardNotFound = (): ApiError => notFound('The person has no card with that key.', 'CardNotFound');
-export const personNotFound = (): ApiError => notFound('No person in this folder holds an active card with that number.', 'PersonNotFound');
+const personNotFound = (): ApiError => notFound('No person in this folder holds an active card with that number.', 'PersonNotFound');
 const ambiguousCard = (): ApiError =>
   conflict('AmbiguousCard', 'Several people hold an active card with that number under different facility codes; send facilityCode.');
 

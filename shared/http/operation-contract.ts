@@ -27,7 +27,7 @@ export interface ApiRequest {
    * Set while the caller's verdict is not in (a read-only call runs beside the token's checks:
    * on a new environment before its verification, else beside its status read): settles true
    * once the caller is accepted, false once refused. A read of several steps takes its first at
-   * once and waits for this before the next (`verdictIn` of shared/objects/context.ts), so a
+   * once and waits for this before the next (`verdictIn` of shared/objects/domain-context.ts), so a
    * refused caller costs at most a call's first reads.
    */
   readonly verdict?: Promise<boolean>;

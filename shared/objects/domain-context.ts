@@ -2,7 +2,7 @@
 import type { Db } from '../db/client.ts';
 import type { ExtraWrite, ReadStep } from '../db/objects-repo.ts';
 import { unauthorized } from '../errors.ts';
-import type { ApiRequest, BaseDeps } from '../http/types.ts';
+import type { ApiRequest, BaseDeps } from '../http/operation-contract.ts';
 import type { Principal } from '../auth/principal.ts';
 import type { StoredObject } from '../model/stored-object.ts';
 

@@ -8,19 +8,19 @@
  * instances at `/api/f/<key>`; link anchors are relative to the object's Href.
  */
 import type { StoredObject } from './stored-object.ts';
-import { docWithCardKeys } from './cards.ts';
+import { docWithCardKeys } from './card-assignments.ts';
 import { COLLECTIONS } from './collections.ts';
 import { ELEMENT_TYPES } from './limits.ts';
-import { typeNameOf, typeTag } from './types.ts';
+import { typeNameOf, typeTag } from './type-tags.ts';
 import { STANDARD_LINKS, type LinkDef } from './standard-links.ts';
 
 /** Collections whose objects are folders (an instance is a folder too): their Href is `/api/f/<key>`. */
-export const FOLDER_COLLECTIONS: readonly string[] = ['folders', 'instances'];
+const FOLDER_COLLECTIONS: readonly string[] = ['folders', 'instances'];
 
 export const isFolderLike = (o: Pick<StoredObject, 'collection'>): boolean => FOLDER_COLLECTIONS.includes(o.collection);
 
 /** Href of a folder or an instance. */
-export const folderHref = (key: string): string => `/api/f/${key}`;
+const folderHref = (key: string): string => `/api/f/${key}`;
 
 /** Href of any stored object. */
 export function objectHref(o: Pick<StoredObject, 'key' | 'collection' | 'folder'>): string {
@@ -33,7 +33,7 @@ export const READ_ONLY_FIELDS: readonly string[] = ['Key', 'Href', 'Links', 'Con
 /** Fields accepted on input and never stored nor returned. */
 export const WRITE_ONLY_FIELDS: readonly string[] = ['Password'];
 
-export { STANDARD_LINKS, type LinkDef } from './standard-links.ts';
+export { type LinkDef } from './standard-links.ts';
 
 /** Display names of the collections (link Relation and Anchor Text). */
 const COLLECTION_LABELS: Readonly<Record<string, readonly [relation: string, text: string]>> = {
@@ -58,7 +58,7 @@ const COLLECTION_LABELS: Readonly<Record<string, readonly [relation: string, tex
 };
 
 /** Collections that only an instance holds (users log in to an instance; instances nest in instances). */
-export const INSTANCE_ONLY_COLLECTIONS: readonly string[] = ['instances', 'users'];
+const INSTANCE_ONLY_COLLECTIONS: readonly string[] = ['instances', 'users'];
 
 /** The collection links of a folder-like object: an instance links to every collection, a folder to those it can hold. */
 export function collectionLinkDefs(o: Pick<StoredObject, 'collection'>): LinkDef[] {
@@ -151,7 +151,7 @@ export function documentLink(doc: Readonly<Record<string, unknown>>, link: strin
 /** Renders a stored object as the API returns it. */
 export function renderObject(o: StoredObject, ns: string): Record<string, unknown> {
   const out: Record<string, unknown> = { $type: typeTag(ns, o.type || typeNameOf(o.doc.$type) || 'BaseInfo') };
-  // A person stored before cards had keys reads with the keys its next write stores (see cards.ts).
+  // A person stored before cards had keys reads with the keys its next write stores (see card-assignments.ts).
   const doc = o.collection === 'people' ? docWithCardKeys(o.key, o.doc) : o.doc;
   for (const [k, v] of Object.entries(doc)) {
     if (k === '$type' || READ_ONLY_FIELDS.includes(k) || WRITE_ONLY_FIELDS.includes(k)) continue;

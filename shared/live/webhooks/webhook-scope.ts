@@ -1,5 +1,5 @@
 /**
- * What the webhooks collection's reads (operations.ts) and writes (webhook-writes.ts) both need:
+ * What the webhooks collection's reads (webhook-operations.ts) and writes (webhook-writes.ts) both need:
  * their dependencies and the instance or subscription a path names, in the caller's scope. Kept
  * apart so the writes, loaded with the first of them, do not import the module that loads them.
  */
@@ -7,11 +7,11 @@ import { ApiError } from '../../errors.ts';
 import { isObjectKey } from '../../db/keys.ts';
 import type { StoredObject } from '../../model/stored-object.ts';
 import { getWebhook, type StoredWebhook } from '../../db/webhooks-repo.ts';
-import type { ApiRequest } from '../../http/types.ts';
-import type { CoreDeps } from '../../deps.ts';
-import { loadFolder, requireRole } from '../../objects/access.ts';
-import type { Ctx } from '../../objects/context.ts';
-import { objectNotFound } from '../../objects/errors.ts';
+import type { ApiRequest } from '../../http/operation-contract.ts';
+import type { CoreDeps } from '../../core-deps.ts';
+import { loadFolder, requireRole } from '../../objects/tenant-scope.ts';
+import type { Ctx } from '../../objects/domain-context.ts';
+import { objectNotFound } from '../../objects/object-errors.ts';
 import type { WebhookQueue } from './queue.ts';
 
 export interface WebhookDeps extends CoreDeps {

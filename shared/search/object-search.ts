@@ -10,8 +10,8 @@ import type { StoredObject } from '../model/stored-object.ts';
 import { newBudget, ownersOfCardNumber, readByName, readPartition, SearchTooBroad, type SearchBudget } from '../db/search-repo.ts';
 import type { Paging } from '../http/params.ts';
 import { COLLECTIONS } from '../model/collections.ts';
-import { renderAny } from '../events/render.ts';
-import { hideOuterFolder } from '../model/render.ts';
+import { renderAny } from '../events/event-render.ts';
+import { hideOuterFolder } from '../model/object-render.ts';
 import { discriminators, typeChain, canonicalTypeName } from '../model/type-hierarchy.ts';
 import type { Db } from '../db/client.ts';
 import {
@@ -51,12 +51,12 @@ export interface SearchInput {
   readonly paging: Paging;
   /** The caller's instance (an object's folder above it is not shown). */
   readonly callerInstance: string;
-  /** Awaited before each read request (the call's read steps: shared/objects/context.ts `readSteps`). */
+  /** Awaited before each read request (the call's read steps: shared/objects/domain-context.ts `readSteps`). */
   readonly step?: ReadStep;
 }
 
 /** The collections whose objects a requested type can select. */
-export function collectionsFor(types: readonly string[] | undefined): string[] {
+function collectionsFor(types: readonly string[] | undefined): string[] {
   if (!types) return [...COLLECTIONS.map((c) => c.name), 'eventtypes'];
   const wanted = types.map(canonicalTypeName);
   // Event types live under their apps, not in a collection of the route table.

@@ -19,19 +19,19 @@ import { ApiError, badRequest } from '../errors.ts';
 import { instanceTree } from '../db/objects-repo.ts';
 import type { StoredObject } from '../model/stored-object.ts';
 import { storedObjects, usageDays, USAGE_RETENTION_DAYS, type DayCounts } from '../db/usage-repo.ts';
-import type { CoreDeps } from '../deps.ts';
-import { ok, queryValue, type ApiRequest, type Operation } from '../http/types.ts';
-import { typeTag } from '../model/types.ts';
-import { loadFolder, requireRole } from '../objects/access.ts';
-import { contextOf, verdictIn, type Ctx } from '../objects/context.ts';
+import type { CoreDeps } from '../core-deps.ts';
+import { ok, queryValue, type ApiRequest, type Operation } from '../http/operation-contract.ts';
+import { typeTag } from '../model/type-tags.ts';
+import { loadFolder, requireRole } from '../objects/tenant-scope.ts';
+import { contextOf, verdictIn, type Ctx } from '../objects/domain-context.ts';
 import { utcDay } from './meter.ts';
 
 /** Instances one usage answer may sum (the instance itself included). */
 export const MAX_USAGE_INSTANCES = 100;
 /** Days one answer may span. */
-export const MAX_USAGE_DAYS = 366;
+const MAX_USAGE_DAYS = 366;
 /** Days answered without `from`. */
-export const DEFAULT_USAGE_DAYS = 30;
+const DEFAULT_USAGE_DAYS = 30;
 
 const DAY_MS = 86_400_000;
 const tooBroad = (what: string) => new ApiError(400, 'QueryTooBroad', `The usage query ${what}: ask for the usage of a sub-instance.`);
@@ -48,7 +48,7 @@ function dayParam(req: ApiRequest, name: string): string | undefined {
 }
 
 /** The answered range: `to` defaults to today, `from` to {@link DEFAULT_USAGE_DAYS} days before `to`. */
-export function usageRange(req: ApiRequest, now: Date): { from: string; to: string; days: string[] } {
+function usageRange(req: ApiRequest, now: Date): { from: string; to: string; days: string[] } {
   const today = utcDay(now.getTime());
   const to = dayParam(req, 'to') ?? today;
   const from = dayParam(req, 'from') ?? utcDay(Date.parse(`${to}T00:00:00Z`) - (DEFAULT_USAGE_DAYS - 1) * DAY_MS);

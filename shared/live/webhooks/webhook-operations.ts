@@ -10,10 +10,10 @@ import { isObjectKey } from '../../db/keys.ts';
 import { listAttempts, webhooksOf } from '../../db/webhooks-repo.ts';
 import { operationsOnFirstCall } from '../../http/lazy-operations.ts';
 import { parsePaging } from '../../http/params.ts';
-import { ok, type Operation } from '../../http/types.ts';
-import { contextOf } from '../../objects/context.ts';
-import { objectNotFound } from '../../objects/errors.ts';
-import { instanceOf, webhookOf, type WebhookDeps } from './access.ts';
+import { ok, type Operation } from '../../http/operation-contract.ts';
+import { contextOf } from '../../objects/domain-context.ts';
+import { objectNotFound } from '../../objects/object-errors.ts';
+import { instanceOf, webhookOf, type WebhookDeps } from './webhook-scope.ts';
 import { publicReason } from './reasons.ts';
 import { renderWebhook } from './subscriptions.ts';
 

@@ -3,7 +3,7 @@
  * the relationship service, the validators and the write path on its first call (`import()`), so
  * a cold start that serves a plain read of an object never reads that code.
  */
-import type { Operation } from '../http/types.ts';
+import type { Operation } from '../http/operation-contract.ts';
 import { onFirstUse } from '../first-use.ts';
 
 const load = onFirstUse(() => import('../objects/writes.ts').then((m) => m.relationCalls));

@@ -14,7 +14,6 @@ import {
   EXAMPLE_KEYS,
   acknowledgementSchema,
   anyJsonSchema,
-  errorBodySchema,
   eventMessageDataSchema,
   eventMessagePostingSchema,
   eventSummarySchema,
@@ -23,7 +22,6 @@ import {
   jwksSchema,
   keyListSchema,
   noteRequestSchema,
-  oauthErrorBodySchema,
   paging,
   requestSchema,
   responseSchema,
@@ -103,13 +101,13 @@ function exampleFields(typeName: string): Record<string, unknown> {
   }
 }
 
-export function exampleRequest(typeName: string): Record<string, unknown> {
+function exampleRequest(typeName: string): Record<string, unknown> {
   const body: Record<string, unknown> = { $type: ns(typeName), ...exampleFields(typeName) };
   if (typeName === 'UserInfo') body.Password = 'Correct-Horse-7';
   return body;
 }
 
-export function exampleResponse(typeName: string, collection: string): Record<string, unknown> {
+function exampleResponse(typeName: string, collection: string): Record<string, unknown> {
   const folderLike = collection === 'folders' || collection === 'instances';
   return {
     $type: ns(typeName),
@@ -468,7 +466,7 @@ const GET_BODY_NOTE =
   'the same call is accepted with';
 
 /** The operations, by route-table name. */
-export const OPERATIONS: Readonly<Record<string, Describe>> = {
+const OPERATIONS: Readonly<Record<string, Describe>> = {
   // Service
   sysinfo: () => ({
     summary: 'System information',
@@ -816,7 +814,7 @@ export const OPERATIONS: Readonly<Record<string, Describe>> = {
 };
 
 /** An operation the table has no entry for: described from its route alone. */
-export function genericOperation(c: OperationContext): OperationDoc {
+function genericOperation(c: OperationContext): OperationDoc {
   const takesBody = c.route.method === 'POST' || c.route.method === 'PUT';
   return {
     summary: `${c.route.operation}${c.collection ? ` (${c.collection.name})` : ''}`,
@@ -834,4 +832,4 @@ export function describeOperation(c: OperationContext): OperationDoc {
   return isDescribed(c.route) ? OPERATIONS[c.route.operation]!(c) : genericOperation(c);
 }
 
-export { errorBodySchema, oauthErrorBodySchema, errorExample };
+export { errorExample };

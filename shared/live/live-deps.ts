@@ -2,7 +2,7 @@
  * Dependencies of the `websocket` and `fanout` families: the core ones plus the client that
  * sends messages to WebSocket connections.
  */
-import { createCoreDeps, type CoreDeps, type CoreDepsOverrides } from '../deps.ts';
+import { createCoreDeps, type CoreDeps, type CoreDepsOverrides } from '../core-deps.ts';
 import type { WebhookQueue } from './webhooks/queue.ts';
 import type { MqttPublisher } from './mqtt/mqtt-channel.ts';
 import { createManagementNotifier, type ConnectionNotifier } from './websocket/connection-notifier.ts';

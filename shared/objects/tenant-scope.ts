@@ -19,10 +19,10 @@ import type { StoredObject } from '../model/stored-object.ts';
 import { isObjectKey } from '../db/keys.ts';
 import { PERIPHERAL_COLLECTIONS } from '../model/collections.ts';
 import { isWithin } from '../model/placement.ts';
-import { isFolderLike } from '../model/render.ts';
+import { isFolderLike } from '../model/object-render.ts';
 import { placementCache, type FolderPlacement } from './cursor-cache.ts';
-import type { Ctx } from './context.ts';
-import { invalidFolder, objectNotFound, outOfScope, roleForbidden } from './errors.ts';
+import type { Ctx } from './domain-context.ts';
+import { invalidFolder, objectNotFound, outOfScope, roleForbidden } from './object-errors.ts';
 
 const RANK: Readonly<Record<Role, number>> = { ReadOnly: 0, Operator: 1, Administrator: 2 };
 
@@ -143,7 +143,7 @@ export async function loadFolder(ctx: Ctx, folderKey: string): Promise<StoredObj
  * when it lies below the path's folder. Any other folder is 400 InvalidFolder, or 403 when it is
  * outside the caller's scope (or does not exist: that cannot be shown to be inside it).
  */
-export async function targetFolder(ctx: Ctx, pathFolder: StoredObject, inFolderKey: string | undefined): Promise<StoredObject> {
+async function targetFolder(ctx: Ctx, pathFolder: StoredObject, inFolderKey: string | undefined): Promise<StoredObject> {
   if (inFolderKey === undefined || inFolderKey === pathFolder.key) return pathFolder;
   if (!isObjectKey(inFolderKey)) throw invalidFolder(`InFolderKey "${inFolderKey}" is not a folder key.`);
   const t = await getObject(ctx.db, inFolderKey, true);

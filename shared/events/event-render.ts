@@ -6,11 +6,11 @@
 import type { EventPointer } from '../db/event-reads.ts';
 import type { StoredObject } from '../model/stored-object.ts';
 import { eventHref } from '../db/event-doc.ts';
-import { linksOf, objectHref, renderObject, renderValue } from '../model/render.ts';
-import { typeTag } from '../model/types.ts';
+import { linksOf, objectHref, renderObject, renderValue } from '../model/object-render.ts';
+import { typeTag } from '../model/type-tags.ts';
 
 export const EVENT_DATA_TYPE = 'EventMessageData';
-export const SUMMARY_TYPE = 'EventMessageSummaryItem';
+const SUMMARY_TYPE = 'EventMessageSummaryItem';
 export const ACK_TYPE = 'AlarmAcknowledgementItem';
 
 export { eventHref } from '../db/event-doc.ts';

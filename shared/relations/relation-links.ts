@@ -11,10 +11,10 @@ import { getObject, getObjects, ownInstance, type ExtraWrite } from '../db/objec
 import type { StoredObject } from '../model/stored-object.ts';
 import { replaceObjectWith, updateDoc, transact } from '../db/object-writes.ts';
 import { connectionsFrom, connectionsTo, deleteConnection, putConnection, type Connection } from '../db/relations-repo.ts';
-import { objectHref, renderObject } from '../model/render.ts';
+import { objectHref, renderObject } from '../model/object-render.ts';
 import { isWithin } from '../model/placement.ts';
-import type { Ctx } from '../objects/context.ts';
-import { outOfScope } from '../objects/errors.ts';
+import type { Ctx } from '../objects/domain-context.ts';
+import { outOfScope } from '../objects/object-errors.ts';
 import { isRelationKind, relationRule, SCHEDULED_ACCESS_LEVEL, type RelationRule } from './rules.ts';
 import { metaDataOf, OPEN_WINDOW, sameWindow, windowFromMetaData, windowOf, type Window } from './window.ts';
 
@@ -28,7 +28,7 @@ type Link = Record<string, unknown>;
  * The ObjectLinkItem a connection shows in its source (bare `$type`, as stored); a scheduled
  * access level's shows its window as `metaData` (base64 BSON).
  */
-export function linkItem(relation: string, target: StoredObject, metaData?: string): Link {
+function linkItem(relation: string, target: StoredObject, metaData?: string): Link {
   return {
     $type: 'ObjectLinkItem',
     Relation: relation,
@@ -53,7 +53,7 @@ const connectionId = (c: Connection): string => `${c.relation}#${c.to}`;
 const linksOf = (o: StoredObject): Link[] => (Array.isArray(o.doc.ObjectLinks) ? (o.doc.ObjectLinks as Link[]) : []);
 
 /** True when the caller may see `o` (its instance chain holds the caller's instance). */
-export const visible = (ctx: Ctx, o: StoredObject): boolean =>
+const visible = (ctx: Ctx, o: StoredObject): boolean =>
   o.instances.includes(ctx.principal.instanceKey) || isWithin(ctx.principal.instanceKey, o);
 
 /** The rule of a relation from `source`, or a 400 InvalidRelation. */

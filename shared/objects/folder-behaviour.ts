@@ -8,7 +8,7 @@
  * Known window (documented): an object created in the instant between the emptiness check and the
  * folder's delete transaction is orphaned (it can still be read by its key, but its folder is
  * gone). Closing it would need that same hot item. A create trusts a folder its execution
- * environment read in the last minute (`createTarget` in access.ts), which widens that window to
+ * environment read in the last minute (`createTarget` in tenant-scope.ts), which widens that window to
  * a minute for creates served by another execution environment than the delete.
  *
  * A deleted folder leaves a tombstone so its old paths answer 404 rather than 403.
@@ -16,10 +16,10 @@
 import { folderHasContent } from '../db/objects-repo.ts';
 import type { StoredObject } from '../model/stored-object.ts';
 import { putTombstoneItem } from '../db/object-writes.ts';
-import { collectionLinkDefs } from '../model/render.ts';
+import { collectionLinkDefs } from '../model/object-render.ts';
 import type { Override } from './behaviour.ts';
-import type { Ctx } from './context.ts';
-import { folderNotEmpty } from './errors.ts';
+import type { Ctx } from './domain-context.ts';
+import { folderNotEmpty } from './object-errors.ts';
 
 /** Throws 409 FolderNotEmpty when any collection of the folder holds an object. */
 export async function requireEmpty(ctx: Ctx, folder: StoredObject): Promise<void> {

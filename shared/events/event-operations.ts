@@ -3,11 +3,11 @@
  * respond. The event types of apps and alarms are in event-type-operations.ts: the events list
  * compiles queries (mingo and re2js), which those families never load.
  */
-import { accepted, created, pathParam, type Operation } from '../http/types.ts';
+import { accepted, created, pathParam, type Operation } from '../http/operation-contract.ts';
 import { operationsOnFirstCall } from '../http/lazy-operations.ts';
-import { contextOf } from '../objects/context.ts';
+import { contextOf } from '../objects/domain-context.ts';
 import { publish } from './publish.ts';
-import { renderEvent } from './render.ts';
+import { renderEvent } from './event-render.ts';
 
 const publishOp: Operation = async (req, deps) => {
   const ctx = contextOf(req, deps);

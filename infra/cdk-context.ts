@@ -44,7 +44,7 @@ export const DEFAULT_REGIONS: Readonly<Record<string, string>> = Object.freeze({
   CA: 'ca-central-1',
 });
 
-export const CONTEXT_KEYS = Object.freeze({
+const CONTEXT_KEYS = Object.freeze({
   regions: 'gatehouse:regions',
   deletionProtection: 'gatehouse:deletionProtection',
   corsOrigins: 'gatehouse:corsOrigins',
