@@ -40,7 +40,7 @@ export function cardState(card: CardFacts, at: Date): CardState {
 }
 
 /** Whether a level's window (a `ScheduledAccessLevel`'s; none for an `AccessLevel`) contains `at`. */
-export function grantActiveAt(grant: LevelGrant, at: Date): boolean {
+function grantActiveAt(grant: LevelGrant, at: Date): boolean {
   if (grant.window === null) return true;
   const t = at.getTime();
   return !(t < instant(grant.window.activeOn)) && !(t >= instant(grant.window.expiresOn));
