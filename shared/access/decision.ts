@@ -4,6 +4,7 @@
  * evaluation in the reader's zone) is pure: no I/O, no clock, so a controller holding a
  * credential download can reach the same answer offline.
  */
+import type { AccessMethod } from '../model/readers.ts';
 
 /** An object as a decision names it: `{ Key, CommonName, Href }`. */
 export interface ObjectRef {
@@ -29,9 +30,9 @@ export const REASONS = [
 ] as const;
 export type Reason = (typeof REASONS)[number];
 
-/** A reader's `AccessMethod`: 0 card only, 2 card and PIN, 5 unlocked (free passage), 6 locked down. */
-export const ACCESS_METHODS = [0, 2, 5, 6] as const;
-export type AccessMethod = (typeof ACCESS_METHODS)[number];
+// A reader's `AccessMethod` (0 card only, 2 card and PIN, 5 unlocked, 6 locked down) lives in the
+// model, where the write schemas validate it.
+export { ACCESS_METHODS, type AccessMethod } from '../model/readers.ts';
 
 /** One `ScheduleDurationItem`, parsed: seconds from the start of the local day. */
 export interface ScheduleWindow {
@@ -111,6 +112,11 @@ export interface LevelGrant {
 
 export interface DecisionFacts {
   readonly at: Date;
+  /**
+   * The card number and facility code the read named (added for the engine's messages: a card
+   * that is not found is named by them). Optional: without it a missing card reads "The card".
+   */
+  readonly requested?: { readonly encodedCardNumber: bigint | string; readonly facilityCode: string | number | null };
   readonly reader: ReaderFacts;
   readonly lookup: CardLookup;
   readonly pinCode: string | null;
@@ -123,7 +129,14 @@ export interface DecisionFacts {
 /** One step of the decision, as a person reads it. */
 export interface Check {
   readonly Step: 'ReaderMode' | 'Card' | 'CardState' | 'Pin' | 'AccessLevel' | 'Schedule';
+  /** False for a step that was not evaluated, or that failed. */
   readonly Passed: boolean;
+  /**
+   * Whether the step was evaluated. Every step that can be is, even after the one that decided
+   * (a troubleshooter sees every problem at once); a step that cannot be (no card, so no person
+   * and no levels; no card needed at an unlocked reader) is listed with `Evaluated: false`.
+   */
+  readonly Evaluated: boolean;
   /** What the step found, in words (never a PIN). */
   readonly Found: string;
 }

@@ -2682,6 +2682,7 @@ export interface components {
             IsDisabled?: boolean | null;
             MinimumPasswordLength?: number | null;
             License?: string | null;
+            TimeZone?: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -2741,6 +2742,14 @@ export interface components {
             ActiveOn?: string | null;
             ExpiresOn?: string | null;
             FacilityCode?: (number | string) | null;
+            IsDisabled?: boolean | null;
+            /** @description Never returned. A write without it keeps the stored PIN; null removes it. */
+            PinCode?: string | null;
+            OriginalUseCount?: number | null;
+            CurrentUseCount?: number | null;
+            LastUsed?: string | null;
+            ExtendedAccess?: boolean | null;
+            LockdownExempt?: boolean | null;
         } & {
             [key: string]: unknown;
         };
@@ -2873,6 +2882,9 @@ export interface components {
             })[] | null;
             ObjectLinks?: components["schemas"]["ObjectLinkItem"][] | null;
             Tags?: string[] | null;
+            AccessMethod?: number | null;
+            NormalGrantAccessTime?: number | null;
+            ExtendedGrantAccessTime?: number | null;
         } & {
             [key: string]: unknown;
         };
@@ -2900,6 +2912,7 @@ export interface components {
             })[] | null;
             ObjectLinks?: components["schemas"]["ObjectLinkItem"][] | null;
             Tags?: string[] | null;
+            TimeZone?: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -3020,7 +3033,16 @@ export interface components {
             Index?: number | null;
             IsReadOnly?: boolean | null;
             IsAlways?: boolean | null;
-            ScheduleDurations?: unknown[] | null;
+            ScheduleDurations?: ({
+                /** @description The element's type name, bare or with a namespace (answers carry the deployment's namespace). */
+                $type?: string;
+                DayMask: number;
+                StartingAt: string;
+                Duration: string;
+                HolidayExceptions?: number | null;
+            } & {
+                [key: string]: unknown;
+            })[] | null;
             OneOffDate?: string | null;
         } & {
             [key: string]: unknown;
@@ -3050,6 +3072,15 @@ export interface components {
             })[] | null;
             ObjectLinks?: components["schemas"]["ObjectLinkItem"][] | null;
             Tags?: string[] | null;
+            HolidayDays?: ({
+                /** @description The element's type name, bare or with a namespace (answers carry the deployment's namespace). */
+                $type?: string;
+                Date: string;
+                NumberOfDays?: number | null;
+                HolidayTypes: number;
+            } & {
+                [key: string]: unknown;
+            })[] | null;
         } & {
             [key: string]: unknown;
         };
@@ -3379,6 +3410,14 @@ export interface components {
             ActiveOn?: string | null;
             ExpiresOn?: string | null;
             FacilityCode?: (number | string) | null;
+            IsDisabled?: boolean | null;
+            /** @description Never returned. A write without it keeps the stored PIN; null removes it. */
+            PinCode?: string | null;
+            OriginalUseCount?: number | null;
+            CurrentUseCount?: number | null;
+            LastUsed?: string | null;
+            ExtendedAccess?: boolean | null;
+            LockdownExempt?: boolean | null;
         } & {
             [key: string]: unknown;
         };
@@ -3560,6 +3599,7 @@ export interface components {
             IsDisabled?: boolean | null;
             MinimumPasswordLength?: number | null;
             License?: string | null;
+            TimeZone?: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -3651,6 +3691,14 @@ export interface components {
             ActiveOn?: string | null;
             ExpiresOn?: string | null;
             FacilityCode?: (number | string) | null;
+            IsDisabled?: boolean | null;
+            /** @description Never returned. A write without it keeps the stored PIN; null removes it. */
+            PinCode?: string | null;
+            OriginalUseCount?: number | null;
+            CurrentUseCount?: number | null;
+            LastUsed?: string | null;
+            ExtendedAccess?: boolean | null;
+            LockdownExempt?: boolean | null;
             /** @description The card's stable key. */
             Key: string;
         } & {
@@ -3841,6 +3889,9 @@ export interface components {
             })[] | null;
             ObjectLinks?: components["schemas"]["ObjectLinkItem"][] | null;
             Tags?: string[] | null;
+            AccessMethod?: number | null;
+            NormalGrantAccessTime?: number | null;
+            ExtendedGrantAccessTime?: number | null;
         } & {
             [key: string]: unknown;
         };
@@ -3878,6 +3929,7 @@ export interface components {
             })[] | null;
             ObjectLinks?: components["schemas"]["ObjectLinkItem"][] | null;
             Tags?: string[] | null;
+            TimeZone?: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -4038,7 +4090,16 @@ export interface components {
             Index?: number | null;
             IsReadOnly?: boolean | null;
             IsAlways?: boolean | null;
-            ScheduleDurations?: unknown[] | null;
+            ScheduleDurations?: ({
+                /** @description The element's type name, bare or with a namespace (answers carry the deployment's namespace). */
+                $type?: string;
+                DayMask: number;
+                StartingAt: string;
+                Duration: string;
+                HolidayExceptions?: number | null;
+            } & {
+                [key: string]: unknown;
+            })[] | null;
             OneOffDate?: string | null;
         } & {
             [key: string]: unknown;
@@ -4078,6 +4139,15 @@ export interface components {
             })[] | null;
             ObjectLinks?: components["schemas"]["ObjectLinkItem"][] | null;
             Tags?: string[] | null;
+            HolidayDays?: ({
+                /** @description The element's type name, bare or with a namespace (answers carry the deployment's namespace). */
+                $type?: string;
+                Date: string;
+                NumberOfDays?: number | null;
+                HolidayTypes: number;
+            } & {
+                [key: string]: unknown;
+            })[] | null;
         } & {
             [key: string]: unknown;
         };
