@@ -75,7 +75,8 @@ export function docWithCardKeys(personKey: string, doc: Readonly<Record<string, 
 
 /**
  * True when a card lets its holder in at `now`: not disabled (`IsDisabled`, the vendor flag field
- * clients send), `ActiveOn` not in the future and `ExpiresOn` not in the past (either may be absent).
+ * clients send), `ActiveOn` reached (included) and `ExpiresOn` not yet (excluded), as the access
+ * decision engine reads them (either may be absent).
  */
 export function isActiveCard(card: Card, now: Date): boolean {
   if (card.IsDisabled === true) return false;
@@ -83,6 +84,6 @@ export function isActiveCard(card: Card, now: Date): boolean {
   const from = typeof card.ActiveOn === 'string' ? Date.parse(card.ActiveOn) : Number.NaN;
   const until = typeof card.ExpiresOn === 'string' ? Date.parse(card.ExpiresOn) : Number.NaN;
   if (!Number.isNaN(from) && from > t) return false;
-  if (!Number.isNaN(until) && until < t) return false;
+  if (!Number.isNaN(until) && until <= t) return false;
   return true;
 }

@@ -59,7 +59,9 @@ describe('active cards', () => {
   const now = new Date('2026-06-01T00:00:00Z');
   it('is active between ActiveOn and ExpiresOn, either open, unless disabled', () => {
     expect(isActiveCard({}, now)).toBe(true);
-    expect(isActiveCard({ ActiveOn: '2026-06-01T00:00:00Z', ExpiresOn: '2026-06-01T00:00:00Z' }, now)).toBe(true);
+    expect(isActiveCard({ ActiveOn: '2026-06-01T00:00:00Z' }, now)).toBe(true);
+    expect(isActiveCard({ ExpiresOn: '2026-06-01T00:00:00Z' }, now)).toBe(false);
+    expect(isActiveCard({ ExpiresOn: '2026-06-01T00:00:00.001Z' }, now)).toBe(true);
     expect(isActiveCard({ ActiveOn: '2026-06-01T00:00:01Z' }, now)).toBe(false);
     expect(isActiveCard({ ExpiresOn: '2026-05-31T23:59:59Z' }, now)).toBe(false);
     expect(isActiveCard({ ActiveOn: null, ExpiresOn: null }, now)).toBe(true);
