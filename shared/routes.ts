@@ -17,7 +17,7 @@ import { COLLECTIONS, type CollectionDef, type Family } from './model/collection
  */
 declare const __GATEHOUSE_FAMILY__: string | undefined;
 
-export type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'ANY';
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'ANY';
 
 export interface Route {
   readonly method: Method;
@@ -26,6 +26,11 @@ export interface Route {
   readonly operation: string;
   /** `false` for the public calls (sysinfo, token, JWKS, the OpenAPI document and its page); every other route needs a bearer token. */
   readonly auth: boolean;
+  /**
+   * The SCIM calls: the bearer token is a SCIM token of the path's instance, which the operation
+   * checks (shared/scim/call.ts); `auth` is false, as the pipeline checks access tokens only.
+   */
+  readonly scimToken?: boolean;
   /** The collection a generic collection operation works on. */
   readonly collection?: string;
   /**
@@ -52,13 +57,16 @@ export interface Route {
 }
 
 const F = '/api/f/{folderKey}';
+/** The SCIM 2.0 base of an instance (RFC 7644): its calls carry a SCIM token, which the operations check. */
+const S = '/scim/v2/{instanceKey}';
+const SCIM_TOKEN = { auth: false, scimToken: true } as const;
 
 function route(
   method: Method,
   path: string,
   family: Family,
   operation: string,
-  extra: Partial<Pick<Route, 'auth' | 'collection' | 'form' | 'reads' | 'readsFirst'>> = {},
+  extra: Partial<Pick<Route, 'auth' | 'scimToken' | 'collection' | 'form' | 'reads' | 'readsFirst'>> = {},
 ): Route {
   return Object.freeze({
     method,
@@ -66,6 +74,7 @@ function route(
     family,
     operation,
     auth: extra.auth ?? true,
+    ...(extra.scimToken ? { scimToken: true } : {}),
     ...(extra.collection ? { collection: extra.collection } : {}),
     ...(extra.form ? { form: true } : {}),
     ...(extra.reads ? { reads: true } : {}),
@@ -225,6 +234,32 @@ export const ROUTES: readonly Route[] = Object.freeze([
         route('POST', `${F}/webhooks/{key}/replay`, 'webhooks', 'replay'),
         // GET on the action links (rotatesecret, test, replay): 405 with Allow: POST
         route('GET', `${F}/webhooks/{key}/{link}`, 'webhooks', 'getWebhookLink'),
+      ]
+    : []),
+
+  ...(typeof __GATEHOUSE_FAMILY__ !== 'string' || __GATEHOUSE_FAMILY__ === 'scim'
+    ? [
+        // SCIM tokens of an instance (Administrators), then the SCIM 2.0 service provider they open
+        route('GET', `${F}/scimtokens`, 'scim', 'listScimTokens'),
+        route('POST', `${F}/scimtokens`, 'scim', 'createScimToken'),
+        route('DELETE', `${F}/scimtokens/{key}`, 'scim', 'removeScimToken'),
+        route('GET', `${S}/ServiceProviderConfig`, 'scim', 'scimServiceProviderConfig', SCIM_TOKEN),
+        route('GET', `${S}/ResourceTypes`, 'scim', 'scimResourceTypes', SCIM_TOKEN),
+        route('GET', `${S}/ResourceTypes/{id}`, 'scim', 'scimResourceType', SCIM_TOKEN),
+        route('GET', `${S}/Schemas`, 'scim', 'scimSchemas', SCIM_TOKEN),
+        route('GET', `${S}/Schemas/{id}`, 'scim', 'scimSchema', SCIM_TOKEN),
+        route('GET', `${S}/Users`, 'scim', 'scimListUsers', SCIM_TOKEN),
+        route('POST', `${S}/Users`, 'scim', 'scimCreateUser', SCIM_TOKEN),
+        route('GET', `${S}/Users/{id}`, 'scim', 'scimGetUser', SCIM_TOKEN),
+        route('PUT', `${S}/Users/{id}`, 'scim', 'scimReplaceUser', SCIM_TOKEN),
+        route('PATCH', `${S}/Users/{id}`, 'scim', 'scimPatchUser', SCIM_TOKEN),
+        route('DELETE', `${S}/Users/{id}`, 'scim', 'scimRemoveUser', SCIM_TOKEN),
+        route('GET', `${S}/Groups`, 'scim', 'scimListGroups', SCIM_TOKEN),
+        route('POST', `${S}/Groups`, 'scim', 'scimCreateGroup', SCIM_TOKEN),
+        route('GET', `${S}/Groups/{id}`, 'scim', 'scimGetGroup', SCIM_TOKEN),
+        route('PUT', `${S}/Groups/{id}`, 'scim', 'scimReplaceGroup', SCIM_TOKEN),
+        route('PATCH', `${S}/Groups/{id}`, 'scim', 'scimPatchGroup', SCIM_TOKEN),
+        route('DELETE', `${S}/Groups/{id}`, 'scim', 'scimRemoveGroup', SCIM_TOKEN),
       ]
     : []),
 

@@ -17,6 +17,7 @@ export type Family =
   | 'events'
   | 'search'
   | 'webhooks'
+  | 'scim'
   | 'websocket'
   | 'fanout'
   | 'mqttauth';
@@ -35,6 +36,7 @@ export const FAMILIES: readonly Family[] = [
   'events',
   'search',
   'webhooks',
+  'scim',
   'websocket',
   'fanout',
   'mqttauth',
