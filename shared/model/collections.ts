@@ -17,7 +17,6 @@ export type Family =
   | 'events'
   | 'search'
   | 'webhooks'
-  | 'scim'
   | 'websocket'
   | 'fanout'
   | 'mqttauth';
@@ -36,7 +35,6 @@ export const FAMILIES: readonly Family[] = [
   'events',
   'search',
   'webhooks',
-  'scim',
   'websocket',
   'fanout',
   'mqttauth',
