@@ -9,7 +9,7 @@ import { resourceTypes, schemas, serviceProviderConfig } from '#shared/scim/disc
 import type { OperationDoc } from './operation-doc.ts';
 import { EXAMPLE_KEYS } from './schemas.ts';
 
-export const SCIM_MEDIA_TYPE = 'application/scim+json';
+const SCIM_MEDIA_TYPE = 'application/scim+json';
 const I = EXAMPLE_KEYS.instance;
 const K = EXAMPLE_KEYS.object;
 const K2 = EXAMPLE_KEYS.other;

@@ -9,11 +9,11 @@ import { ApiError } from '../errors.ts';
 import { parseJson, stringifyJson } from '../json.ts';
 import type { PipelineMiddleware, PipelineRequest } from '../http/middleware/state.ts';
 
-export const ERROR_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:Error';
+const ERROR_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:Error';
 
 /** The media type of SCIM bodies (RFC 7644 §3.1); requests labelled application/json are read too. */
-export const SCIM_MEDIA_TYPE = 'application/scim+json';
-export const SCIM_CONTENT_TYPE = `${SCIM_MEDIA_TYPE}; charset=utf-8`;
+const SCIM_MEDIA_TYPE = 'application/scim+json';
+const SCIM_CONTENT_TYPE = `${SCIM_MEDIA_TYPE}; charset=utf-8`;
 
 /** RFC 7644 Table 9's `scimType` values this service answers. */
 export type ScimType = 'invalidFilter' | 'tooMany' | 'uniqueness' | 'mutability' | 'invalidSyntax' | 'invalidPath' | 'noTarget' | 'invalidValue' | 'invalidVers' | 'sensitive';
@@ -35,7 +35,7 @@ export class ScimError extends ApiError {
   }
 }
 
-export function scimErrorBody(status: number, scimType: string | undefined, detail: string): Record<string, unknown> {
+function scimErrorBody(status: number, scimType: string | undefined, detail: string): Record<string, unknown> {
   return { schemas: [ERROR_SCHEMA], status: String(status), ...(scimType ? { scimType } : {}), detail };
 }
 

@@ -6,7 +6,7 @@
  */
 import type { ApiRequest, Operation } from '../http/types.ts';
 import { scimCall, type ScimCall } from './call.ts';
-import { GROUP_SCHEMA, listOf, resourceTypes, schemas, serviceProviderConfig, USER_SCHEMA } from './discovery.ts';
+import { listOf, resourceTypes, schemas, serviceProviderConfig } from './discovery.ts';
 import { scimNotFound } from './errors.ts';
 import * as groups from './groups.ts';
 import { answer } from './resources.ts';
@@ -48,4 +48,3 @@ export const scimOperations: Readonly<Record<string, Operation>> = {
   scimRemoveGroup: scim((call, req) => groups.removeGroup(call, id(req))),
 };
 
-export { GROUP_SCHEMA, USER_SCHEMA };

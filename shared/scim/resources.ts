@@ -38,7 +38,7 @@ export function scimPaging(req: ApiRequest): { startIndex: number; count: number
 }
 
 /** When the object was created: its key is an ObjectId, whose first 4 bytes are the creation's seconds. */
-export const createdOn = (o: StoredObject): string => new Date(parseInt(o.key.slice(0, 8), 16) * 1000).toISOString();
+const createdOn = (o: StoredObject): string => new Date(parseInt(o.key.slice(0, 8), 16) * 1000).toISOString();
 
 /** The object of `collection` with key `id` in the call's instance (any folder of it), or undefined. */
 export async function objectOf(call: ScimCall, collection: string, id: string): Promise<StoredObject | undefined> {
