@@ -167,6 +167,10 @@ describe("Entra ID's provisioning sequence", () => {
     // The member is an AccessLevel connection of the person, carrying the level's new name.
     const levels = await api.get(`/api/f/${a.instance.key}/people/${id}/connections/AccessLevel`, { token: a.tokens.ReadOnly });
     expect(levels.body.map((l: { Key: string; CommonName: string }) => [l.Key, l.CommonName])).toEqual([[gid, renamed]]);
+    // A later change of the user keeps its connections (SCIM writes only what it maps).
+    const renamedUser = await scim('PATCH', `${base(a)}/Users/${id}`, tokenA, { schemas: [PATCH], Operations: [{ op: 'Replace', path: 'displayName', value: 'Given updatedFamilyName' }] });
+    expect(renamedUser.body.displayName).toBe('Given updatedFamilyName');
+    expect((await api.get(`/api/f/${a.instance.key}/people/${id}/connections/AccessLevel`, { token: a.tokens.ReadOnly })).body.map((l: { Key: string }) => l.Key)).toEqual([gid]);
     expect((await scim('PATCH', `${base(a)}/Groups/${gid}`, tokenA, { schemas: [PATCH], Operations: [{ op: 'Remove', path: 'members', value: [{ $ref: null, value: id }] }] })).status).toBe(204);
     expect((await scim('GET', `${base(a)}/Groups/${gid}`, tokenA)).body.members).toEqual([]);
     expect((await api.get(`/api/f/${a.instance.key}/people/${id}/connections/AccessLevel`, { token: a.tokens.ReadOnly })).body).toEqual([]);
