@@ -134,12 +134,24 @@ async function applyMembers(call: ScimCall, level: StoredObject, changes: Member
     if (!person) throw invalidValue(`Member ${k} is not a User of this instance.`);
     people.set(k, person);
   }
-  for (const [, person] of people) await connect(call.ctx, person, RELATION, level.key);
-  for (const k of remove) {
+  // Each change is a write of its own person: they do not contend, so a few go at once.
+  await inTurns([...people.values()], (person) => connect(call.ctx, person, RELATION, level.key));
+  await inTurns(remove, async (k) => {
     const person = await objectOf(call, 'people', k);
     // A member that is gone is no member any more.
     if (person) await disconnect(call.ctx, person, RELATION, level.key);
-  }
+  });
+}
+
+/** Changes of members at once, at most this many: a directory's large group within the call's time, the store not flooded. */
+const MEMBER_WRITES_AT_ONCE = 8;
+
+async function inTurns<T>(items: readonly T[], work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await work(items[next++]!);
+  };
+  await Promise.all(Array.from({ length: Math.min(MEMBER_WRITES_AT_ONCE, items.length) }, worker));
 }
 
 interface GroupInput {

@@ -284,6 +284,25 @@ describe('SCIM rules', () => {
     expect((await scim('GET', `${base(fresh)}/Users?startIndex=9&count=2`, token)).body).toMatchObject({ Resources: [] });
   });
 
+  it('adds many members in one PATCH, replaces them with a set, and refuses an id that is no user of the instance', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 20; i++) ids.push((await scim('POST', `${base(a)}/Users`, tokenA, { schemas: [USER], userName: `${uniqueName('member')}@example.com` })).body.id);
+    const gid = (await scim('POST', `${base(a)}/Groups`, tokenA, { schemas: [GROUP], displayName: uniqueName('Many') })).body.id as string;
+    const patch = (Operations: unknown[]) => scim('PATCH', `${base(a)}/Groups/${gid}`, tokenA, { schemas: [PATCH], Operations });
+    expect((await patch([{ op: 'add', path: 'members', value: ids.map((value) => ({ value })) }])).status).toBe(204);
+    const members = async () => ((await scim('GET', `${base(a)}/Groups/${gid}`, tokenA)).body.members as Array<{ value: string }>).map((m) => m.value).sort();
+    expect(await members()).toEqual([...ids].sort());
+    expect((await patch([{ op: 'replace', path: 'members', value: ids.slice(0, 5).map((value) => ({ value })) }])).status).toBe(204);
+    expect(await members()).toEqual(ids.slice(0, 5).sort());
+    // Another instance's user is not a member this group can have: nothing changes.
+    const stranger = (await scim('POST', `${base(b)}/Users`, tokenB, { schemas: [USER], userName: `${uniqueName('stranger')}@example.com` })).body.id as string;
+    const refused = await patch([{ op: 'add', path: 'members', value: [{ value: ids[6] }, { value: stranger }] }]);
+    expect(refused.body).toMatchObject({ status: '400', scimType: 'invalidValue' });
+    expect(await members()).toEqual(ids.slice(0, 5).sort());
+    expect((await patch([{ op: 'remove', path: 'members' }])).status).toBe(204);
+    expect(await members()).toEqual([]);
+  });
+
   it('disables every card on active false and re-enables only those on active true', async () => {
     const created = await scim('POST', `${base(a)}/Users`, tokenA, { schemas: [USER], userName: `${uniqueName('cards')}@example.com` });
     const id = created.body.id as string;
