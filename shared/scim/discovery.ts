@@ -16,7 +16,6 @@ export const MAX_SCIM_COUNT = 200;
 export function serviceProviderConfig(base: string) {
   return {
     schemas: [SPC_SCHEMA],
-    documentationUri: 'https://github.com/gatehouse/gatehouse/blob/main/docs/scim.md',
     patch: { supported: true },
     bulk: { supported: false, maxOperations: 0, maxPayloadSize: 0 },
     filter: { supported: true, maxResults: MAX_SCIM_COUNT },
