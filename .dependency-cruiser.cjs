@@ -8,7 +8,7 @@
  *   shared/db      the single table: items, keys, reads and writes
  *   shared/query   the query language (parser, engine, regex, pacing), used by search and events
  *   shared/http    the pipeline and the operation contract
- *   domain folders (objects, relations, events, search, live, usage, notify, docs, access); live/ holds the
+ *   domain folders (objects, relations, events, search, live, usage, notify, docs, access, scim); live/ holds the
  *   fan-out and topics and one folder per channel (websocket/, mqtt/, webhooks/)
  *   functions/*    one Lambda per family; local/ runs the same handlers; infra/ deploys them
  *   bench, test    use anything
@@ -16,7 +16,7 @@
  * Every import counts, `import type` and `import()` included: a cycle of types only changes no
  * load order and no bundle, but it still ties two modules that can then only be read together.
  */
-const DOMAIN = '(objects|relations|events|search|live|usage|notify|docs|access)';
+const DOMAIN = '(objects|relations|events|search|live|usage|notify|docs|access|scim)';
 
 /** @type {import('dependency-cruiser').IConfiguration} */
 module.exports = {

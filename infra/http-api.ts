@@ -159,8 +159,9 @@ export class GatehouseHttpApi extends Construct {
     this.integrations = integrations;
 
     const routes = new Construct(this, 'Routes');
-    for (const route of props.routes) {
-      const key = routeKey(route);
+    // Rows may share an API Gateway route (Route.gateway): one route per key.
+    const byKey = new Map(props.routes.map((r) => [routeKey(r), r] as const));
+    for (const [key, route] of byKey) {
       // Construct ids may not contain '/'; the logical id keeps a hash of the full key.
       new CfnRoute(routes, key.replaceAll('/', '|'), {
         apiId: this.api.apiId,

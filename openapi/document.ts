@@ -15,6 +15,7 @@ import { ROUTES, type Route } from '#shared/routes.ts';
 import { KEYED_METHODS } from '#shared/http/idempotency.ts';
 import { IDEMPOTENCY_WINDOW_SECONDS, MAX_IDEMPOTENCY_KEY_LENGTH } from '#shared/http/idempotent-call.ts';
 import { describeOperation, errorExample, type OperationDoc } from './operation-docs.ts';
+import { scimErrorSchema } from './scim.ts';
 import { EXAMPLE_KEYS, errorBodySchema, oauthErrorBodySchema, throttledBodySchema, typeDiscriminator, typeTagJsonSchema } from './schemas.ts';
 
 const { anchorSchema, linkSchema, metadataItemSchema, monikerItemSchema, objectLinkItemSchema } = commonSchemas();
@@ -53,6 +54,8 @@ const PATH_PARAMS: Readonly<Record<string, { description: string; example: strin
   linkKey: { description: 'The key of the item under the link (a note, an event type).', example: EXAMPLE_KEYS.other },
   relation: { description: 'The relation kind (AccessLevel, BadgeType, Schedule, Reader, Door, Controller).', example: 'AccessLevel' },
   relatedKey: { description: 'The key of the connected object.', example: EXAMPLE_KEYS.other },
+  instanceKey: { description: 'The key of the instance whose SCIM service provider this is (the SCIM token\'s instance).', example: EXAMPLE_KEYS.instance },
+  id: { description: 'The SCIM resource\'s id (the person\'s or access level\'s Key; a resource type\'s or schema\'s name).', example: EXAMPLE_KEYS.object },
 };
 
 /** Tags of the rows that are not generic collection rows, by family. */
@@ -76,6 +79,8 @@ const TAG_DESCRIPTIONS: Readonly<Record<string, string>> = {
   'Alarm definitions': 'The event types an alarm definition references.',
   Events: 'Publishing events, the events list, the last event per object, acknowledgements.',
   Search: 'Queries over the objects of your scope.',
+  SCIM: 'SCIM 2.0 provisioning (RFC 7643/7644) of an instance\'s people (Users) and access levels (Groups), with a SCIM token: see docs/scim.md.',
+  'SCIM tokens': 'The SCIM tokens of an instance: what an identity provider\'s provisioning authenticates with.',
 };
 
 function tagDescription(name: string): string {
@@ -180,8 +185,26 @@ const idempotencyKeyHeader = z.object({
     }),
 });
 
+/** The SCIM answers of the error statuses a SCIM call gives in SCIM's error body (429 is the throttle's own). */
+const SCIM_ERRORS: Readonly<Record<number, { readonly id: string; readonly description: string; readonly scimType?: string }>> = {
+  400: { id: 'ScimBadRequest', description: 'A bad request (`scimType`: invalidFilter, invalidSyntax, invalidPath, noTarget, invalidValue).', scimType: 'invalidFilter' },
+  401: { id: 'ScimUnauthorized', description: 'No SCIM token of this instance (another instance\'s token, a revoked or malformed one).' },
+  404: { id: 'ScimNotFound', description: 'No such resource in this instance.' },
+  409: { id: 'ScimConflict', description: 'A userName, externalId or displayName another resource of the instance holds (`scimType`: uniqueness).', scimType: 'uniqueness' },
+  413: { id: 'ScimPayloadTooLarge', description: 'The request body is larger than the deployment accepts.' },
+  500: { id: 'ScimInternalError', description: 'An unexpected error (logged with its cause).' },
+  503: { id: 'ScimServiceUnavailable', description: 'The data store is busy; retry shortly.' },
+};
+
+function scimErrorComponent(status: number): ZodOpenApiResponseObject {
+  const e = SCIM_ERRORS[status]!;
+  const example = { schemas: ['urn:ietf:params:scim:api:messages:2.0:Error'], status: String(status), ...(e.scimType ? { scimType: e.scimType } : {}), detail: e.description };
+  return { description: e.description, content: { 'application/scim+json': { schema: scimErrorSchema, example } } };
+}
+
 /** The statuses every route of its kind can give, besides its own. */
 function errorStatuses(route: Route, doc: OperationDoc): number[] {
+  if (doc.scim) return [...new Set([400, 401, 413, 429, 500, 503, ...(doc.errors ?? [])])].sort((a, b) => a - b);
   const statuses = new Set<number>([400, 413, 429, 500, 503, ...(doc.errors ?? [])]);
   if (route.auth) [401, 403].forEach((s) => statuses.add(s));
   if (takesIdempotencyKey(route)) [409, 422].forEach((s) => statuses.add(s));
@@ -247,9 +270,10 @@ function operationOf(route: Route, doc: OperationDoc, operationId: string, examp
     const cacheControl = doc.cacheable ? { 'Cache-Control': { description: 'Cacheable: `public, max-age=…`.', schema: { type: 'string' as const } } } : undefined;
     // A call with a token counts against the tenant rate limits: its answer tells where they stand.
     const headers = route.auth ? { ...cacheControl, ...rateLimitHeaderRefs } : cacheControl;
+    const own = s.headers ? Object.fromEntries(Object.entries(s.headers).map(([name, description]) => [name, { description, schema: { type: 'string' as const } }])) : undefined;
     responses[status] = {
       description: s.description,
-      ...(headers ? { headers } : {}),
+      ...(headers || own ? { headers: { ...headers, ...own } } : {}),
       ...(s.schema ? { content: { [s.mediaType ?? 'application/json']: media(s.schema, s.example, `${operationId}${status}`) } } : {}),
     };
   }
@@ -272,14 +296,17 @@ function operationOf(route: Route, doc: OperationDoc, operationId: string, examp
       };
       continue;
     }
-    responses[String(status)] = { $ref: `#/components/responses/${ERRORS[status]!.id}` };
+    const scimError = doc.scim ? SCIM_ERRORS[status] : undefined;
+    responses[String(status)] = { $ref: `#/components/responses/${scimError ? scimError.id : ERRORS[status]!.id}` };
   }
   const body = doc.body;
   const requestBody = body
     ? {
         required: body.required,
         ...(body.description ? { description: body.description } : {}),
-        content: body.form
+        content: body.mediaTypes
+          ? Object.fromEntries(body.mediaTypes.map((m) => [m, media(body.schema, body.example, `${operationId}Request`)]))
+          : body.form
           ? {
               'application/x-www-form-urlencoded': media(body.schema, body.example, `${operationId}Request`),
               'application/json': media(body.schema, body.example, `${operationId}Request`),
@@ -292,7 +319,7 @@ function operationOf(route: Route, doc: OperationDoc, operationId: string, examp
     summary: doc.summary,
     ...(doc.description ? { description: doc.description } : {}),
     tags: [doc.tag ?? collection?.name ?? FAMILY_TAGS[route.family] ?? route.family],
-    ...(route.auth ? {} : { security: [] }),
+    ...(route.scimToken ? { security: [{ scimToken: [] }] } : route.auth ? {} : { security: [] }),
     ...(path || query || takesIdempotencyKey(route)
       ? { requestParams: { ...(path ? { path } : {}), ...(query ? { query } : {}), ...(takesIdempotencyKey(route) ? { header: idempotencyKeyHeader } : {}) } }
       : {}),
@@ -320,7 +347,10 @@ export function buildOpenApiDocument(opts: BuildOptions): Record<string, unknown
     const method = route.method === 'ANY' ? 'get' : route.method.toLowerCase();
     (paths[route.path] ??= {})[method] = operationOf(route, doc, operationIdOf(route, taken), examples);
   }
-  const responses = Object.fromEntries(Object.values(ERRORS).map((e) => [e.id, errorComponent(e)]));
+  const responses = {
+    ...Object.fromEntries(Object.values(ERRORS).map((e) => [e.id, errorComponent(e)])),
+    ...Object.fromEntries(Object.keys(SCIM_ERRORS).map((s) => [SCIM_ERRORS[Number(s)]!.id, scimErrorComponent(Number(s))])),
+  };
   const document = createDocument(
     {
       openapi: '3.1.0',
@@ -339,6 +369,7 @@ export function buildOpenApiDocument(opts: BuildOptions): Record<string, unknown
       components: {
         securitySchemes: {
           bearer: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'The `access_token` of `POST /token`.' },
+          scimToken: { type: 'http', scheme: 'bearer', description: 'A SCIM token of the instance (`POST /api/f/{folderKey}/scimtokens`), on the SCIM calls only.' },
         },
         responses,
         headers: RATE_LIMIT_HEADERS,

@@ -6,9 +6,10 @@
  * unit test `openapi-document.test.ts` lists those rows so they can be given an entry.
  */
 import * as z from 'zod';
-import { collectionByName, type CollectionDef } from '#shared/model/collections.ts';
+import { collectionByName } from '#shared/model/collections.ts';
 import type { Route } from '#shared/routes.ts';
 import { personSchemas } from '#shared/model/schemas/person.ts';
+import { SCIM_OPERATIONS } from './scim.ts';
 import {
   classicObject,
   EXAMPLE_KEYS,
@@ -31,46 +32,8 @@ import {
   typeDiscriminator,
 } from './schemas.ts';
 
-/** A success response of an operation. */
-export interface SuccessDoc {
-  readonly description: string;
-  /** Absent: no body (204). */
-  readonly schema?: z.ZodType;
-  readonly example?: unknown;
-  /** A media type other than JSON (the documentation page). */
-  readonly mediaType?: string;
-  readonly headers?: Readonly<Record<string, string>>;
-}
-
-export interface BodyDoc {
-  readonly schema: z.ZodType;
-  readonly example: unknown;
-  readonly required: boolean;
-  readonly description?: string;
-  /** `POST /token`: form fields (JSON accepted too). */
-  readonly form?: boolean;
-}
-
-export interface OperationDoc {
-  readonly summary: string;
-  readonly description?: string;
-  readonly tag?: string;
-  readonly query?: Readonly<Record<string, z.ZodType>>;
-  readonly body?: BodyDoc;
-  /** Status → success response (2xx). */
-  readonly success: Readonly<Record<number, SuccessDoc>>;
-  /** Error statuses besides those every route of its kind can give (see document.ts). */
-  readonly errors?: readonly number[];
-  /** The error body of this operation's 400 is the token error body. */
-  readonly tokenErrors?: boolean;
-  /** Public documentation routes: cacheable. */
-  readonly cacheable?: boolean;
-}
-
-export interface OperationContext {
-  readonly route: Route;
-  readonly collection: CollectionDef | undefined;
-}
+export type { BodyDoc, OperationContext, OperationDoc, SuccessDoc } from './operation-doc.ts';
+import type { BodyDoc, OperationContext, OperationDoc, SuccessDoc } from './operation-doc.ts';
 
 type Describe = (c: OperationContext) => OperationDoc;
 
@@ -813,6 +776,9 @@ const OPERATIONS: Readonly<Record<string, Describe>> = {
   }),
 };
 
+/** Every operation's entry: the table above and the SCIM family's (openapi/scim.ts). */
+const DESCRIBED: Readonly<Record<string, Describe>> = { ...OPERATIONS, ...SCIM_OPERATIONS };
+
 /** An operation the table has no entry for: described from its route alone. */
 function genericOperation(c: OperationContext): OperationDoc {
   const takesBody = c.route.method === 'POST' || c.route.method === 'PUT';
@@ -826,10 +792,10 @@ function genericOperation(c: OperationContext): OperationDoc {
 }
 
 /** Whether a row's operation has its own entry. */
-export const isDescribed = (route: Route): boolean => Object.hasOwn(OPERATIONS, route.operation);
+export const isDescribed = (route: Route): boolean => Object.hasOwn(DESCRIBED, route.operation);
 
 export function describeOperation(c: OperationContext): OperationDoc {
-  return isDescribed(c.route) ? OPERATIONS[c.route.operation]!(c) : genericOperation(c);
+  return isDescribed(c.route) ? DESCRIBED[c.route.operation]!(c) : genericOperation(c);
 }
 
 export { errorExample };

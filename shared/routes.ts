@@ -17,7 +17,7 @@ import { COLLECTIONS, type CollectionDef, type Family } from './model/collection
  */
 declare const __GATEHOUSE_FAMILY__: string | undefined;
 
-type Method = 'GET' | 'POST' | 'PUT' | 'DELETE' | 'ANY';
+export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'ANY';
 
 export interface Route {
   readonly method: Method;
@@ -26,6 +26,19 @@ export interface Route {
   readonly operation: string;
   /** `false` for the public calls (sysinfo, token, JWKS, the OpenAPI document and its page); every other route needs a bearer token. */
   readonly auth: boolean;
+  /**
+   * The SCIM calls: the bearer token is a SCIM token of the path's instance, which the operation
+   * checks (shared/scim/call.ts); `auth` is false, as the pipeline checks access tokens only.
+   */
+  readonly scimToken?: boolean;
+  /**
+   * The API Gateway route that serves this row when several rows share one (default: the row's
+   * own method and path). Each API Gateway route is a CloudFormation resource, and a stack holds
+   * at most 500: the SCIM rows share one greedy route, the SCIM token rows the folder link routes
+   * of their family. The family's router still tells the rows apart (by method and path), and
+   * the OpenAPI document still describes each.
+   */
+  readonly gateway?: string;
   /** The collection a generic collection operation works on. */
   readonly collection?: string;
   /**
@@ -52,13 +65,17 @@ export interface Route {
 }
 
 const F = '/api/f/{folderKey}';
+/** The SCIM 2.0 base of an instance (RFC 7644): its calls carry a SCIM token, which the operations check. */
+const S = '/scim/v2/{instanceKey}';
+/** The SCIM rows: a SCIM token, one greedy API Gateway route for all of them. */
+const SCIM_TOKEN = { auth: false, scimToken: true, gateway: 'ANY /scim/v2/{proxy+}' } as const;
 
 function route(
   method: Method,
   path: string,
   family: Family,
   operation: string,
-  extra: Partial<Pick<Route, 'auth' | 'collection' | 'form' | 'reads' | 'readsFirst'>> = {},
+  extra: Partial<Pick<Route, 'auth' | 'scimToken' | 'gateway' | 'collection' | 'form' | 'reads' | 'readsFirst'>> = {},
 ): Route {
   return Object.freeze({
     method,
@@ -66,6 +83,8 @@ function route(
     family,
     operation,
     auth: extra.auth ?? true,
+    ...(extra.scimToken ? { scimToken: true } : {}),
+    ...(extra.gateway ? { gateway: extra.gateway } : {}),
     ...(extra.collection ? { collection: extra.collection } : {}),
     ...(extra.form ? { form: true } : {}),
     ...(extra.reads ? { reads: true } : {}),
@@ -230,6 +249,33 @@ export const ROUTES: readonly Route[] = Object.freeze([
 
   ...(typeof __GATEHOUSE_FAMILY__ !== 'string' || __GATEHOUSE_FAMILY__ === 'folders'
     ? [
+        // SCIM tokens of an instance (Administrators), then the SCIM 2.0 service provider they open
+        // (identity, like the instance's users: the folders family)
+        route('GET', `${F}/scimtokens`, 'folders', 'listScimTokens', { gateway: `GET ${F}/{link}` }),
+        route('POST', `${F}/scimtokens`, 'folders', 'createScimToken', { gateway: `POST ${F}/{link}` }),
+        route('DELETE', `${F}/scimtokens/{key}`, 'folders', 'removeScimToken', { gateway: `DELETE ${F}/{link}/{linkKey}` }),
+        route('GET', `${S}/ServiceProviderConfig`, 'folders', 'scimServiceProviderConfig', SCIM_TOKEN),
+        route('GET', `${S}/ResourceTypes`, 'folders', 'scimResourceTypes', SCIM_TOKEN),
+        route('GET', `${S}/ResourceTypes/{id}`, 'folders', 'scimResourceType', SCIM_TOKEN),
+        route('GET', `${S}/Schemas`, 'folders', 'scimSchemas', SCIM_TOKEN),
+        route('GET', `${S}/Schemas/{id}`, 'folders', 'scimSchema', SCIM_TOKEN),
+        route('GET', `${S}/Users`, 'folders', 'scimListUsers', SCIM_TOKEN),
+        route('POST', `${S}/Users`, 'folders', 'scimCreateUser', SCIM_TOKEN),
+        route('GET', `${S}/Users/{id}`, 'folders', 'scimGetUser', SCIM_TOKEN),
+        route('PUT', `${S}/Users/{id}`, 'folders', 'scimReplaceUser', SCIM_TOKEN),
+        route('PATCH', `${S}/Users/{id}`, 'folders', 'scimPatchUser', SCIM_TOKEN),
+        route('DELETE', `${S}/Users/{id}`, 'folders', 'scimRemoveUser', SCIM_TOKEN),
+        route('GET', `${S}/Groups`, 'folders', 'scimListGroups', SCIM_TOKEN),
+        route('POST', `${S}/Groups`, 'folders', 'scimCreateGroup', SCIM_TOKEN),
+        route('GET', `${S}/Groups/{id}`, 'folders', 'scimGetGroup', SCIM_TOKEN),
+        route('PUT', `${S}/Groups/{id}`, 'folders', 'scimReplaceGroup', SCIM_TOKEN),
+        route('PATCH', `${S}/Groups/{id}`, 'folders', 'scimPatchGroup', SCIM_TOKEN),
+        route('DELETE', `${S}/Groups/{id}`, 'folders', 'scimRemoveGroup', SCIM_TOKEN),
+      ]
+    : []),
+
+  ...(typeof __GATEHOUSE_FAMILY__ !== 'string' || __GATEHOUSE_FAMILY__ === 'folders'
+    ? [
         // Tenant usage (a Gatehouse extension): metered counts of an instance and its sub-instances
         route('GET', `${F}/usage`, 'folders', 'usage'),
       ]
@@ -241,8 +287,9 @@ export function httpFamilies(): Family[] {
   return [...new Set(ROUTES.map((r) => r.family))];
 }
 
-/** API Gateway route key of a row (`GET /api/sysinfo`, or `$default`). */
+/** API Gateway route key of a row (`GET /api/sysinfo`, or `$default`; the shared one of a row with `gateway`). */
 export function routeKey(r: Route): string {
+  if (r.gateway) return r.gateway;
   return r.path === '$default' ? '$default' : `${r.method} ${r.path}`;
 }
 

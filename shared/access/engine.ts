@@ -19,7 +19,7 @@
  * an unlocked reader needs no card) are listed as not evaluated.
  */
 import type { Check, CardFacts, Decision, DecisionFacts, HolidayDay, LevelGrant, ObjectRef, Reason, ReaderFacts, ScheduleRule } from './decision.ts';
-import { activeBy, formatLocalTime, localClock, type ActiveBy } from './schedule.ts';
+import { activeBy, formatLocalTime, localClock, type ActiveBy } from './schedule-windows.ts';
 
 /** A card's own state at an instant: `Active`, or the reason of step 3 that denies it. */
 export type CardState = 'Active' | 'CardDisabled' | 'CardNotYetActive' | 'CardExpired' | 'UseLimitReached';

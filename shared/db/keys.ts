@@ -113,3 +113,6 @@ export const IDEMPOTENCY_SK = 'IK';
 /** Object keys are 24 lower-case hex digits (ObjectIds). */
 export const OBJECT_KEY = /^[0-9a-f]{24}$/;
 export const isObjectKey = (s: unknown): s is string => typeof s === 'string' && OBJECT_KEY.test(s);
+
+/** The SCIM tokens of an instance (`SCIMT#<instanceKey>` / `<tokenKey>`): shared/db/scim-repo.ts. */
+export const scimTokenPk = (instanceKey: string): string => `SCIMT#${instanceKey}`;

@@ -31,3 +31,12 @@ export const monikerClaim = (appKey: string, namespace: string, nickname: string
   kind: 'moniker',
   value: `${namespace}\u0000${nickname}`,
 });
+
+/**
+ * A SCIM user name (RFC 7643 `userName`), unique within the person's instance. SCIM compares it
+ * without regard to case (`caseExact: false`), so the claim holds it in lower case.
+ */
+export const scimUserNameClaim = (instanceKey: string, userName: string): Claim => ({ scope: instanceKey, kind: 'scim-user', value: userName.toLowerCase() });
+
+/** A SCIM `externalId` of a person (the directory's own id), unique within the person's instance: the lookup by it is this claim. */
+export const scimExternalIdClaim = (instanceKey: string, externalId: string): Claim => ({ scope: instanceKey, kind: 'scim-external', value: externalId });

@@ -27,6 +27,12 @@ export const duplicateName = (name: string): ApiError =>
 export const cardIsAlreadyAssigned = (card: string): ApiError =>
   conflict('CardIsAlreadyAssigned', `Card ${card} is already assigned to another person.`);
 
+export const scimUserNameTaken = (userName: string): ApiError =>
+  conflict('UserNameTaken', `Another person of this instance has the SCIM userName "${userName}".`);
+
+export const scimExternalIdTaken = (externalId: string): ApiError =>
+  conflict('ExternalIdTaken', `Another person of this instance has the SCIM externalId "${externalId}".`);
+
 export const folderNotEmpty = (): ApiError =>
   conflict('FolderNotEmpty', 'The folder still holds objects; delete or move them first.');
 

@@ -15,9 +15,10 @@ import { ownInstance } from '../db/objects-repo.ts';
 import type { Claim, StoredObject } from '../model/stored-object.ts';
 import { assignCardKeys, withServerFieldsOfCards } from '../model/card-keys.ts';
 import { cardsWithKeys, presentCardValue as present } from '../model/card-assignments.ts';
-import { cardClaim } from '../model/claims.ts';
+import { cardClaim, scimExternalIdClaim, scimUserNameClaim } from '../model/claims.ts';
+import { scimRecordOf } from '../model/scim-record.ts';
 import type { Override } from './behaviour.ts';
-import { cardIsAlreadyAssigned } from './object-errors.ts';
+import { cardIsAlreadyAssigned, scimExternalIdTaken, scimUserNameTaken } from './object-errors.ts';
 import { isPlainObject } from './validate.ts';
 
 /** The card claims of a person (each card once, even if listed twice). */
@@ -33,6 +34,19 @@ function cardClaims(o: StoredObject): Claim[] {
   return [...claims.values()];
 }
 
+/**
+ * The SCIM identity claims of a person provisioned by a directory (`Scim.UserName`,
+ * `Scim.ExternalId`: see model/scim-record.ts), unique within its instance, written in the
+ * person's own transaction like its cards, so two directories racing for one user name have one winner.
+ */
+export function scimClaims(o: StoredObject): Claim[] {
+  const r = scimRecordOf(o.doc);
+  return [
+    ...(r.UserName !== undefined ? [scimUserNameClaim(ownInstance(o), r.UserName)] : []),
+    ...(r.ExternalId !== undefined ? [scimExternalIdClaim(ownInstance(o), r.ExternalId)] : []),
+  ];
+}
+
 /** `5:1234` → `1234 (facility code 5)`. */
 function describeCard(value: string): string {
   const at = value.indexOf(':');
@@ -43,12 +57,19 @@ function describeCard(value: string): string {
 
 export const peopleBehaviour: Override = (base) => ({
   ...base,
-  claims: (o) => [...base.claims(o), ...cardClaims(o)],
+  claims: (o) => [...base.claims(o), ...cardClaims(o), ...scimClaims(o)],
   complete: (ctx, input, current) => {
     const doc = base.complete(ctx, input, current);
     if (!Array.isArray(doc.CardAssignments)) return doc;
     const stored = current ? cardsWithKeys(current.key, current.doc) : [];
     return { ...doc, CardAssignments: withServerFieldsOfCards(assignCardKeys(doc.CardAssignments, stored), stored) };
   },
-  claimError: (c) => (c.kind === 'card' ? cardIsAlreadyAssigned(describeCard(c.value)) : base.claimError(c)),
+  claimError: (c) =>
+    c.kind === 'card'
+      ? cardIsAlreadyAssigned(describeCard(c.value))
+      : c.kind === 'scim-user'
+        ? scimUserNameTaken(c.value)
+        : c.kind === 'scim-external'
+          ? scimExternalIdTaken(c.value)
+          : base.claimError(c),
 });

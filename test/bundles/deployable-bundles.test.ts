@@ -386,6 +386,28 @@ describe('a whole flow through the deployed packages', () => {
     expect(found.body.map((p: { Key: string }) => p.Key)).toEqual([created.body.Key]);
   });
 
+  it('provisions a person over SCIM through the folders package (its SCIM chunk, an application/scim+json body)', async () => {
+    const made = await call('POST', `/api/f/${instanceKey}/scimtokens`, { token: state.token, body: { CommonName: 'Bundles' } });
+    expect(made.status, made.text).toBe(201);
+    const scim = made.body.Token as string;
+    // application/scim+json is no text type for API Gateway: the body arrives base64.
+    const user = await call('POST', `/scim/v2/${instanceKey}/Users`, {
+      token: scim,
+      contentType: 'application/scim+json',
+      body: { schemas: ['urn:ietf:params:scim:schemas:core:2.0:User'], userName: `bundles-${randomBytes(4).toString('hex')}@example.com` },
+    });
+    expect(user.status, user.text).toBe(201);
+    expect(user.headers['content-type']).toMatch(/^application\/scim\+json/);
+    const off = await call('PATCH', `/scim/v2/${instanceKey}/Users/${user.body.id}`, {
+      token: scim,
+      contentType: 'application/scim+json',
+      body: { schemas: ['urn:ietf:params:scim:api:messages:2.0:PatchOp'], Operations: [{ op: 'Replace', path: 'active', value: 'False' }] },
+    });
+    expect([off.status, off.body?.active], off.text).toEqual([200, false]);
+    const bad = await call('GET', `/scim/v2/${instanceKey}/Users?filter=${encodeURIComponent('userName co "x"')}`, { token: scim });
+    expect([bad.status, bad.body?.scimType]).toEqual([400, 'invalidFilter']);
+  });
+
   it('connects and subscribes through the websocket package; the answer goes out through the Management API', async () => {
     state.connectionId = `${randomBytes(9).toString('base64url')}=`;
     const refused = await wsInvoke(wsEvent('$connect', `${state.connectionId}x`, { headers: { Host: 'localhost' } }));

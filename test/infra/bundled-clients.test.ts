@@ -211,8 +211,11 @@ describe('what a cold start loads', () => {
     // since issues #34 and #38: the table declaration the Idempotency-Key protocol (45 KB, loaded
     // with a keyed write) shares with the start code, and the card-number rules the card writes
     // share with the body checks (in apps, alarms and folders, whose second lazy module does not
-    // load the protocol, the first-use helper splits off too).
-    for (const name of CRUD) expect(startFiles.get(name), name).toBeLessThanOrEqual(['apps', 'alarms', 'folders'].includes(name) ? 19 : 16);
+    // load the protocol, the first-use helper splits off too). Folders loads a third lazily since
+    // issue #40 (SCIM, with its filter and PATCH libraries), which shares another part of the start
+    // code with the others: one file more there.
+    const most: Readonly<Record<string, number>> = { apps: 19, alarms: 19, folders: 20 };
+    for (const name of CRUD) expect(startFiles.get(name), name).toBeLessThanOrEqual(most[name] ?? 16);
     expect(startFiles.get('service')).toBeLessThanOrEqual(12);
   });
 });

@@ -53,6 +53,11 @@ function diff(a: Map<string, string>, b: Map<string, string>): string[] {
 function errorShapeProblem(route: Route, r: CallResult): string | undefined {
   if (r.status < 400) return undefined;
   if (typeof r.body !== 'object' || r.body === null) return `non-JSON error body: ${r.text.slice(0, 200)}`;
+  if (route.scimToken) {
+    // SCIM's error body (RFC 7644 §3.12), whatever failed.
+    const ok = Array.isArray(r.body.schemas) && r.body.schemas.includes('urn:ietf:params:scim:api:messages:2.0:Error') && r.body.status === String(r.status) && typeof r.body.detail === 'string';
+    return ok ? undefined : `bad SCIM error shape: ${r.text.slice(0, 200)}`;
+  }
   const oauth = route.operation === 'token' || r.status === 401;
   const [code, message] = oauth ? [r.body.error, r.body.error_description] : [r.body.Error, r.body.Message];
   if (typeof code !== 'string' || typeof message !== 'string') return `bad error shape: ${r.text.slice(0, 200)}`;

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { CardFacts, DecisionFacts, LevelGrant, ObjectRef, ReaderFacts, ScheduleRule } from '#shared/access/decision.ts';
 import { cardState, decide, grantingPair, grantsAt } from '#shared/access/engine.ts';
-import { formatLocalTime, holidayDaysOf, localClock, parseScheduleDuration, scheduleActiveAt, scheduleRuleOf } from '#shared/access/schedule.ts';
+import { formatLocalTime, holidayDaysOf, localClock, parseScheduleDuration, scheduleActiveAt, scheduleRuleOf } from '#shared/access/schedule-windows.ts';
 
 const ref = (key: string, name: string): ObjectRef => ({ Key: key, CommonName: name, Href: `/api/f/i/x/${key}` });
 

@@ -10,7 +10,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { DecisionFacts, HolidayDay, LevelGrant, ObjectRef, ScheduleRule, ScheduleWindow } from '#shared/access/decision.ts';
 import { decide } from '#shared/access/engine.ts';
-import { scheduleActiveAt } from '#shared/access/schedule.ts';
+import { scheduleActiveAt } from '#shared/access/schedule-windows.ts';
 
 const MINUTE = 60_000;
 const DAY = 86_400_000;

@@ -77,6 +77,9 @@ describe('openapi document', () => {
         expect(op.security, r.path).toBeUndefined();
         expect(resolve(op.responses['401']).content['application/json'].schema.$ref).toBe('#/components/schemas/TokenError');
         expect(op.responses['403'], r.path).toBeDefined();
+      } else if (r.scimToken) {
+        expect(op.security, r.path).toEqual([{ scimToken: [] }]);
+        expect(resolve(op.responses['401']).content['application/scim+json'].schema.$ref).toBe('#/components/schemas/ScimError');
       } else {
         expect(op.security, r.path).toEqual([]);
         expect(op.responses['401'], r.path).toBeUndefined();

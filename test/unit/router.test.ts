@@ -7,9 +7,21 @@ const router = new Router();
 const K = '0123456789abcdef01234567';
 
 describe('route table', () => {
-  it('has no duplicate route keys', () => {
-    const keys = ROUTES.map(routeKey);
+  it('has no duplicate rows', () => {
+    const keys = ROUTES.map((r) => `${r.method} ${r.path}`);
     expect(new Set(keys).size).toBe(keys.length);
+  });
+
+  it('shares an API Gateway route only between rows of one family that the route can carry', () => {
+    const families = new Map<string, Set<string>>();
+    for (const r of ROUTES) (families.get(routeKey(r)) ?? families.set(routeKey(r), new Set()).get(routeKey(r))!).add(r.family);
+    for (const [key, f] of families) expect([...f], key).toHaveLength(1);
+    // A row's shared route matches its path in API Gateway: a greedy route's prefix, or a row of the table.
+    for (const r of ROUTES.filter((x) => x.gateway)) {
+      const [method, path] = r.gateway!.split(' ') as [string, string];
+      if (path.endsWith('/{proxy+}')) expect(r.path.startsWith(path.slice(0, -'{proxy+}'.length)), r.path).toBe(true);
+      else expect(ROUTES.some((x) => !x.gateway && x.method === method && x.path === path && x.family === r.family), r.path).toBe(true);
+    }
   });
 
   it('gives every collection its five calls', () => {
@@ -29,7 +41,7 @@ describe('route table', () => {
   });
 
   it('marks only sysinfo, token, JWKS, the OpenAPI document, its page and the default route public', () => {
-    const open = ROUTES.filter((r) => !r.auth).map(routeKey).sort();
+    const open = ROUTES.filter((r) => !r.auth && !r.scimToken).map(routeKey).sort();
     expect(open).toEqual([
       '$default',
       'GET /.well-known/jwks.json',

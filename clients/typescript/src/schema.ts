@@ -2563,6 +2563,217 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/f/{folderKey}/scimtokens": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the SCIM tokens of an instance
+         * @description Administrators of the instance (or of an instance above it). The tokens themselves are never shown again.
+         */
+        get: operations["listScimTokens"];
+        put?: never;
+        /**
+         * Create a SCIM token for an identity provider
+         * @description Administrators. The answer is the only one that shows the `Token`: give it to the identity provider as its secret token, with the tenant URL `<base URL>` + `ScimBaseUrl`. At most 25 tokens an instance (409 TooManyScimTokens).
+         */
+        post: operations["createScimToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/f/{folderKey}/scimtokens/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Revoke a SCIM token */
+        delete: operations["removeScimToken"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/{instanceKey}/ServiceProviderConfig": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** SCIM: the service provider's configuration */
+        get: operations["scimServiceProviderConfig"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/{instanceKey}/ResourceTypes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** SCIM: the resource types (User, Group) */
+        get: operations["scimResourceTypes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/{instanceKey}/ResourceTypes/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** SCIM: one resource type */
+        get: operations["scimResourceType"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/{instanceKey}/Schemas": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** SCIM: the schemas of the resources */
+        get: operations["scimSchemas"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/{instanceKey}/Schemas/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** SCIM: one schema */
+        get: operations["scimSchema"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/{instanceKey}/Users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * SCIM: list or find Users (people)
+         * @description Past a page that is not the last, `totalResults` is a lower bound (one more than the results seen so far): counting every person would read the whole instance. A page shorter than `count` is the last.
+         */
+        get: operations["scimListUsers"];
+        put?: never;
+        /** SCIM: create a User (a person) */
+        post: operations["scimCreateUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/{instanceKey}/Users/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** SCIM: read a User */
+        get: operations["scimGetUser"];
+        /**
+         * SCIM: replace a User
+         * @description Absent attributes are cleared, except `active`, which is kept.
+         */
+        put: operations["scimReplaceUser"];
+        post?: never;
+        /** SCIM: delete a User (the person; its cards are freed) */
+        delete: operations["scimRemoveUser"];
+        options?: never;
+        head?: never;
+        /**
+         * SCIM: change a User
+         * @description `active` false disables every card of the person; true re-enables the cards that deactivation disabled.
+         */
+        patch: operations["scimPatchUser"];
+        trace?: never;
+    };
+    "/scim/v2/{instanceKey}/Groups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** SCIM: list or find Groups (access levels) */
+        get: operations["scimListGroups"];
+        put?: never;
+        /** SCIM: create a Group (an access level) */
+        post: operations["scimCreateGroup"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/scim/v2/{instanceKey}/Groups/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** SCIM: read a Group */
+        get: operations["scimGetGroup"];
+        /** SCIM: replace a Group */
+        put: operations["scimReplaceGroup"];
+        post?: never;
+        /** SCIM: delete a Group (the access level) */
+        delete: operations["scimRemoveGroup"];
+        options?: never;
+        head?: never;
+        /** SCIM: change a Group, add or remove members */
+        patch: operations["scimPatchGroup"];
+        trace?: never;
+    };
     "/api/f/{folderKey}/usage": {
         parameters: {
             query?: never;
@@ -3369,6 +3580,65 @@ export interface components {
             /** Format: date-time */
             Until: string;
         };
+        ScimTokenRequest: {
+            CommonName: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A SCIM User as sent (attributes other than these are ignored). */
+        ScimUserRequest: {
+            schemas?: string[];
+            userName: string;
+            externalId?: string;
+            name?: {
+                givenName?: string;
+                familyName?: string;
+            } & {
+                [key: string]: unknown;
+            };
+            displayName?: string;
+            emails?: ({
+                value: string;
+                type?: string;
+                primary?: boolean | string;
+            } & {
+                [key: string]: unknown;
+            })[];
+            /** @description A boolean; "True"/"False" are read as booleans too (Entra ID). */
+            active?: boolean | string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A PatchOp message (RFC 7644 §3.5.2): paths with filters (`emails[type eq "work"].value`, `members[value eq "<id>"]`) and value objects without a path. */
+        ScimPatchOp: {
+            schemas?: string[];
+            Operations: ({
+                /** @description add, replace or remove (any case). */
+                op: string;
+                path?: string;
+                value?: unknown;
+            } & {
+                [key: string]: unknown;
+            })[];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A SCIM Group as sent; a PUT without members leaves them as they are. */
+        ScimGroupRequest: {
+            schemas?: string[];
+            displayName: string;
+            externalId?: string;
+            members?: ({
+                value: string;
+                $ref?: string;
+                type?: string;
+                display?: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+        } & {
+            [key: string]: unknown;
+        };
         MonikerItem: {
             /** @description The element's type name, bare or with a namespace (answers carry the deployment's namespace). */
             $type?: string;
@@ -3496,6 +3766,15 @@ export interface components {
         Throttled: components["schemas"]["Error"] | {
             /** @example Too Many Requests */
             message: string;
+        };
+        /** @description SCIM's error body (RFC 7644 §3.12, https://www.rfc-editor.org/rfc/rfc7644#section-3.12). */
+        ScimError: {
+            schemas: "urn:ietf:params:scim:api:messages:2.0:Error"[];
+            /** @description The HTTP status, as a string. */
+            status: string;
+            /** @description RFC 7644 Table 9: invalidFilter, uniqueness, invalidSyntax, invalidPath, noTarget, invalidValue, ... */
+            scimType?: string;
+            detail: string;
         };
         SysInfo: {
             /**
@@ -4537,6 +4816,105 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description A SCIM token of an instance. `Token` is in the create's answer only (it is stored as a hash). */
+        ScimToken: {
+            Key: string;
+            CommonName: string;
+            CreatedOn: string;
+            CreatedBy: string;
+            Href: string;
+            ScimBaseUrl: string;
+            Token?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        ScimResource: {
+            schemas: string[];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A ListResponse (RFC 7644 §3.4.2). */
+        ScimResourceList: {
+            schemas: string[];
+            totalResults: number;
+            startIndex: number;
+            itemsPerPage: number;
+            Resources: components["schemas"]["ScimResource"][];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A ListResponse (RFC 7644 §3.4.2). */
+        ScimUserList: {
+            schemas: string[];
+            totalResults: number;
+            startIndex: number;
+            itemsPerPage: number;
+            Resources: components["schemas"]["ScimUser"][];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A person as a SCIM User (urn:ietf:params:scim:schemas:core:2.0:User, RFC 7643 §4.1): id = the person's Key, name.givenName/familyName = GivenName/Surname, displayName = CommonName, emails = its EmailAddressInfo addresses; active false disables every card of the person. */
+        ScimUser: {
+            schemas: string[];
+            id: string;
+            externalId?: string;
+            userName: string;
+            name?: {
+                givenName?: string;
+                familyName?: string;
+                formatted?: string;
+            } & {
+                [key: string]: unknown;
+            };
+            displayName?: string;
+            emails?: ({
+                value: string;
+                type?: string;
+                primary?: boolean;
+            } & {
+                [key: string]: unknown;
+            })[];
+            active: boolean;
+            meta: components["schemas"]["ScimMeta"];
+        } & {
+            [key: string]: unknown;
+        };
+        ScimMeta: {
+            resourceType: string;
+            created?: string;
+            location: string;
+            version?: string;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A ListResponse (RFC 7644 §3.4.2). */
+        ScimGroupList: {
+            schemas: string[];
+            totalResults: number;
+            startIndex: number;
+            itemsPerPage: number;
+            Resources: components["schemas"]["ScimGroup"][];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description An access level as a SCIM Group (RFC 7643 §4.2): id = its Key, displayName = CommonName, members = the people with an AccessLevel connection to it. */
+        ScimGroup: {
+            schemas: string[];
+            id: string;
+            externalId?: string;
+            displayName: string;
+            members?: ({
+                value: string;
+                $ref?: string;
+                type?: string;
+                display?: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+            meta: components["schemas"]["ScimMeta"];
+        } & {
+            [key: string]: unknown;
+        };
         /** @description Metered usage of an instance and its sub-instances, per UTC day. */
         UsageInfo: {
             $type: string;
@@ -4770,6 +5148,134 @@ export interface components {
                 "application/json": components["schemas"]["Error"];
             };
         };
+        /** @description A bad request (`scimType`: invalidFilter, invalidSyntax, invalidPath, noTarget, invalidValue). */
+        ScimBadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "schemas": [
+                 *         "urn:ietf:params:scim:api:messages:2.0:Error"
+                 *       ],
+                 *       "status": "400",
+                 *       "scimType": "invalidFilter",
+                 *       "detail": "A bad request (`scimType`: invalidFilter, invalidSyntax, invalidPath, noTarget, invalidValue)."
+                 *     }
+                 */
+                "application/scim+json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description No SCIM token of this instance (another instance's token, a revoked or malformed one). */
+        ScimUnauthorized: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "schemas": [
+                 *         "urn:ietf:params:scim:api:messages:2.0:Error"
+                 *       ],
+                 *       "status": "401",
+                 *       "detail": "No SCIM token of this instance (another instance's token, a revoked or malformed one)."
+                 *     }
+                 */
+                "application/scim+json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description No such resource in this instance. */
+        ScimNotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "schemas": [
+                 *         "urn:ietf:params:scim:api:messages:2.0:Error"
+                 *       ],
+                 *       "status": "404",
+                 *       "detail": "No such resource in this instance."
+                 *     }
+                 */
+                "application/scim+json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description A userName, externalId or displayName another resource of the instance holds (`scimType`: uniqueness). */
+        ScimConflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "schemas": [
+                 *         "urn:ietf:params:scim:api:messages:2.0:Error"
+                 *       ],
+                 *       "status": "409",
+                 *       "scimType": "uniqueness",
+                 *       "detail": "A userName, externalId or displayName another resource of the instance holds (`scimType`: uniqueness)."
+                 *     }
+                 */
+                "application/scim+json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description The request body is larger than the deployment accepts. */
+        ScimPayloadTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "schemas": [
+                 *         "urn:ietf:params:scim:api:messages:2.0:Error"
+                 *       ],
+                 *       "status": "413",
+                 *       "detail": "The request body is larger than the deployment accepts."
+                 *     }
+                 */
+                "application/scim+json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description An unexpected error (logged with its cause). */
+        ScimInternalError: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "schemas": [
+                 *         "urn:ietf:params:scim:api:messages:2.0:Error"
+                 *       ],
+                 *       "status": "500",
+                 *       "detail": "An unexpected error (logged with its cause)."
+                 *     }
+                 */
+                "application/scim+json": components["schemas"]["ScimError"];
+            };
+        };
+        /** @description The data store is busy; retry shortly. */
+        ScimServiceUnavailable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "schemas": [
+                 *         "urn:ietf:params:scim:api:messages:2.0:Error"
+                 *       ],
+                 *       "status": "503",
+                 *       "detail": "The data store is busy; retry shortly."
+                 *     }
+                 */
+                "application/scim+json": components["schemas"]["ScimError"];
+            };
+        };
     };
     parameters: {
         /**
@@ -4811,6 +5317,16 @@ export interface components {
          * @example 6650f1a2b3c4d5e6f7a8b9c2
          */
         relatedKey: string;
+        /**
+         * @description The key of the instance whose SCIM service provider this is (the SCIM token's instance).
+         * @example 6650f1a2b3c4d5e6f7a8b9c0
+         */
+        instanceKey: string;
+        /**
+         * @description The SCIM resource's id (the person's or access level's Key; a resource type's or schema's name).
+         * @example 6650f1a2b3c4d5e6f7a8b9c1
+         */
+        id: string;
     };
     requestBodies: never;
     headers: {
@@ -16196,6 +16712,794 @@ export interface operations {
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listScimTokens: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                folderKey: components["parameters"]["folderKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The tokens, oldest first. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScimToken"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createScimToken: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                folderKey: components["parameters"]["folderKey"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ScimTokenRequest"];
+            };
+        };
+        responses: {
+            /** @description The token, shown once. */
+            201: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ScimToken"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    removeScimToken: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                folderKey: components["parameters"]["folderKey"];
+                /**
+                 * @description The object's key.
+                 * @example 6650f1a2b3c4d5e6f7a8b9c1
+                 */
+                key: components["parameters"]["key"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked: the next call with it is refused. */
+            204: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    scimServiceProviderConfig: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key of the instance whose SCIM service provider this is (the SCIM token's instance).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                instanceKey: components["parameters"]["instanceKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 7643 §5. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimResource"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    scimResourceTypes: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key of the instance whose SCIM service provider this is (the SCIM token's instance).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                instanceKey: components["parameters"]["instanceKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 7643 §6. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimResourceList"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    scimResourceType: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key of the instance whose SCIM service provider this is (the SCIM token's instance).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                instanceKey: components["parameters"]["instanceKey"];
+                /**
+                 * @description The SCIM resource's id (the person's or access level's Key; a resource type's or schema's name).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c1
+                 */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 7643 §6. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimResource"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            404: components["responses"]["ScimNotFound"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    scimSchemas: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key of the instance whose SCIM service provider this is (the SCIM token's instance).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                instanceKey: components["parameters"]["instanceKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 7643 §7. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimResourceList"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    scimSchema: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key of the instance whose SCIM service provider this is (the SCIM token's instance).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                instanceKey: components["parameters"]["instanceKey"];
+                /**
+                 * @description The SCIM resource's id (the person's or access level's Key; a resource type's or schema's name).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c1
+                 */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description RFC 7643 §7. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimResource"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            404: components["responses"]["ScimNotFound"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    scimListUsers: {
+        parameters: {
+            query?: {
+                /** @description One equality: `userName eq "…"`, `externalId eq "…"`, `displayName eq "…"` or `id eq "…"` for Users; `displayName eq "…"` or `id eq "…"` for Groups. Others: 400 invalidFilter. */
+                filter?: string;
+                /** @description 1-based index of the first result (default 1). */
+                startIndex?: string;
+                /** @description Results a page (default and most 200). */
+                count?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The key of the instance whose SCIM service provider this is (the SCIM token's instance).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                instanceKey: components["parameters"]["instanceKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A ListResponse of Users. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimUserList"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    scimCreateUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key of the instance whose SCIM service provider this is (the SCIM token's instance).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                instanceKey: components["parameters"]["instanceKey"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/scim+json": components["schemas"]["ScimUserRequest"];
+                "application/json": components["schemas"]["ScimUserRequest"];
+            };
+        };
+        responses: {
+            /** @description The User, at its `Location`. */
+            201: {
+                headers: {
+                    /** @description The User's URL. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimUser"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            409: components["responses"]["ScimConflict"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    scimGetUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key of the instance whose SCIM service provider this is (the SCIM token's instance).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                instanceKey: components["parameters"]["instanceKey"];
+                /**
+                 * @description The SCIM resource's id (the person's or access level's Key; a resource type's or schema's name).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c1
+                 */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The User. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimUser"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            404: components["responses"]["ScimNotFound"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    scimReplaceUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key of the instance whose SCIM service provider this is (the SCIM token's instance).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                instanceKey: components["parameters"]["instanceKey"];
+                /**
+                 * @description The SCIM resource's id (the person's or access level's Key; a resource type's or schema's name).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c1
+                 */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/scim+json": components["schemas"]["ScimUserRequest"];
+                "application/json": components["schemas"]["ScimUserRequest"];
+            };
+        };
+        responses: {
+            /** @description The User. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimUser"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            404: components["responses"]["ScimNotFound"];
+            409: components["responses"]["ScimConflict"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    scimRemoveUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key of the instance whose SCIM service provider this is (the SCIM token's instance).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                instanceKey: components["parameters"]["instanceKey"];
+                /**
+                 * @description The SCIM resource's id (the person's or access level's Key; a resource type's or schema's name).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c1
+                 */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            404: components["responses"]["ScimNotFound"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    scimPatchUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key of the instance whose SCIM service provider this is (the SCIM token's instance).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                instanceKey: components["parameters"]["instanceKey"];
+                /**
+                 * @description The SCIM resource's id (the person's or access level's Key; a resource type's or schema's name).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c1
+                 */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/scim+json": components["schemas"]["ScimPatchOp"];
+                "application/json": components["schemas"]["ScimPatchOp"];
+            };
+        };
+        responses: {
+            /** @description The User. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimUser"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            404: components["responses"]["ScimNotFound"];
+            409: components["responses"]["ScimConflict"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    scimListGroups: {
+        parameters: {
+            query?: {
+                /** @description One equality: `userName eq "…"`, `externalId eq "…"`, `displayName eq "…"` or `id eq "…"` for Users; `displayName eq "…"` or `id eq "…"` for Groups. Others: 400 invalidFilter. */
+                filter?: string;
+                /** @description 1-based index of the first result (default 1). */
+                startIndex?: string;
+                /** @description Results a page (default and most 200). */
+                count?: string;
+                /** @description `members` leaves the members out. */
+                excludedAttributes?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The key of the instance whose SCIM service provider this is (the SCIM token's instance).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                instanceKey: components["parameters"]["instanceKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A ListResponse of Groups. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimGroupList"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    scimCreateGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key of the instance whose SCIM service provider this is (the SCIM token's instance).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                instanceKey: components["parameters"]["instanceKey"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/scim+json": components["schemas"]["ScimGroupRequest"];
+                "application/json": components["schemas"]["ScimGroupRequest"];
+            };
+        };
+        responses: {
+            /** @description The Group, at its `Location`. */
+            201: {
+                headers: {
+                    /** @description The Group's URL. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimGroup"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            409: components["responses"]["ScimConflict"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    scimGetGroup: {
+        parameters: {
+            query?: {
+                /** @description `members` leaves the members out. */
+                excludedAttributes?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The key of the instance whose SCIM service provider this is (the SCIM token's instance).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                instanceKey: components["parameters"]["instanceKey"];
+                /**
+                 * @description The SCIM resource's id (the person's or access level's Key; a resource type's or schema's name).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c1
+                 */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The Group. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimGroup"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            404: components["responses"]["ScimNotFound"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    scimReplaceGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key of the instance whose SCIM service provider this is (the SCIM token's instance).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                instanceKey: components["parameters"]["instanceKey"];
+                /**
+                 * @description The SCIM resource's id (the person's or access level's Key; a resource type's or schema's name).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c1
+                 */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/scim+json": components["schemas"]["ScimGroupRequest"];
+                "application/json": components["schemas"]["ScimGroupRequest"];
+            };
+        };
+        responses: {
+            /** @description The Group. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/scim+json": components["schemas"]["ScimGroup"];
+                };
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            404: components["responses"]["ScimNotFound"];
+            409: components["responses"]["ScimConflict"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    scimRemoveGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key of the instance whose SCIM service provider this is (the SCIM token's instance).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                instanceKey: components["parameters"]["instanceKey"];
+                /**
+                 * @description The SCIM resource's id (the person's or access level's Key; a resource type's or schema's name).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c1
+                 */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            404: components["responses"]["ScimNotFound"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
+        };
+    };
+    scimPatchGroup: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key of the instance whose SCIM service provider this is (the SCIM token's instance).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                instanceKey: components["parameters"]["instanceKey"];
+                /**
+                 * @description The SCIM resource's id (the person's or access level's Key; a resource type's or schema's name).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c1
+                 */
+                id: components["parameters"]["id"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/scim+json": components["schemas"]["ScimPatchOp"];
+                "application/json": components["schemas"]["ScimPatchOp"];
+            };
+        };
+        responses: {
+            /** @description Changed. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ScimBadRequest"];
+            401: components["responses"]["ScimUnauthorized"];
+            404: components["responses"]["ScimNotFound"];
+            409: components["responses"]["ScimConflict"];
+            413: components["responses"]["ScimPayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["ScimInternalError"];
+            503: components["responses"]["ScimServiceUnavailable"];
         };
     };
     usage: {
