@@ -1,14 +1,13 @@
 /**
- * The single table, declared once: the CDK stack and the local runtime's table creation both
- * read this definition, so the keys, indexes, TTL attribute and stream cannot drift apart.
+ * The single table, declared once as data: its keys, indexes, TTL attribute and stream
+ * ({@link TABLE}), which the CDK stack (infra/gatehouse-table.ts) and the local runtime's table
+ * creation (local/storage/create-tables.ts) both build from, and every kind of item it holds
+ * ({@link ITEM_KINDS}): its key templates, the index keys it carries, whether it expires, and what
+ * it is. The key builders of `item-keys.ts` are made from these templates, so a key's spelling
+ * lives here and nowhere else.
  *
- * Items (all key strings are built in `keys.ts`):
- * - object:        PK `O#<key>`                 SK `A`
- *                  GSI1 `C#<folder>#<collection>` / `<key>`   (a collection page, creation order)
- *                  GSI2 `T#<instance>#<Type>` / `<key>`      (every object of a type in an instance)
- * - unique claim:  PK `U#<scope>#<kind>#<value>` SK `U`      (card numbers, names, monikers)
- * - others (tokens, connections, events, subscriptions) follow the same PK/SK/GSI shape and are
- *   documented where their key builders live.
+ * A template is literal text with `<holes>`: `O#<key>` is `O#` followed by the object's key. The
+ * hole's name says what fills it; the builder takes the values in the holes' order.
  */
 
 export interface IndexDef {
@@ -37,3 +36,180 @@ export const TABLE: TableDef = Object.freeze({
   ttlAttribute: 'ttl',
   stream: 'NEW_AND_OLD_IMAGES',
 });
+
+/** The name of an index of {@link TABLE}. */
+type IndexName = 'GSI1' | 'GSI2' | 'GSI3';
+
+/** One kind of item: how its keys are spelled, the indexes it is in, whether it expires. */
+export interface ItemKind {
+  /** What the item is, in one line. */
+  readonly meaning: string;
+  /** Template of the partition key (`PK`). */
+  readonly pk: string;
+  /** Template of the sort key (`SK`). */
+  readonly sk: string;
+  /** The index keys the item carries (partition / sort key templates), by index. */
+  readonly indexes?: Readonly<Partial<Record<IndexName, readonly [pk: string, sk: string]>>>;
+  /** Why it carries {@link TableDef.ttlAttribute} (it expires); absent: it is kept. */
+  readonly ttl?: string;
+  /**
+   * The table holding it when not the main one: `webhook-queue` is the local runtime's queue
+   * table (`queueTableOf`: same keys, no index, no stream).
+   */
+  readonly table?: 'webhook-queue';
+}
+
+/**
+ * Every kind of item, by name. Objects of every collection share one kind; an event is an object
+ * whose GSI1 is its folder's timeline instead of a collection page.
+ */
+export const ITEM_KINDS = {
+  object: {
+    meaning: 'a stored object (person, device, folder, instance, user, app, event type, …): its document and the attributes that find and scope it',
+    pk: 'O#<key>',
+    sk: 'A',
+    indexes: {
+      GSI1: ['C#<folder>#<collection>', '<key>'],
+      GSI2: ['T#<instance>#<collection>', '<key>'],
+      GSI3: ['N#<instance>', '<commonName>#<key>'],
+    },
+  },
+  event: {
+    meaning: 'an event of a logging type: an object of collection `events` on its folder’s timeline',
+    pk: 'O#<eventKey>',
+    sk: 'A',
+    indexes: { GSI1: ['EV#<folder>', '<occurredOn>#<eventKey>'] },
+    ttl: 'events are kept for their retention',
+  },
+  liveEvent: {
+    meaning: 'an event of a non-logging type: read by the fan-out from the stream, never listed',
+    pk: 'LIVE#<eventKey>',
+    sk: 'A',
+    ttl: 'gone once the fan-out has read it',
+  },
+  eventPointer: {
+    meaning: 'an event related to an object, under the object (its events and last event)',
+    pk: 'EP#<objectKey>',
+    sk: '<occurredOn>#<eventKey>',
+    ttl: 'expires with its event',
+  },
+  authState: {
+    meaning: 'a user’s password hash, failed logins, lock and one-time code',
+    pk: 'O#<userKey>',
+    sk: 'AUTH',
+  },
+  objectStatus: {
+    meaning: 'the latest status document of an object (inputs)',
+    pk: 'O#<inputKey>',
+    sk: 'STATUS',
+  },
+  tombstone: {
+    meaning: 'where a deleted folder or instance was: its old paths answer 404, not 403',
+    pk: 'O#<folderKey>',
+    sk: 'GONE',
+    ttl: 'kept 90 days',
+  },
+  relation: {
+    meaning: 'a connection of an object to another (access levels, readers, …), indexed by its target',
+    pk: 'O#<fromKey>',
+    sk: 'R#<relation>#<toKey>',
+    indexes: { GSI1: ['RB#<toKey>', '<relation>#<fromKey>'] },
+  },
+  alarmLink: {
+    meaning: 'an event type’s membership in an alarm definition, indexed by alarm',
+    pk: 'O#<eventTypeKey>',
+    sk: 'ALARM#<alarmKey>',
+    indexes: { GSI1: ['AL#<alarmKey>', '<eventTypeKey>'] },
+  },
+  claim: {
+    meaning: 'a unique value (card number, name, moniker) and its owner; a card claim is indexed by number',
+    pk: 'U#<scope>#<kind>#<value>',
+    sk: 'U',
+    indexes: { GSI3: ['CN#<instance>#<number>', '<ownerKey>'] },
+  },
+  refreshToken: {
+    meaning: 'a refresh token (only its hash), indexed by its login family',
+    pk: 'RT#<tokenHash>',
+    sk: 'RT',
+    indexes: { GSI1: ['RTF#<family>', '<issuedAt>'] },
+    ttl: 'expires with the token',
+  },
+  refreshFamily: {
+    meaning: 'a login family: the session generation of its login, revoked at once on reuse',
+    pk: 'RTF#<family>',
+    sk: 'RT',
+    ttl: 'expires with its first token',
+  },
+  loginName: {
+    meaning: 'failed password logins of a name no password logs in as, locked out like a user',
+    pk: 'LN#<instanceKey>#<nameHash>',
+    sk: 'LN',
+    ttl: 'forgotten after the lock window',
+  },
+  wsConnection: {
+    meaning: 'a WebSocket connection: its principal and subscriptions, indexed by user',
+    pk: 'WSC#<connectionId>',
+    sk: 'C',
+    indexes: { GSI1: ['WSU#<userKey>', '<connectionId>'] },
+    ttl: 'outlives no connection',
+  },
+  mqttClient: {
+    meaning: 'an MQTT client id the IoT authorizer let in (AWS), indexed by user',
+    pk: 'MQC#<clientId>',
+    sk: 'C',
+    indexes: { GSI1: ['MQU#<userKey>', '<clientId>'] },
+    ttl: 'outlives no connection',
+  },
+  wsSubscription: {
+    meaning: 'a WebSocket connection’s subscription to a topic, under the topic’s instance',
+    pk: 'SUB#<instanceKey>',
+    sk: '<connectionId>#<topic>',
+    ttl: 'outlives no connection',
+  },
+  webhook: {
+    meaning: 'a webhook subscription, under its instance (one Query finds an instance’s)',
+    pk: 'WH#<instanceKey>',
+    sk: '<webhookKey>',
+  },
+  webhookAttempt: {
+    meaning: 'a delivery attempt of a webhook subscription, newest last',
+    pk: 'WD#<webhookKey>',
+    sk: '<attemptKey>',
+    ttl: 'kept 30 days',
+  },
+  webhookReplay: {
+    meaning: 'a subscription’s replay slot: one replay a minute',
+    pk: 'WR#<webhookKey>',
+    sk: 'R',
+    ttl: 'gone once the slot is free',
+  },
+  webhookJob: {
+    meaning: 'a job of the local runtime’s webhook queue, sorted by when it is due (15 digits of epoch ms)',
+    pk: 'WQ',
+    sk: '<dueAtMs>#<jobId>',
+    ttl: 'dropped after the retry schedule',
+    table: 'webhook-queue',
+  },
+  usageDay: {
+    meaning: 'the metered usage of an instance on one UTC day',
+    pk: 'US#<instanceKey>',
+    sk: 'D#<day>',
+    ttl: 'kept for the usage report’s range',
+  },
+  usageTotal: {
+    meaning: 'the running stored-object count of an instance',
+    pk: 'US#<instanceKey>',
+    sk: 'TOTAL',
+  },
+  publicKeys: {
+    meaning: 'the public keys that verify access tokens (AWS; written by the key manager)',
+    pk: 'KEYS',
+    sk: 'JWKS',
+  },
+  idempotencyRecord: {
+    meaning: 'an Idempotency-Key’s claim and saved answer; the hash is Powertools’ of the caller, method, path and key',
+    pk: 'IK#<hash>',
+    sk: 'IK',
+    ttl: 'kept 24 hours',
+  },
+} as const satisfies Record<string, ItemKind>;
