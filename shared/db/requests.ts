@@ -168,7 +168,7 @@ export async function batchWriteItems(db: Pick<Db, 'doc' | 'tableName'>, writes:
 /** A condition with its placeholders, to spread into a write's input. */
 interface WriteCondition {
   readonly ConditionExpression: string;
-  readonly ExpressionAttributeNames: Record<string, string>;
+  readonly ExpressionAttributeNames?: Record<string, string>;
   readonly ExpressionAttributeValues?: Record<string, unknown>;
 }
 
@@ -194,9 +194,10 @@ export function versionCondition(version: number | undefined, unchanged: Readonl
     values[`:u${i}`] = value;
     conditions.push(`#u${i} = :u${i}`);
   });
+  // DynamoDB refuses an empty map of names or values.
   return {
     ConditionExpression: conditions.join(' AND '),
-    ExpressionAttributeNames: names,
+    ...(Object.keys(names).length > 0 ? { ExpressionAttributeNames: names } : {}),
     ...(Object.keys(values).length > 0 ? { ExpressionAttributeValues: values } : {}),
   };
 }

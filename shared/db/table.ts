@@ -50,8 +50,11 @@ export interface ItemKind {
   readonly sk: string;
   /** The index keys the item carries (partition / sort key templates), by index. */
   readonly indexes?: Readonly<Partial<Record<IndexName, readonly [pk: string, sk: string]>>>;
-  /** Why it carries {@link TableDef.ttlAttribute} (it expires); absent: it is kept. */
-  readonly ttl?: string;
+  /**
+   * It carries {@link TableDef.ttlAttribute} (epoch seconds): it expires, and its reads filter
+   * expired ones out; absent: it is kept. Why and when it expires is said beside each kind.
+   */
+  readonly ttl?: true;
   /**
    * The table holding it when not the main one: `webhook-queue` is the local runtime's queue
    * table (`queueTableOf`: same keys, no index, no stream).
@@ -79,19 +82,22 @@ export const ITEM_KINDS = {
     pk: 'O#<eventKey>',
     sk: 'A',
     indexes: { GSI1: ['EV#<folder>', '<occurredOn>#<eventKey>'] },
-    ttl: 'events are kept for their retention',
+    // Events are kept for their retention.
+    ttl: true,
   },
   liveEvent: {
     meaning: 'an event of a non-logging type: read by the fan-out from the stream, never listed',
     pk: 'LIVE#<eventKey>',
     sk: 'A',
-    ttl: 'gone once the fan-out has read it',
+    // Short-lived: the fan-out reads it from the stream record, never from the table.
+    ttl: true,
   },
   eventPointer: {
     meaning: 'an event related to an object, under the object (its events and last event)',
     pk: 'EP#<objectKey>',
     sk: '<occurredOn>#<eventKey>',
-    ttl: 'expires with its event',
+    // Expires with its event.
+    ttl: true,
   },
   authState: {
     meaning: 'a user’s password hash, failed logins, lock and one-time code',
@@ -107,7 +113,8 @@ export const ITEM_KINDS = {
     meaning: 'where a deleted folder or instance was: its old paths answer 404, not 403',
     pk: 'O#<folderKey>',
     sk: 'GONE',
-    ttl: 'kept 90 days',
+    // Kept 90 days.
+    ttl: true,
   },
   relation: {
     meaning: 'a connection of an object to another (access levels, readers, …), indexed by its target',
@@ -132,39 +139,45 @@ export const ITEM_KINDS = {
     pk: 'RT#<tokenHash>',
     sk: 'RT',
     indexes: { GSI1: ['RTF#<family>', '<issuedAt>'] },
-    ttl: 'expires with the token',
+    // Expires with the token.
+    ttl: true,
   },
   refreshFamily: {
     meaning: 'a login family: the session generation of its login, revoked at once on reuse',
     pk: 'RTF#<family>',
     sk: 'RT',
-    ttl: 'expires with its first token',
+    // Expires with its first token.
+    ttl: true,
   },
   loginName: {
     meaning: 'failed password logins of a name no password logs in as, locked out like a user',
     pk: 'LN#<instanceKey>#<nameHash>',
     sk: 'LN',
-    ttl: 'forgotten after the lock window',
+    // Forgotten after the lock window.
+    ttl: true,
   },
   wsConnection: {
     meaning: 'a WebSocket connection: its principal and subscriptions, indexed by user',
     pk: 'WSC#<connectionId>',
     sk: 'C',
     indexes: { GSI1: ['WSU#<userKey>', '<connectionId>'] },
-    ttl: 'outlives no connection',
+    // Expires when the connection could last no longer.
+    ttl: true,
   },
   mqttClient: {
     meaning: 'an MQTT client id the IoT authorizer let in (AWS), indexed by user',
     pk: 'MQC#<clientId>',
     sk: 'C',
     indexes: { GSI1: ['MQU#<userKey>', '<clientId>'] },
-    ttl: 'outlives no connection',
+    // Expires when the connection could last no longer.
+    ttl: true,
   },
   wsSubscription: {
     meaning: 'a WebSocket connection’s subscription to a topic, under the topic’s instance',
     pk: 'SUB#<instanceKey>',
     sk: '<connectionId>#<topic>',
-    ttl: 'outlives no connection',
+    // Expires when the connection could last no longer.
+    ttl: true,
   },
   webhook: {
     meaning: 'a webhook subscription, under its instance (one Query finds an instance’s)',
@@ -175,26 +188,30 @@ export const ITEM_KINDS = {
     meaning: 'a delivery attempt of a webhook subscription, newest last',
     pk: 'WD#<webhookKey>',
     sk: '<attemptKey>',
-    ttl: 'kept 30 days',
+    // Kept 30 days.
+    ttl: true,
   },
   webhookReplay: {
     meaning: 'a subscription’s replay slot: one replay a minute',
     pk: 'WR#<webhookKey>',
     sk: 'R',
-    ttl: 'gone once the slot is free',
+    // Expires a minute after the slot frees.
+    ttl: true,
   },
   webhookJob: {
     meaning: 'a job of the local runtime’s webhook queue, sorted by when it is due (15 digits of epoch ms)',
     pk: 'WQ',
     sk: '<dueAtMs>#<jobId>',
-    ttl: 'dropped after the retry schedule',
+    // Dropped after the retry schedule.
+    ttl: true,
     table: 'webhook-queue',
   },
   usageDay: {
     meaning: 'the metered usage of an instance on one UTC day',
     pk: 'US#<instanceKey>',
     sk: 'D#<day>',
-    ttl: 'kept for the usage report’s range',
+    // Kept for the usage report’s range.
+    ttl: true,
   },
   usageTotal: {
     meaning: 'the running stored-object count of an instance',
@@ -210,6 +227,7 @@ export const ITEM_KINDS = {
     meaning: 'an Idempotency-Key’s claim and saved answer; the hash is Powertools’ of the caller, method, path and key',
     pk: 'IK#<hash>',
     sk: 'IK',
-    ttl: 'kept 24 hours',
+    // Kept 24 hours.
+    ttl: true,
   },
 } as const satisfies Record<string, ItemKind>;

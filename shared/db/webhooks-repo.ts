@@ -25,7 +25,7 @@ import type { Db } from './client.ts';
 import { WEBHOOK_QUEUE_PK, WEBHOOK_REPLAY_SK, webhookAttemptPk, webhookPk, webhookQueueSk, webhookReplayPk } from './item-keys.ts';
 import { getItem } from './item-reads.ts';
 import { send } from './objects-repo.ts';
-import { batchWriteItems, queryAll } from './requests.ts';
+import { batchWriteItems, queryAll, versionCondition } from './requests.ts';
 
 /** What the client sets on a subscription (stored as the document). */
 export interface WebhookSettings {
@@ -174,7 +174,7 @@ const isConditionFailure = (err: unknown) => (err as { name?: string }).name ===
 async function updateWebhook(
   db: Db,
   w: Pick<StoredWebhook, 'instanceKey' | 'key'>,
-  update: Required<Pick<UpdateCommandInput, 'UpdateExpression' | 'ExpressionAttributeValues'>> & Pick<UpdateCommandInput, 'ConditionExpression'>,
+  update: Required<Pick<UpdateCommandInput, 'UpdateExpression' | 'ExpressionAttributeValues'>> & Pick<UpdateCommandInput, 'ConditionExpression' | 'ExpressionAttributeNames'>,
 ): Promise<StoredWebhook | undefined> {
   return writing(db, w, async () => {
     try {
@@ -236,14 +236,11 @@ export async function replaceWebhookSettings(
   settings: WebhookSettings,
   expectedVersion: number | undefined,
 ): Promise<StoredWebhook> {
+  const condition = versionCondition(expectedVersion);
   const updated = await updateWebhook(db, w, {
     UpdateExpression: `SET Doc = :doc, Version = Version + :one${settings.Enabled ? ' REMOVE DisabledReason, FailingSince' : ''}`,
-    ...(expectedVersion === undefined ? {} : { ConditionExpression: 'attribute_exists(PK) AND Version = :v' }),
-    ExpressionAttributeValues: {
-      ':doc': stringifyJson(settings),
-      ':one': 1,
-      ...(expectedVersion === undefined ? {} : { ':v': expectedVersion }),
-    },
+    ...condition,
+    ExpressionAttributeValues: { ...condition.ExpressionAttributeValues, ':doc': stringifyJson(settings), ':one': 1 },
   });
   if (!updated) throw new ConditionFailed('The webhook changed or is gone.');
   return updated;
