@@ -62,172 +62,225 @@ export interface ItemKind {
   readonly table?: 'webhook-queue';
 }
 
-/**
- * Every kind of item, by name. Objects of every collection share one kind; an event is an object
- * whose GSI1 is its folder's timeline instead of a collection page.
+/*
+ * Every kind of item, each a constant of its own (a function's bundle keeps only the kinds whose
+ * keys it builds), then all of them by name in {@link ITEM_KINDS}. Objects of every collection
+ * share one kind; an event is an object whose GSI1 is its folder's timeline instead of a
+ * collection page.
  */
+
+export const objectItem = {
+  meaning: 'a stored object (person, device, folder, instance, user, app, event type, …): its document and the attributes that find and scope it',
+  pk: 'O#<key>',
+  sk: 'A',
+  indexes: {
+    GSI1: ['C#<folder>#<collection>', '<key>'],
+    GSI2: ['T#<instance>#<collection>', '<key>'],
+    GSI3: ['N#<instance>', '<commonName>#<key>'],
+  },
+} as const satisfies ItemKind;
+
+export const eventItem = {
+  meaning: 'an event of a logging type: an object of collection `events` on its folder’s timeline',
+  pk: 'O#<eventKey>',
+  sk: 'A',
+  indexes: { GSI1: ['EV#<folder>', '<occurredOn>#<eventKey>'] },
+  // Events are kept for their retention.
+  ttl: true,
+} as const satisfies ItemKind;
+
+export const liveEventItem = {
+  meaning: 'an event of a non-logging type: read by the fan-out from the stream, never listed',
+  pk: 'LIVE#<eventKey>',
+  sk: 'A',
+  // Short-lived: the fan-out reads it from the stream record, never from the table.
+  ttl: true,
+} as const satisfies ItemKind;
+
+export const eventPointerItem = {
+  meaning: 'an event related to an object, under the object (its events and last event)',
+  pk: 'EP#<objectKey>',
+  sk: '<occurredOn>#<eventKey>',
+  // Expires with its event.
+  ttl: true,
+} as const satisfies ItemKind;
+
+export const authStateItem = {
+  meaning: 'a user’s password hash, failed logins, lock and one-time code',
+  pk: 'O#<userKey>',
+  sk: 'AUTH',
+} as const satisfies ItemKind;
+
+export const objectStatusItem = {
+  meaning: 'the latest status document of an object (inputs)',
+  pk: 'O#<inputKey>',
+  sk: 'STATUS',
+} as const satisfies ItemKind;
+
+export const tombstoneItem = {
+  meaning: 'where a deleted folder or instance was: its old paths answer 404, not 403',
+  pk: 'O#<folderKey>',
+  sk: 'GONE',
+  // Kept 90 days.
+  ttl: true,
+} as const satisfies ItemKind;
+
+export const relationItem = {
+  meaning: 'a connection of an object to another (access levels, readers, …), indexed by its target',
+  pk: 'O#<fromKey>',
+  sk: 'R#<relation>#<toKey>',
+  indexes: { GSI1: ['RB#<toKey>', '<relation>#<fromKey>'] },
+} as const satisfies ItemKind;
+
+export const alarmLinkItem = {
+  meaning: 'an event type’s membership in an alarm definition, indexed by alarm',
+  pk: 'O#<eventTypeKey>',
+  sk: 'ALARM#<alarmKey>',
+  indexes: { GSI1: ['AL#<alarmKey>', '<eventTypeKey>'] },
+} as const satisfies ItemKind;
+
+export const claimItem = {
+  meaning: 'a unique value (card number, name, moniker) and its owner; a card claim is indexed by number',
+  pk: 'U#<scope>#<kind>#<value>',
+  sk: 'U',
+  indexes: { GSI3: ['CN#<instance>#<number>', '<ownerKey>'] },
+} as const satisfies ItemKind;
+
+export const refreshTokenItem = {
+  meaning: 'a refresh token (only its hash), indexed by its login family',
+  pk: 'RT#<tokenHash>',
+  sk: 'RT',
+  indexes: { GSI1: ['RTF#<family>', '<issuedAt>'] },
+  // Expires with the token.
+  ttl: true,
+} as const satisfies ItemKind;
+
+export const refreshFamilyItem = {
+  meaning: 'a login family: the session generation of its login, revoked at once on reuse',
+  pk: 'RTF#<family>',
+  sk: 'RT',
+  // Expires with its first token.
+  ttl: true,
+} as const satisfies ItemKind;
+
+export const loginNameItem = {
+  meaning: 'failed password logins of a name no password logs in as, locked out like a user',
+  pk: 'LN#<instanceKey>#<nameHash>',
+  sk: 'LN',
+  // Forgotten after the lock window.
+  ttl: true,
+} as const satisfies ItemKind;
+
+export const wsConnectionItem = {
+  meaning: 'a WebSocket connection: its principal and subscriptions, indexed by user',
+  pk: 'WSC#<connectionId>',
+  sk: 'C',
+  indexes: { GSI1: ['WSU#<userKey>', '<connectionId>'] },
+  // Expires when the connection could last no longer.
+  ttl: true,
+} as const satisfies ItemKind;
+
+export const mqttClientItem = {
+  meaning: 'an MQTT client id the IoT authorizer let in (AWS), indexed by user',
+  pk: 'MQC#<clientId>',
+  sk: 'C',
+  indexes: { GSI1: ['MQU#<userKey>', '<clientId>'] },
+  // Expires when the connection could last no longer.
+  ttl: true,
+} as const satisfies ItemKind;
+
+export const wsSubscriptionItem = {
+  meaning: 'a WebSocket connection’s subscription to a topic, under the topic’s instance',
+  pk: 'SUB#<instanceKey>',
+  sk: '<connectionId>#<topic>',
+  // Expires when the connection could last no longer.
+  ttl: true,
+} as const satisfies ItemKind;
+
+export const webhookItem = {
+  meaning: 'a webhook subscription, under its instance (one Query finds an instance’s)',
+  pk: 'WH#<instanceKey>',
+  sk: '<webhookKey>',
+} as const satisfies ItemKind;
+
+export const webhookAttemptItem = {
+  meaning: 'a delivery attempt of a webhook subscription, newest last',
+  pk: 'WD#<webhookKey>',
+  sk: '<attemptKey>',
+  // Kept 30 days.
+  ttl: true,
+} as const satisfies ItemKind;
+
+export const webhookReplayItem = {
+  meaning: 'a subscription’s replay slot: one replay a minute',
+  pk: 'WR#<webhookKey>',
+  sk: 'R',
+  // Expires a minute after the slot frees.
+  ttl: true,
+} as const satisfies ItemKind;
+
+export const webhookJobItem = {
+  meaning: 'a job of the local runtime’s webhook queue, sorted by when it is due (15 digits of epoch ms)',
+  pk: 'WQ',
+  sk: '<dueAtMs>#<jobId>',
+  // Dropped after the retry schedule.
+  ttl: true,
+  table: 'webhook-queue',
+} as const satisfies ItemKind;
+
+export const usageDayItem = {
+  meaning: 'the metered usage of an instance on one UTC day',
+  pk: 'US#<instanceKey>',
+  sk: 'D#<day>',
+  // Kept for the usage report’s range.
+  ttl: true,
+} as const satisfies ItemKind;
+
+export const usageTotalItem = {
+  meaning: 'the running stored-object count of an instance',
+  pk: 'US#<instanceKey>',
+  sk: 'TOTAL',
+} as const satisfies ItemKind;
+
+export const publicKeysItem = {
+  meaning: 'the public keys that verify access tokens (AWS; written by the key manager)',
+  pk: 'KEYS',
+  sk: 'JWKS',
+} as const satisfies ItemKind;
+
+export const idempotencyRecordItem = {
+  meaning: 'an Idempotency-Key’s claim and saved answer; the hash is Powertools’ of the caller, method, path and key',
+  pk: 'IK#<hash>',
+  sk: 'IK',
+  // Kept 24 hours.
+  ttl: true,
+} as const satisfies ItemKind;
+
+/** Every kind of item, by name. */
 export const ITEM_KINDS = {
-  object: {
-    meaning: 'a stored object (person, device, folder, instance, user, app, event type, …): its document and the attributes that find and scope it',
-    pk: 'O#<key>',
-    sk: 'A',
-    indexes: {
-      GSI1: ['C#<folder>#<collection>', '<key>'],
-      GSI2: ['T#<instance>#<collection>', '<key>'],
-      GSI3: ['N#<instance>', '<commonName>#<key>'],
-    },
-  },
-  event: {
-    meaning: 'an event of a logging type: an object of collection `events` on its folder’s timeline',
-    pk: 'O#<eventKey>',
-    sk: 'A',
-    indexes: { GSI1: ['EV#<folder>', '<occurredOn>#<eventKey>'] },
-    // Events are kept for their retention.
-    ttl: true,
-  },
-  liveEvent: {
-    meaning: 'an event of a non-logging type: read by the fan-out from the stream, never listed',
-    pk: 'LIVE#<eventKey>',
-    sk: 'A',
-    // Short-lived: the fan-out reads it from the stream record, never from the table.
-    ttl: true,
-  },
-  eventPointer: {
-    meaning: 'an event related to an object, under the object (its events and last event)',
-    pk: 'EP#<objectKey>',
-    sk: '<occurredOn>#<eventKey>',
-    // Expires with its event.
-    ttl: true,
-  },
-  authState: {
-    meaning: 'a user’s password hash, failed logins, lock and one-time code',
-    pk: 'O#<userKey>',
-    sk: 'AUTH',
-  },
-  objectStatus: {
-    meaning: 'the latest status document of an object (inputs)',
-    pk: 'O#<inputKey>',
-    sk: 'STATUS',
-  },
-  tombstone: {
-    meaning: 'where a deleted folder or instance was: its old paths answer 404, not 403',
-    pk: 'O#<folderKey>',
-    sk: 'GONE',
-    // Kept 90 days.
-    ttl: true,
-  },
-  relation: {
-    meaning: 'a connection of an object to another (access levels, readers, …), indexed by its target',
-    pk: 'O#<fromKey>',
-    sk: 'R#<relation>#<toKey>',
-    indexes: { GSI1: ['RB#<toKey>', '<relation>#<fromKey>'] },
-  },
-  alarmLink: {
-    meaning: 'an event type’s membership in an alarm definition, indexed by alarm',
-    pk: 'O#<eventTypeKey>',
-    sk: 'ALARM#<alarmKey>',
-    indexes: { GSI1: ['AL#<alarmKey>', '<eventTypeKey>'] },
-  },
-  claim: {
-    meaning: 'a unique value (card number, name, moniker) and its owner; a card claim is indexed by number',
-    pk: 'U#<scope>#<kind>#<value>',
-    sk: 'U',
-    indexes: { GSI3: ['CN#<instance>#<number>', '<ownerKey>'] },
-  },
-  refreshToken: {
-    meaning: 'a refresh token (only its hash), indexed by its login family',
-    pk: 'RT#<tokenHash>',
-    sk: 'RT',
-    indexes: { GSI1: ['RTF#<family>', '<issuedAt>'] },
-    // Expires with the token.
-    ttl: true,
-  },
-  refreshFamily: {
-    meaning: 'a login family: the session generation of its login, revoked at once on reuse',
-    pk: 'RTF#<family>',
-    sk: 'RT',
-    // Expires with its first token.
-    ttl: true,
-  },
-  loginName: {
-    meaning: 'failed password logins of a name no password logs in as, locked out like a user',
-    pk: 'LN#<instanceKey>#<nameHash>',
-    sk: 'LN',
-    // Forgotten after the lock window.
-    ttl: true,
-  },
-  wsConnection: {
-    meaning: 'a WebSocket connection: its principal and subscriptions, indexed by user',
-    pk: 'WSC#<connectionId>',
-    sk: 'C',
-    indexes: { GSI1: ['WSU#<userKey>', '<connectionId>'] },
-    // Expires when the connection could last no longer.
-    ttl: true,
-  },
-  mqttClient: {
-    meaning: 'an MQTT client id the IoT authorizer let in (AWS), indexed by user',
-    pk: 'MQC#<clientId>',
-    sk: 'C',
-    indexes: { GSI1: ['MQU#<userKey>', '<clientId>'] },
-    // Expires when the connection could last no longer.
-    ttl: true,
-  },
-  wsSubscription: {
-    meaning: 'a WebSocket connection’s subscription to a topic, under the topic’s instance',
-    pk: 'SUB#<instanceKey>',
-    sk: '<connectionId>#<topic>',
-    // Expires when the connection could last no longer.
-    ttl: true,
-  },
-  webhook: {
-    meaning: 'a webhook subscription, under its instance (one Query finds an instance’s)',
-    pk: 'WH#<instanceKey>',
-    sk: '<webhookKey>',
-  },
-  webhookAttempt: {
-    meaning: 'a delivery attempt of a webhook subscription, newest last',
-    pk: 'WD#<webhookKey>',
-    sk: '<attemptKey>',
-    // Kept 30 days.
-    ttl: true,
-  },
-  webhookReplay: {
-    meaning: 'a subscription’s replay slot: one replay a minute',
-    pk: 'WR#<webhookKey>',
-    sk: 'R',
-    // Expires a minute after the slot frees.
-    ttl: true,
-  },
-  webhookJob: {
-    meaning: 'a job of the local runtime’s webhook queue, sorted by when it is due (15 digits of epoch ms)',
-    pk: 'WQ',
-    sk: '<dueAtMs>#<jobId>',
-    // Dropped after the retry schedule.
-    ttl: true,
-    table: 'webhook-queue',
-  },
-  usageDay: {
-    meaning: 'the metered usage of an instance on one UTC day',
-    pk: 'US#<instanceKey>',
-    sk: 'D#<day>',
-    // Kept for the usage report’s range.
-    ttl: true,
-  },
-  usageTotal: {
-    meaning: 'the running stored-object count of an instance',
-    pk: 'US#<instanceKey>',
-    sk: 'TOTAL',
-  },
-  publicKeys: {
-    meaning: 'the public keys that verify access tokens (AWS; written by the key manager)',
-    pk: 'KEYS',
-    sk: 'JWKS',
-  },
-  idempotencyRecord: {
-    meaning: 'an Idempotency-Key’s claim and saved answer; the hash is Powertools’ of the caller, method, path and key',
-    pk: 'IK#<hash>',
-    sk: 'IK',
-    // Kept 24 hours.
-    ttl: true,
-  },
-} as const satisfies Record<string, ItemKind>;
+  object: objectItem,
+  event: eventItem,
+  liveEvent: liveEventItem,
+  eventPointer: eventPointerItem,
+  authState: authStateItem,
+  objectStatus: objectStatusItem,
+  tombstone: tombstoneItem,
+  relation: relationItem,
+  alarmLink: alarmLinkItem,
+  claim: claimItem,
+  refreshToken: refreshTokenItem,
+  refreshFamily: refreshFamilyItem,
+  loginName: loginNameItem,
+  wsConnection: wsConnectionItem,
+  mqttClient: mqttClientItem,
+  wsSubscription: wsSubscriptionItem,
+  webhook: webhookItem,
+  webhookAttempt: webhookAttemptItem,
+  webhookReplay: webhookReplayItem,
+  webhookJob: webhookJobItem,
+  usageDay: usageDayItem,
+  usageTotal: usageTotalItem,
+  publicKeys: publicKeysItem,
+  idempotencyRecord: idempotencyRecordItem,
+} as const;
+
