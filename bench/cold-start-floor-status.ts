@@ -11,7 +11,7 @@
  * The figure that says what any protected function that refuses disabled callers costs at its cold
  * start, before routing, validation, metrics or any family's code.
  */
-import { OBJECT_SK, objectPk } from '#shared/db/keys.ts';
+import { OBJECT_SK, objectPk } from '#shared/db/item-keys.ts';
 import { floorHandler, type StatusCheck } from './cold-start-floor.ts';
 
 export type { StatusCheck };

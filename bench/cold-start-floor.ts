@@ -43,7 +43,7 @@ import type { JSONWebKeySet } from 'jose';
 import { createLocalJWKSet } from 'jose/jwks/local';
 import { jwtVerify } from 'jose/jwt/verify';
 import { parseRing, publicJwksOf } from '#shared/auth/key-ring.ts';
-import { OBJECT_SK, PUBLIC_KEYS_PK, PUBLIC_KEYS_SK, collectionPk, objectPk } from '#shared/db/keys.ts';
+import { OBJECT_SK, PUBLIC_KEYS_PK, PUBLIC_KEYS_SK, collectionPk, objectPk } from '#shared/db/item-keys.ts';
 import { ApiError, notFound, unauthorized } from '#shared/errors.ts';
 import { createLogger } from '#shared/logger.ts';
 

@@ -6,7 +6,7 @@
  */
 import { BatchGetCommand, GetCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { createHandler as createPeopleHandler } from '#functions/people/handler.ts';
-import { OBJECT_SK, collectionPk, objectPk } from '#shared/db/keys.ts';
+import { OBJECT_SK, collectionPk, objectPk } from '#shared/db/item-keys.ts';
 import { createCoreDeps } from '#shared/core-deps.ts';
 import { cursorCache } from '#shared/objects/cursor-cache.ts';
 import { httpEvent, lambdaContext } from '../test/support/api.ts';

@@ -23,7 +23,7 @@ import { readFileRing } from '#shared/auth/key-files.ts';
 import { publicJwksOf } from '#shared/auth/key-ring.ts';
 import { writePublishedJwks } from '#shared/db/published-keys.ts';
 import { createDb } from '#shared/db/client.ts';
-import { OBJECT_SK, objectPk } from '#shared/db/keys.ts';
+import { OBJECT_SK, objectPk } from '#shared/db/item-keys.ts';
 import { httpEvent } from '../test/support/api.ts';
 import { beyondBaseline, type BundleResult } from './bundle.ts';
 import type { ColdStart, ColdStartFamily, ColdStartPhases, ColdStartProtectedFloor, Measured } from './results.ts';

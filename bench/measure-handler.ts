@@ -5,7 +5,7 @@
  * alternated call by call so machine load hits both alike.
  */
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { OBJECT_SK, objectPk } from '#shared/db/keys.ts';
+import { OBJECT_SK, objectPk } from '#shared/db/item-keys.ts';
 import { httpEvent, lambdaContext } from '../test/support/api.ts';
 import { recorded, type Harness } from './harness.ts';
 import type { HandlerOverhead, Measured } from './results.ts';

@@ -24,7 +24,7 @@ import { createDb, type Db } from '#shared/db/client.ts';
 import { putEvent } from '#shared/db/events-repo.ts';
 import { getObject } from '#shared/db/objects-repo.ts';
 import { GetCommand } from '@aws-sdk/lib-dynamodb';
-import { OBJECT_SK, objectPk } from '#shared/db/keys.ts';
+import { OBJECT_SK, objectPk } from '#shared/db/item-keys.ts';
 import { createCoreDeps } from '#shared/core-deps.ts';
 import { eventFromStreamRecord } from '#shared/db/live-repo.ts';
 import { eventWrite } from '#shared/events/publish.ts';

@@ -21,7 +21,7 @@ import { memoryOf } from '../infra/sizing.ts';
 import { parseArgs, type Mode } from './args.ts';
 import { bundleAll, type BundleResult } from './bundle.ts';
 import { costMarkdown, type OperationFigures } from './cost.ts';
-import { startBenchDynamo } from './dynamo.ts';
+import { startBenchDynamo } from './in-memory-dynamo.ts';
 import { createHarness, expectStatus, type Harness } from './harness.ts';
 import { REFERENCE_ENTRIES, killDrivers, measureColdStart } from './measure-cold-start.ts';
 import { measureAggregate } from './measure-aggregate.ts';
@@ -31,7 +31,7 @@ import { describeFanoutProgress, measureFanout, newFanoutProgress, measureHttp, 
 import { measureToken } from './measure-token.ts';
 import { measureWebhooks } from './measure-webhooks.ts';
 import { RESULT_KEYS, startMeasuring, type Measured, type Results } from './results.ts';
-import { bundleAnalysis, phaseAnalysis, renderTable, rowsOf } from './table.ts';
+import { bundleAnalysis, phaseAnalysis, renderTable, rowsOf } from './results-table.ts';
 import { seedPeople } from './seed.ts';
 import { unmeasured } from './unmeasured.ts';
 

@@ -24,7 +24,7 @@ import type { Grant, IGrantable } from 'aws-cdk-lib/aws-iam';
 import { Secret } from 'aws-cdk-lib/aws-secretsmanager';
 import type { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { Construct } from 'constructs';
-import { PUBLIC_KEYS_PK } from '../shared/db/keys.ts';
+import { PUBLIC_KEYS_PK } from '../shared/db/item-keys.ts';
 import { GatehouseFunction } from './gatehouse-function.ts';
 import type { GatehouseTable } from './gatehouse-table.ts';
 import { acknowledge } from './nag.ts';

@@ -28,7 +28,7 @@
  */
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
-import { StreamPositionLost, type RecordPage, type ShardPosition, type StreamReader, type StreamShard } from '#shared/db/stream-reader.ts';
+import { StreamPositionLost, type RecordPage, type ShardPosition, type StreamReader, type StreamShard } from './storage/stream-reader.ts';
 
 /** A batch given up on: the records from the first failed one, and why. */
 export interface FailedBatch {

@@ -21,7 +21,8 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSBatchResponse, SQSEvent, SQSRecord } from 'aws-lambda';
 import type { Db } from '#shared/db/client.ts';
-import { deleteQueuedJobs, dueJobs, queuedJobBody, type QueuedJobRef } from '#shared/db/webhooks-repo.ts';
+import type { QueuedJobRef } from '#shared/db/webhooks-repo.ts';
+import { deleteQueuedJobs, dueJobs, queuedJobBody } from './storage/webhook-queue-table.ts';
 import { onTableJobsQueued } from '#shared/live/webhooks/queue.ts';
 
 /**

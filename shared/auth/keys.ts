@@ -15,7 +15,7 @@ import type { Config } from '../config.ts';
 import type { Db } from '../db/client.ts';
 import type { RotationPolicy } from './key-ring.ts';
 import { getItems } from '../db/item-reads.ts';
-import { PUBLIC_KEYS_PK, PUBLIC_KEYS_SK } from '../db/keys.ts';
+import { PUBLIC_KEYS_PK, PUBLIC_KEYS_SK } from '../db/item-keys.ts';
 import { DEFAULT_KEY_CACHE_MS, keyImporter, refreshing, signingKeyAt, type KeyRing, type KeyStore } from './key-store.ts';
 import { onFirstUse } from '../first-use.ts';
 

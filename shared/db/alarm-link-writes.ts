@@ -5,8 +5,7 @@
  */
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Db } from './client.ts';
-import { alarmLinkSk, alarmMembersPk } from './eventtypes-repo.ts';
-import { OBJECT_SK, objectPk } from './keys.ts';
+import { OBJECT_SK, alarmLinkSk, alarmMembersPk, objectPk } from './item-keys.ts';
 import { transact } from './object-writes.ts';
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];

@@ -29,10 +29,11 @@ import { createHash } from 'node:crypto';
 import { GetCommand, UpdateCommand, type TransactWriteCommandInput, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed } from '../errors.ts';
 import type { Db } from './client.ts';
-import { AUTH_SK, LOGIN_NAME_SK, REFRESH_SK, loginNamePk, objectPk, refreshFamilyPk, refreshTokenPk } from './keys.ts';
+import { AUTH_SK, LOGIN_NAME_SK, REFRESH_SK, loginNamePk, objectPk, refreshFamilyPk, refreshTokenPk } from './item-keys.ts';
 import { claimItemKey, fromItem, getItems, objectItemKey, send } from './objects-repo.ts';
 import type { Claim, StoredObject } from '../model/stored-object.ts';
 import { isTransactionConflict, toItem, transact } from './object-writes.ts';
+import { versionCondition } from './requests.ts';
 
 export type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
@@ -396,9 +397,7 @@ export async function changePasswordAtLogin(
       Put: {
         TableName: db.tableName,
         Item: toItem(next),
-        ConditionExpression: 'attribute_exists(PK) AND #v = :v',
-        ExpressionAttributeNames: { '#v': 'Version' },
-        ExpressionAttributeValues: { ':v': user.version },
+        ...versionCondition(user.version),
       },
     },
     {

@@ -2,17 +2,7 @@
  * The DynamoDB clients of an execution environment, created once and injected. Only `shared/db`
  * imports the DynamoDB SDK.
  */
-import {
-  CreateTableCommand,
-  DescribeTableCommand,
-  DynamoDBClient,
-  GetItemCommand,
-  ResourceNotFoundException,
-  UpdateTimeToLiveCommand,
-  type AttributeDefinition,
-  type CreateTableCommandInput,
-  type GlobalSecondaryIndex,
-} from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { DynamoDBDocumentClient } from '@aws-sdk/lib-dynamodb';
 import type { Config } from '../config.ts';
 import { addConsumedCapacity } from './capacity.ts';
@@ -126,69 +116,6 @@ function waitForLocalCommits(raw: DynamoDBClient, clientConfig: ConstructorParam
 /** The key {@link waitForLocalCommits} reads: no item has it. */
 const COMMIT_PROBE = '#commit-probe';
 
-/** The key schema every table of ours has (`PK`, `SK`). */
-const KEY_SCHEMA = [
-  { AttributeName: TABLE.partitionKey, KeyType: 'HASH' as const },
-  { AttributeName: TABLE.sortKey, KeyType: 'RANGE' as const },
-];
-
-/**
- * Creates `db`'s table with `spec` if it does not exist, then turns TTL on (on {@link TABLE}'s
- * attribute). Idempotent, and safe when two processes race to create it.
- */
-async function ensureTableWith(
-  db: Db,
-  spec: Pick<CreateTableCommandInput, 'AttributeDefinitions' | 'GlobalSecondaryIndexes' | 'StreamSpecification'>,
-): Promise<void> {
-  try {
-    await db.raw.send(new DescribeTableCommand({ TableName: db.tableName }));
-    return;
-  } catch (err) {
-    if (!(err instanceof ResourceNotFoundException)) throw err;
-  }
-  try {
-    await db.raw.send(new CreateTableCommand({ TableName: db.tableName, BillingMode: 'PAY_PER_REQUEST', KeySchema: KEY_SCHEMA, ...spec }));
-  } catch (err) {
-    // Two processes may race to create it; the loser sees ResourceInUse.
-    if ((err as { name?: string }).name !== 'ResourceInUseException') throw err;
-  }
-  try {
-    await db.raw.send(
-      new UpdateTimeToLiveCommand({
-        TableName: db.tableName,
-        TimeToLiveSpecification: { AttributeName: TABLE.ttlAttribute, Enabled: true },
-      }),
-    );
-  } catch {
-    // TTL is already on, or not supported by this endpoint: reads filter on it anyway.
-  }
-}
-
-/**
- * Creates the table from {@link TABLE} if it does not exist (local runtime and tests only; in AWS
- * the CDK stack creates it). Idempotent.
- */
-export async function ensureTable(db: Db): Promise<void> {
-  const attrs = new Set<string>([TABLE.partitionKey, TABLE.sortKey]);
-  for (const ix of TABLE.indexes) {
-    attrs.add(ix.partitionKey);
-    attrs.add(ix.sortKey);
-  }
-  const AttributeDefinitions: AttributeDefinition[] = [...attrs].map((name) => ({
-    AttributeName: name,
-    AttributeType: 'S',
-  }));
-  const GlobalSecondaryIndexes: GlobalSecondaryIndex[] = TABLE.indexes.map((ix) => ({
-    IndexName: ix.name,
-    KeySchema: [
-      { AttributeName: ix.partitionKey, KeyType: 'HASH' },
-      { AttributeName: ix.sortKey, KeyType: 'RANGE' },
-    ],
-    Projection: { ProjectionType: 'ALL' },
-  }));
-  await ensureTableWith(db, { AttributeDefinitions, GlobalSecondaryIndexes, StreamSpecification: { StreamEnabled: true, StreamViewType: TABLE.stream } });
-}
-
 /**
  * The local runtime's webhook job queue: a table of its own beside the main one, with the same
  * key names, no index and no stream. It stands for SQS, which is not on the table's stream in AWS
@@ -197,15 +124,5 @@ export async function ensureTable(db: Db): Promise<void> {
  */
 export const queueTableOf = (tableName: string): string => `${tableName}-webhook-queue`;
 
-/** The queue table's clients: the same as `db`'s, named for {@link queueTableOf}. */
+/** The queue table's clients: the same as `db`'s, named for {@link queueTableOf} (local/storage/create-tables.ts creates it). */
 export const queueDbOf = (db: Db): Db => ({ ...db, tableName: queueTableOf(db.tableName) });
-
-/** Creates the queue table of `queueDb` if it does not exist (idempotent; TTL on). */
-export async function ensureQueueTable(queueDb: Db): Promise<void> {
-  await ensureTableWith(queueDb, {
-    AttributeDefinitions: [
-      { AttributeName: TABLE.partitionKey, AttributeType: 'S' },
-      { AttributeName: TABLE.sortKey, AttributeType: 'S' },
-    ],
-  });
-}

@@ -5,13 +5,13 @@
  * load the reads at a cold start (shared/events/read-operations.ts loads on first use).
  */
 import { stringifyJson } from '../json.ts';
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed } from '../errors.ts';
 import type { Db } from './client.ts';
 import { packEventDoc } from './event-doc.ts';
 import { EVENTS_COLLECTION, type EventSummary } from './events-repo.ts';
-import { OBJECT_SK, eventFolderPk, eventPointerPk, objectPk } from './keys.ts';
-import { fromItem, getItem, send } from './objects-repo.ts';
+import { OBJECT_SK, eventFolderPk, eventPointerPk, objectPk } from './item-keys.ts';
+import { fromItem, getItem } from './objects-repo.ts';
+import { queryPage, updateVersioned } from './requests.ts';
 import type { StoredObject } from '../model/stored-object.ts';
 
 /** An event by key (strongly consistent), or undefined when missing, expired or not an event. */
@@ -27,27 +27,12 @@ export async function getEvent(db: Db, key: string, nowEpoch: number): Promise<S
  * bumps the version. Throws {@link ConditionFailed} when another writer got in first.
  */
 export async function updateEventDoc(db: Db, event: StoredObject, doc: Record<string, unknown>): Promise<StoredObject> {
-  try {
-    await send(
-      db,
-      new UpdateCommand({
-        TableName: db.tableName,
-        Key: { PK: objectPk(event.key), SK: OBJECT_SK },
-        UpdateExpression: 'SET #doc = :doc, #v = :next',
-        ConditionExpression: 'attribute_exists(PK) AND #v = :v',
-        ExpressionAttributeNames: { '#doc': 'Doc', '#v': 'Version' },
-        // Packed like a new event's (OccurredOn kept: the write does not see the timeline key).
-        ExpressionAttributeValues: {
-          ':doc': stringifyJson(packEventDoc(doc, { key: event.key, folder: event.folder, occurredOn: undefined })),
-          ':v': event.version,
-          ':next': event.version + 1,
-        },
-      }),
-    );
-  } catch (err) {
-    if ((err as { name?: string }).name === 'ConditionalCheckFailedException') throw new ConditionFailed('The event changed.');
-    throw err;
-  }
+  const updated = await updateVersioned(db, { PK: objectPk(event.key), SK: OBJECT_SK }, event.version, {
+    // Packed like a new event's (OccurredOn kept: the write does not see the timeline key).
+    set: { Doc: stringifyJson(packEventDoc(doc, { key: event.key, folder: event.folder, occurredOn: undefined })) },
+    bump: true,
+  });
+  if (!updated) throw new ConditionFailed('The event changed.');
   return { ...event, doc, version: event.version + 1 };
 }
 
@@ -129,10 +114,9 @@ async function queryNewest(
     names['#instances'] = 'Instances';
     filter += ' AND contains(#instances, :instance)';
   }
-  const out = await send<{ Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown>; ScannedCount?: number }>(
+  const page = await queryPage(
     db,
-    new QueryCommand({
-      TableName: db.tableName,
+    {
       ...(q.index ? { IndexName: q.index } : {}),
       KeyConditionExpression: `${q.pkAttr} = :pk` + rangeCondition(q.skAttr, q.range, values),
       FilterExpression: filter,
@@ -140,13 +124,12 @@ async function queryNewest(
       ExpressionAttributeValues: values,
       ScanIndexForward: false,
       Limit: q.limit,
-      ...(q.start ? { ExclusiveStartKey: q.start } : {}),
-    }),
+    },
+    q.start,
   );
   // BETWEEN includes `to` itself; a range excludes its end.
   const to = q.range.to;
-  const items = (out.Items ?? []).filter((i) => !to || (i[q.skAttr] as string) < to);
-  return { items, next: out.LastEvaluatedKey, scanned: out.ScannedCount ?? out.Items?.length ?? 0 };
+  return { ...page, items: page.items.filter((i) => !to || (i[q.skAttr] as string) < to) };
 }
 
 /** A pointer item: an event related to an object. */

@@ -23,15 +23,16 @@
  * them back, apart, so that a cold start serving a publish does not load the reads.
  */
 import { stringifyJson } from '../json.ts';
-import { BatchWriteCommand, DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { AttributeValue as SdkAttributeValue } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { AttributeValue as LambdaAttributeValue, DynamoDBRecord } from 'aws-lambda';
-import { ConditionFailed, StoreUnavailable } from '../errors.ts';
+import { ConditionFailed } from '../errors.ts';
 import type { Db } from './client.ts';
 import { occurredOfItem, packEventDoc } from './event-doc.ts';
-import { OBJECT_SK, eventFolderPk, eventPointerPk, eventSortKey, isObjectKey, liveEventPk, objectPk } from './keys.ts';
+import { OBJECT_SK, eventFolderPk, eventPointerPk, eventSortKey, isObjectKey, liveEventPk, objectPk } from './item-keys.ts';
 import { fromItem, getItem, send } from './objects-repo.ts';
+import { batchWriteItems } from './requests.ts';
 import type { StoredObject } from '../model/stored-object.ts';
 import { toItem } from './object-writes.ts';
 
@@ -160,32 +161,13 @@ async function reconcilePointers(db: Db, written: readonly Record<string, unknow
   await Promise.all([...stray.map((p) => deleteItem(db, p)), ...own.map((p) => putItem(db, p))]);
 }
 
-/** Most items one BatchWriteItem takes. */
-const BATCH = 25;
-/** Further attempts at items a BatchWriteItem left unprocessed (backoff 25, 50, 100 ms). */
-const UNPROCESSED_RETRIES = 3;
-
 /**
  * Puts items with BatchWriteItem, 25 a request, the requests sent at once; items DynamoDB leaves
- * unprocessed are sent again with backoff. Throws {@link StoreUnavailable} when some stay unwritten.
+ * unprocessed are sent again with backoff (25, 50, 100 ms). Throws `StoreUnavailable` when
+ * some stay unwritten.
  */
-async function batchPut(db: Db, items: readonly Record<string, unknown>[]): Promise<void> {
-  const chunks: Record<string, unknown>[][] = [];
-  for (let i = 0; i < items.length; i += BATCH) chunks.push(items.slice(i, i + BATCH) as Record<string, unknown>[]);
-  await Promise.all(
-    chunks.map(async (chunk) => {
-      let pending: unknown[] | undefined = chunk.map((Item) => ({ PutRequest: { Item } }));
-      for (let attempt = 0; pending && pending.length > 0; attempt++) {
-        if (attempt > UNPROCESSED_RETRIES) throw new StoreUnavailable(new Error(`${pending.length} event items left unprocessed`));
-        if (attempt > 0) await new Promise((r) => setTimeout(r, 25 * 2 ** (attempt - 1)));
-        const out: { UnprocessedItems?: Record<string, unknown[]> } = await send(
-          db,
-          new BatchWriteCommand({ RequestItems: { [db.tableName]: pending } as never }),
-        );
-        pending = out.UnprocessedItems?.[db.tableName];
-      }
-    }),
-  );
+function batchPut(db: Db, items: readonly Record<string, unknown>[]): Promise<void> {
+  return batchWriteItems(db, items.map((Item) => ({ PutRequest: { Item } })), { parallel: true, retries: 3, backoffMs: 25, what: 'event items' });
 }
 
 /**

@@ -15,18 +15,14 @@
  */
 import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from './client.ts';
-import { OBJECT_SK, objectPk, partitionPk } from './keys.ts';
-import { fromItem, queryAll, send, type ExtraWrite } from './objects-repo.ts';
+import { ALARM_LINK_PREFIX, OBJECT_SK, alarmLinkSk, alarmMembersPk, objectPk, partitionPk } from './item-keys.ts';
+import { fromItem, send, type ExtraWrite } from './objects-repo.ts';
+import { queryAll } from './requests.ts';
 import type { StoredObject } from '../model/stored-object.ts';
 
 export const EVENT_TYPES_COLLECTION = 'eventtypes';
 export const APPS_COLLECTION = 'apps';
 
-const ALARM_PREFIX = 'ALARM#';
-/** Sort key of an event type's membership in an alarm definition. */
-export const alarmLinkSk = (alarmKey: string): string => `${ALARM_PREFIX}${alarmKey}`;
-/** Index partition of an alarm definition's event types. */
-export const alarmMembersPk = (alarmKey: string): string => `AL#${alarmKey}`;
 
 /** Every app of an instance, whatever its folder (the instance's `apps` partition of GSI2). */
 export async function appsOfInstance(db: Db, instanceKey: string): Promise<StoredObject[]> {
@@ -54,8 +50,8 @@ export async function eventTypeWithAlarms(db: Db, key: string): Promise<EventTyp
   const obj = items.find((i) => i.SK === OBJECT_SK && i.Coll === EVENT_TYPES_COLLECTION);
   if (!obj) return undefined;
   const alarmKeys = items
-    .filter((i) => typeof i.SK === 'string' && i.SK.startsWith(ALARM_PREFIX))
-    .map((i) => (i.SK as string).slice(ALARM_PREFIX.length));
+    .filter((i) => typeof i.SK === 'string' && i.SK.startsWith(ALARM_LINK_PREFIX))
+    .map((i) => (i.SK as string).slice(ALARM_LINK_PREFIX.length));
   return { type: fromItem(obj), alarmKeys };
 }
 

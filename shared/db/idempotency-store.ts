@@ -3,7 +3,7 @@
  * The protocol (the conditional put of an in-progress record, the stored answer, the payload
  * check, in-progress and 24-hour expiry) is the library's; this only places its records.
  *
- * Each record is one item, `IK#<hash>` / `IK` (keys.ts), whose `ttl` is the table's TTL
+ * Each record is one item, `IK#<hash>` / `IK` (item-keys.ts), whose `ttl` is the table's TTL
  * attribute, so DynamoDB deletes it after its 24 hours. The library's composite-key mode would put
  * every record under one partition key (`staticPkValue`), one hot partition for every tenant:
  * its own partition per record instead, as every other item kind of the table has.
@@ -12,7 +12,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { DynamoDBPersistenceLayer } from '@aws-lambda-powertools/idempotency/dynamodb';
 import type { BasePersistenceLayer } from '@aws-lambda-powertools/idempotency/persistence';
 import type { Db } from './client.ts';
-import { IDEMPOTENCY_SK } from './keys.ts';
+import { IDEMPOTENCY_SK } from './item-keys.ts';
 import { TABLE } from './table.ts';
 
 class SingleTablePersistenceLayer extends DynamoDBPersistenceLayer {

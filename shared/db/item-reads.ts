@@ -12,17 +12,13 @@
  * item as a GetItem of it would) unless one of the reads gathered is strongly consistent, which
  * the whole request then is.
  */
-import { BatchGetItemCommand, GetItemCommand, type BatchGetItemCommandInput, type BatchGetItemCommandOutput, type GetItemCommandOutput } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, type GetItemCommandOutput } from '@aws-sdk/client-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
-import { StoreUnavailable } from '../errors.ts';
 import type { Db } from './client.ts';
+import { batchGetItems, type ItemKey } from './requests.ts';
 import { sendTo } from './send.ts';
 
-/** The primary key of any item of the table. */
-export interface ItemKey {
-  readonly PK: string;
-  readonly SK: string;
-}
+export type { ItemKey } from './requests.ts';
 
 /** What the item reads need of a {@link Db}. */
 export type ItemDb = Pick<Db, 'raw' | 'tableName'>;
@@ -132,11 +128,10 @@ function sendGathered(gathered: readonly Gathered[]): void {
 }
 
 /**
- * Reads any items by key (BatchGetItem, 100 keys a request, unprocessed keys tried again with
- * backoff); missing items are left out, in no particular order. `consistent` reads them strongly
- * consistent (twice the read capacity). Through the plain client, as {@link getItem}: the keys are
- * two strings, and the document client's marshalling middleware, resolved again on every call,
- * cost more CPU than the rest. Inside a gathering, sent with the reads it gathers.
+ * Reads any items by key (`batchGetItems` of requests.ts: BatchGetItem, 100 keys a request,
+ * unprocessed keys tried again with backoff); missing items are left out, in no particular order.
+ * `consistent` reads them strongly consistent (twice the read capacity). Inside a gathering, sent
+ * with the reads it gathers.
  */
 export function getItems(db: ItemDb, keys: readonly ItemKey[], consistent = false): Promise<Record<string, unknown>[]> {
   const into = gathering;
@@ -144,19 +139,6 @@ export function getItems(db: ItemDb, keys: readonly ItemKey[], consistent = fals
   return readItems(db, keys, consistent);
 }
 
-async function readItems(db: ItemDb, keys: readonly ItemKey[], consistent: boolean): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  for (let i = 0; i < keys.length; i += 100) {
-    let request: BatchGetItemCommandInput['RequestItems'] = {
-      [db.tableName]: { Keys: keys.slice(i, i + 100).map((k) => ({ PK: { S: k.PK }, SK: { S: k.SK } })), ...(consistent ? { ConsistentRead: true } : {}) },
-    };
-    for (let attempt = 0; request && Object.keys(request).length > 0 && attempt < 8; attempt++) {
-      if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
-      const out: BatchGetItemCommandOutput = await sendTo<BatchGetItemCommandOutput>(db.raw, new BatchGetItemCommand({ RequestItems: request }));
-      for (const item of out.Responses?.[db.tableName] ?? []) items.push(unmarshall(item));
-      request = out.UnprocessedKeys;
-    }
-    if (request && Object.keys(request).length > 0) throw new StoreUnavailable(new Error('unprocessed keys'));
-  }
-  return items;
+function readItems(db: ItemDb, keys: readonly ItemKey[], consistent: boolean): Promise<Record<string, unknown>[]> {
+  return batchGetItems(db, keys, consistent ? { consistent } : {});
 }

@@ -18,24 +18,17 @@
  */
 import { parseJson } from '../json.ts';
 import type { AttributeValue as DdbAttributeValue } from '@aws-sdk/client-dynamodb';
-import {
-  BatchWriteCommand,
-  DeleteCommand,
-  GetCommand,
-  PutCommand,
-  QueryCommand,
-  TransactWriteCommand,
-  UpdateCommand,
-} from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { StoreUnavailable } from '../errors.ts';
 import type { Principal, Role } from '../auth/principal.ts';
 import type { Db } from './client.ts';
 import { expandEventDoc, occurredOfItem } from './event-doc.ts';
-import { LIVE_EVENT_PREFIX, OBJECT_SK, WS_CONNECTION_SK, objectPk, subscriptionPk, subscriptionSk, userConnectionsPk, wsConnectionPk } from './keys.ts';
+import { LIVE_EVENT_PREFIX, OBJECT_SK, WS_CONNECTION_SK, objectPk, subscriptionPk, subscriptionSk, userConnectionsPk, wsConnectionPk } from './item-keys.ts';
 
-import { getObject, queryAll, send } from './objects-repo.ts';
+import { getObject, send } from './objects-repo.ts';
+import { batchWriteItems, queryAll } from './requests.ts';
 
 const SUBSCRIPTION_PREFIX = subscriptionPk('');
 const WS_CONNECTION_PREFIX = wsConnectionPk('');
@@ -238,24 +231,7 @@ export async function deleteConnection(db: Db, connectionId: string): Promise<vo
   }));
   // The connection item goes last: if a batch fails, a retry still finds the subscriptions.
   keys.push(connectionKey(connectionId));
-  for (let i = 0; i < keys.length; i += 25) {
-    await batchDelete(db, keys.slice(i, i + 25));
-  }
-}
-
-async function batchDelete(db: Db, keys: Array<Record<string, string>>): Promise<void> {
-  let request: Record<string, unknown[]> | undefined = {
-    [db.tableName]: keys.map((Key) => ({ DeleteRequest: { Key } })),
-  };
-  for (let attempt = 0; request && Object.keys(request).length > 0; attempt++) {
-    if (attempt >= 8) throw new StoreUnavailable(new Error('unprocessed deletes'));
-    if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
-    const out: { UnprocessedItems?: Record<string, unknown[]> } = await send(
-      db,
-      new BatchWriteCommand({ RequestItems: request as never }),
-    );
-    request = out.UnprocessedItems;
-  }
+  await batchWriteItems(db, keys.map((Key) => ({ DeleteRequest: { Key } })), { what: 'deletes' });
 }
 
 /**
@@ -264,34 +240,21 @@ async function batchDelete(db: Db, keys: Array<Record<string, string>>): Promise
  * answer for a while).
  */
 export async function subscriptionsOf(db: Db, instanceKey: string, nowSeconds: number): Promise<Subscription[]> {
-  const subs: Subscription[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out: { Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown> } = await send(
-      db,
-      new QueryCommand({
-        TableName: db.tableName,
-        KeyConditionExpression: 'PK = :pk',
-        // TTL deletes lazily: an expired subscription may still be stored.
-        FilterExpression: '#ttl > :now',
-        ProjectionExpression: 'ConnectionId, Topic, ObjectKey, #ttl',
-        ConsistentRead: true,
-        ExpressionAttributeNames: { '#ttl': 'ttl' },
-        ExpressionAttributeValues: { ':pk': subscriptionPk(instanceKey), ':now': nowSeconds },
-        ...(start ? { ExclusiveStartKey: start } : {}),
-      }),
-    );
-    for (const i of out.Items ?? []) {
-      subs.push({
-        connectionId: i.ConnectionId as string,
-        topic: i.Topic as string,
-        objectKey: i.ObjectKey as string | undefined,
-        ttl: Number(i.ttl),
-      });
-    }
-    start = out.LastEvaluatedKey;
-  } while (start);
-  return subs;
+  const items = await queryAll(db, {
+    KeyConditionExpression: 'PK = :pk',
+    // TTL deletes lazily: an expired subscription may still be stored.
+    FilterExpression: '#ttl > :now',
+    ProjectionExpression: 'ConnectionId, Topic, ObjectKey, #ttl',
+    ConsistentRead: true,
+    ExpressionAttributeNames: { '#ttl': 'ttl' },
+    ExpressionAttributeValues: { ':pk': subscriptionPk(instanceKey), ':now': nowSeconds },
+  });
+  return items.map((i) => ({
+    connectionId: i.ConnectionId as string,
+    topic: i.Topic as string,
+    objectKey: i.ObjectKey as string | undefined,
+    ttl: Number(i.ttl),
+  }));
 }
 
 /**

@@ -5,8 +5,9 @@
  */
 import { PutCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from './client.ts';
-import { MQTT_CLIENT_SK, mqttClientPk, userMqttClientsPk } from './keys.ts';
-import { queryAll, send } from './objects-repo.ts';
+import { MQTT_CLIENT_SK, mqttClientPk, userMqttClientsPk } from './item-keys.ts';
+import { send } from './objects-repo.ts';
+import { queryAll } from './requests.ts';
 
 /**
  * Records that the IoT authorizer let MQTT client `clientId` in for `userKey` until `ttl` (epoch

@@ -4,13 +4,14 @@
  * items. Apart from the reads so that a function serving reads does not load them at its cold
  * start; a function that writes loads them with its first write.
  */
-import { PutCommand, TransactWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { PutCommand, TransactWriteCommand } from '@aws-sdk/lib-dynamodb';
 import { TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { ConditionFailed, StoreUnavailable } from '../errors.ts';
 import { stringifyJson } from '../json.ts';
 import type { Db } from './client.ts';
-import { OBJECT_SK, STATUS_SK, TOMBSTONE_SK, cardNumberPk, collectionPk, namePk, nameSk, objectPk, partitionPk } from './keys.ts';
+import { OBJECT_SK, STATUS_SK, TOMBSTONE_SK, cardNumberPk, collectionPk, namePk, nameSk, objectPk, partitionPk } from './item-keys.ts';
 import { claimItemKey, ownInstance, send, type ExtraWrite } from './objects-repo.ts';
+import { updateVersioned, versionCondition } from './requests.ts';
 import type { Claim, StoredObject } from '../model/stored-object.ts';
 
 type TransactItem = ExtraWrite;
@@ -132,9 +133,7 @@ export async function replaceObject(
       Put: {
         TableName: db.tableName,
         Item: toItem(next),
-        ConditionExpression: 'attribute_exists(PK) AND #v = :v',
-        ExpressionAttributeNames: { '#v': 'Version' },
-        ExpressionAttributeValues: { ':v': previousVersion },
+        ...versionCondition(previousVersion),
       },
     },
     ...addClaims.map((c) => putClaim(db, c, next.key)),
@@ -149,9 +148,7 @@ export async function deleteObject(db: Db, o: StoredObject, claims: readonly Cla
       Delete: {
         TableName: db.tableName,
         Key: { PK: objectPk(o.key), SK: OBJECT_SK },
-        ConditionExpression: 'attribute_exists(PK) AND #v = :v',
-        ExpressionAttributeNames: { '#v': 'Version' },
-        ExpressionAttributeValues: { ':v': o.version },
+        ...versionCondition(o.version),
       },
     },
     ...claims.map((c) => deleteClaim(db, c, o.key)),
@@ -161,26 +158,19 @@ export async function deleteObject(db: Db, o: StoredObject, claims: readonly Cla
 
 /** Writes a document change that is not a client edit (notes): no version bump, version-checked. */
 export async function updateDoc(db: Db, o: StoredObject, doc: Record<string, unknown>): Promise<void> {
+  let updated: Record<string, unknown> | undefined;
   try {
-    await send(
-      db,
-      new UpdateCommand({
-        TableName: db.tableName,
-        Key: { PK: objectPk(o.key), SK: OBJECT_SK },
-        UpdateExpression: 'SET #doc = :doc',
-        ConditionExpression: 'attribute_exists(PK) AND #v = :v AND #doc = :old',
-        ExpressionAttributeNames: { '#doc': 'Doc', '#v': 'Version' },
-        ExpressionAttributeValues: { ':doc': stringifyJson(doc), ':v': o.version, ':old': stringifyJson(o.doc) },
-      }),
-    );
+    updated = await updateVersioned(db, { PK: objectPk(o.key), SK: OBJECT_SK }, o.version, {
+      set: { Doc: stringifyJson(doc) },
+      unchanged: { Doc: stringifyJson(o.doc) },
+    });
   } catch (err) {
-    const name = (err as { name?: string }).name;
-    if (name === 'ConditionalCheckFailedException') throw new ConditionFailed('The object changed.');
     // A transaction was working on the item at that moment: nothing was written, and the caller
     // reads again and retries, as for a change.
-    if (name === 'TransactionConflictException') throw new ConditionFailed('The object was busy.');
+    if ((err as { name?: string }).name === 'TransactionConflictException') throw new ConditionFailed('The object was busy.');
     throw err;
   }
+  if (!updated) throw new ConditionFailed('The object changed.');
 }
 
 /** Writes any item unconditionally (status items). */
@@ -206,9 +196,7 @@ export async function replaceObjectWith(
       Put: {
         TableName: db.tableName,
         Item: toItem(next),
-        ConditionExpression: 'attribute_exists(PK) AND #v = :v AND #doc = :old',
-        ExpressionAttributeNames: { '#v': 'Version', '#doc': 'Doc' },
-        ExpressionAttributeValues: { ':v': previous.version, ':old': stringifyJson(previous.doc) },
+        ...versionCondition(previous.version, { Doc: stringifyJson(previous.doc) }),
       },
     },
     ...addClaims.map((c) => putClaim(db, c, next.key)),

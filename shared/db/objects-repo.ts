@@ -16,12 +16,13 @@
  * not load them at its cold start.
  */
 import { parseJson } from '../json.ts';
-import { BatchGetCommand, QueryCommand, type TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
+import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import { sendTo } from './send.ts';
 import { getItem, getItems, type ItemKey } from './item-reads.ts';
+import { batchGetItems, queryAll, queryPage } from './requests.ts';
 import type { Db } from './client.ts';
 import { expandEventDoc, occurredOfItem } from './event-doc.ts';
-import { CLAIM_SK, OBJECT_SK, STATUS_SK, TOMBSTONE_SK, claimPk, collectionPk, objectPk } from './keys.ts';
+import { CLAIM_SK, OBJECT_SK, STATUS_SK, TOMBSTONE_SK, claimPk, collectionPk, objectPk } from './item-keys.ts';
 import type { Claim, StoredObject } from '../model/stored-object.ts';
 
 // The reads by key live in item-reads.ts (with the gathering of reads started together).
@@ -103,23 +104,20 @@ export async function listCollection(
   limit: number,
   afterKey?: string,
 ): Promise<Page> {
-  const pk = collectionPk(folder, collection);
-  const out = await send<{ Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown> }>(
+  const page = await queryPage(
     db,
-    new QueryCommand({
-      TableName: db.tableName,
-      IndexName: 'GSI1',
-      KeyConditionExpression: 'GSI1PK = :pk',
-      ExpressionAttributeValues: { ':pk': pk },
-      Limit: limit,
-      ...(afterKey
-        ? { ExclusiveStartKey: { GSI1PK: pk, GSI1SK: afterKey, PK: objectPk(afterKey), SK: OBJECT_SK } }
-        : {}),
-    }),
+    { IndexName: 'GSI1', KeyConditionExpression: 'GSI1PK = :pk', ExpressionAttributeValues: { ':pk': collectionPk(folder, collection) }, Limit: limit },
+    afterKey ? collectionStart(folder, collection, afterKey) : undefined,
   );
-  const items = (out.Items ?? []).map(fromItem);
-  return { items, nextStart: out.LastEvaluatedKey ? (out.LastEvaluatedKey.GSI1SK as string) : undefined };
+  return { items: page.items.map(fromItem), nextStart: page.next ? (page.next.GSI1SK as string) : undefined };
 }
+
+/** Where a Query of a collection page resumes after the object `afterKey` (its GSI1 and table keys). */
+const collectionStart = (folder: string, collection: string, afterKey: string) => ({
+  GSI1PK: collectionPk(folder, collection),
+  GSI1SK: afterKey,
+  ...objectItemKey(afterKey),
+});
 
 /**
  * Awaited before each request of a read of several (a call's read steps: shared/objects/domain-context.ts
@@ -136,30 +134,13 @@ export async function listCollectionKeys(
   afterKey?: string,
   step?: ReadStep,
 ): Promise<string[]> {
-  const pk = collectionPk(folder, collection);
-  const keys: string[] = [];
-  let start: Record<string, unknown> | undefined = afterKey
-    ? { GSI1PK: pk, GSI1SK: afterKey, PK: objectPk(afterKey), SK: OBJECT_SK }
-    : undefined;
-  while (keys.length < count) {
-    await step?.();
-    const out: { Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown> } = await send(
-      db,
-      new QueryCommand({
-        TableName: db.tableName,
-        IndexName: 'GSI1',
-        KeyConditionExpression: 'GSI1PK = :pk',
-        ExpressionAttributeValues: { ':pk': pk },
-        ProjectionExpression: 'GSI1SK',
-        Limit: Math.min(1000, count - keys.length),
-        ...(start ? { ExclusiveStartKey: start } : {}),
-      }),
-    );
-    for (const i of out.Items ?? []) keys.push(i.GSI1SK as string);
-    if (!out.LastEvaluatedKey) break;
-    start = out.LastEvaluatedKey;
-  }
-  return keys;
+  if (count <= 0) return [];
+  const items = await queryAll(
+    db,
+    { IndexName: 'GSI1', KeyConditionExpression: 'GSI1PK = :pk', ExpressionAttributeValues: { ':pk': collectionPk(folder, collection) }, ProjectionExpression: 'GSI1SK' },
+    { limit: count, ...(afterKey ? { start: collectionStart(folder, collection, afterKey) } : {}), ...(step ? { step } : {}) },
+  );
+  return items.map((i) => i.GSI1SK as string);
 }
 
 /**
@@ -183,32 +164,6 @@ export async function instanceTree(
   return { keys: keys.slice(0, max), truncated: keys.length > max };
 }
 
-/**
- * Every item of a Query, page after page (DynamoDB pages at 1 MB). `onPage` sees each page as it
- * arrives and may throw to stop (a read budget); reading stops past `max` items. `step` is awaited
- * before each page's request (a call's read steps: shared/objects/domain-context.ts `readSteps`).
- */
-export async function queryAll(
-  db: Db,
-  input: Record<string, unknown>,
-  opts: { readonly max?: number; readonly onPage?: (items: readonly Record<string, unknown>[]) => void; readonly step?: ReadStep } = {},
-): Promise<Record<string, unknown>[]> {
-  const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    await opts.step?.();
-    const out: { Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown> } = await send(
-      db,
-      new QueryCommand({ TableName: db.tableName, ...input, ...(start ? { ExclusiveStartKey: start } : {}) } as never),
-    );
-    const page = out.Items ?? [];
-    opts.onPage?.(page);
-    items.push(...page);
-    start = out.LastEvaluatedKey;
-  } while (start && items.length < (opts.max ?? Number.POSITIVE_INFINITY));
-  return items;
-}
-
 /** The latest status document stored for an object (inputs), or undefined. */
 export async function getObjectStatus(db: Db, key: string): Promise<Record<string, unknown> | undefined> {
   const item = await getItem(db, objectPk(key), STATUS_SK, true);
@@ -222,18 +177,14 @@ export async function getObjectStatus(db: Db, key: string): Promise<Record<strin
 export async function folderHasContent(db: Db, folder: string, collections: readonly string[]): Promise<boolean> {
   const found = await Promise.all(
     collections.map(async (collection) => {
-      const out = await send<{ Items?: unknown[] }>(
-        db,
-        new QueryCommand({
-          TableName: db.tableName,
-          IndexName: 'GSI1',
-          KeyConditionExpression: 'GSI1PK = :pk',
-          ExpressionAttributeValues: { ':pk': collectionPk(folder, collection) },
-          ProjectionExpression: 'PK',
-          Limit: 1,
-        }),
-      );
-      return (out.Items ?? []).length > 0;
+      const page = await queryPage(db, {
+        IndexName: 'GSI1',
+        KeyConditionExpression: 'GSI1PK = :pk',
+        ExpressionAttributeValues: { ':pk': collectionPk(folder, collection) },
+        ProjectionExpression: 'PK',
+        Limit: 1,
+      });
+      return page.items.length > 0;
     }),
   );
   return found.some(Boolean);
@@ -252,21 +203,7 @@ export async function getObjectOrTombstone(
   key: string,
   nowMs: number,
 ): Promise<{ object?: StoredObject; tombstone?: Tombstone }> {
-  const out = await send<{ Responses?: Record<string, Record<string, unknown>[]> }>(
-    db,
-    new BatchGetCommand({
-      RequestItems: {
-        [db.tableName]: {
-          Keys: [
-            { PK: objectPk(key), SK: OBJECT_SK },
-            { PK: objectPk(key), SK: TOMBSTONE_SK },
-          ],
-          ConsistentRead: true,
-        },
-      },
-    }),
-  );
-  const items = out.Responses?.[db.tableName] ?? [];
+  const items = await batchGetItems(db, [objectItemKey(key), { PK: objectPk(key), SK: TOMBSTONE_SK }], { consistent: true });
   const obj = items.find((i) => i.SK === OBJECT_SK);
   if (obj) return { object: fromItem(obj) };
   const t = items.find((i) => i.SK === TOMBSTONE_SK && Number(i.ttl ?? Infinity) > nowMs / 1000);

@@ -12,7 +12,7 @@
  * a verifier reads is byte for byte what was published.
  */
 import { GetItemCommand, PutItemCommand, type DynamoDBClient, type GetItemCommandOutput } from '@aws-sdk/client-dynamodb';
-import { PUBLIC_KEYS_PK, PUBLIC_KEYS_SK } from './keys.ts';
+import { PUBLIC_KEYS_PK, PUBLIC_KEYS_SK } from './item-keys.ts';
 import { sendTo } from './send.ts';
 
 const KEY = { PK: { S: PUBLIC_KEYS_PK }, SK: { S: PUBLIC_KEYS_SK } };

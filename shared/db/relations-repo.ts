@@ -10,8 +10,8 @@
  */
 import type { TransactWriteCommandInput } from '@aws-sdk/lib-dynamodb';
 import type { Db } from './client.ts';
-import { objectPk, referencedByPk, relationPrefix, relationSk } from './keys.ts';
-import { queryAll } from './objects-repo.ts';
+import { objectPk, referencedByPk, referencedBySk, relationPrefix, relationSk } from './item-keys.ts';
+import { queryAll } from './requests.ts';
 
 type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[number];
 
@@ -32,7 +32,7 @@ export function putConnection(db: Db, c: Connection): TransactItem {
         PK: objectPk(c.from),
         SK: relationSk(c.relation, c.to),
         GSI1PK: referencedByPk(c.to),
-        GSI1SK: `${c.relation}#${c.from}`,
+        GSI1SK: referencedBySk(c.relation, c.from),
         From: c.from,
         To: c.to,
         Relation: c.relation,

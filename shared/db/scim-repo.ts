@@ -15,7 +15,7 @@ import { DeleteCommand, PutCommand, QueryCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed } from '../errors.ts';
 import type { StoredObject } from '../model/stored-object.ts';
 import type { Db } from './client.ts';
-import { OBJECT_SK, objectPk, partitionPk, scimTokenPk } from './keys.ts';
+import { OBJECT_SK, SCIM_TOKEN_PREFIX, objectPk, partitionPk, scimTokenPk } from './item-keys.ts';
 import type { ItemKey } from './item-reads.ts';
 import { fromItem, send } from './objects-repo.ts';
 
@@ -36,10 +36,10 @@ export const scimTokenItemKey = (instanceKey: string, tokenKey: string): ItemKey
 
 /** A token item as read (by key, or from its instance's partition); undefined for any other item. */
 export function scimTokenOf(item: Record<string, unknown> | undefined): StoredScimToken | undefined {
-  if (!item || typeof item.PK !== 'string' || !item.PK.startsWith('SCIMT#') || typeof item.Hash !== 'string') return undefined;
+  if (!item || typeof item.PK !== 'string' || !item.PK.startsWith(SCIM_TOKEN_PREFIX) || typeof item.Hash !== 'string') return undefined;
   return {
     key: item.SK as string,
-    instanceKey: item.PK.slice('SCIMT#'.length),
+    instanceKey: item.PK.slice(SCIM_TOKEN_PREFIX.length),
     commonName: typeof item.CommonName === 'string' ? item.CommonName : '',
     hash: item.Hash,
     createdOn: typeof item.CreatedOn === 'string' ? item.CreatedOn : '',

@@ -3,8 +3,9 @@
  * so a search reads the partitions its plan names and never the whole table.
  */
 import type { Db } from './client.ts';
-import { cardNumberPk, claimPk, namePk, partitionPk } from './keys.ts';
-import { fromItem, queryAll, type ReadStep } from './objects-repo.ts';
+import { cardNumberPk, claimPk, namePk, partitionPk } from './item-keys.ts';
+import { fromItem, type ReadStep } from './objects-repo.ts';
+import { queryAll } from './requests.ts';
 import type { StoredObject } from '../model/stored-object.ts';
 
 /** At most this many items are read for one search; past it the search answers 400 (narrow it). */

@@ -11,11 +11,12 @@
  * Day items expire {@link USAGE_RETENTION_DAYS} after their day (TTL); the total never does.
  */
 import type { DynamoDBRecord } from 'aws-lambda';
-import { BatchGetCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { parseJson } from '../json.ts';
 import type { Db } from './client.ts';
-import { LIVE_EVENT_PREFIX, OBJECT_SK, USAGE_TOTAL_SK, objectPk, usageDaySk, usagePk } from './keys.ts';
-import { queryAll, send } from './objects-repo.ts';
+import { LIVE_EVENT_PREFIX, OBJECT_SK, USAGE_TOTAL_SK, objectPk, usageDaySk, usagePk } from './item-keys.ts';
+import { send } from './objects-repo.ts';
+import { batchGetItems, queryAll } from './requests.ts';
 
 /** How long a usage day is kept. */
 export const USAGE_RETENTION_DAYS = 400;
@@ -85,18 +86,9 @@ export async function usageDays(db: Db, instanceKey: string, from: string, to: s
 /** The running stored-object counts of instances (BatchGetItem per 100); a missing total is 0. */
 export async function storedObjects(db: Db, instanceKeys: readonly string[]): Promise<Map<string, number>> {
   const out = new Map<string, number>(instanceKeys.map((k) => [k, 0]));
-  for (let i = 0; i < instanceKeys.length; i += 100) {
-    let keys: Array<Record<string, unknown>> | undefined = instanceKeys.slice(i, i + 100).map((k) => ({ PK: usagePk(k), SK: USAGE_TOTAL_SK }));
-    while (keys && keys.length > 0) {
-      const res: { Responses?: Record<string, Array<Record<string, unknown>>>; UnprocessedKeys?: Record<string, { Keys?: Array<Record<string, unknown>> }> } = await send(
-        db,
-        new BatchGetCommand({ RequestItems: { [db.tableName]: { Keys: keys, ProjectionExpression: 'PK, StoredObjects' } } }),
-      );
-      for (const item of res.Responses?.[db.tableName] ?? []) {
-        out.set(String(item.PK).slice(usagePk('').length), Number(item.StoredObjects ?? 0));
-      }
-      keys = res.UnprocessedKeys?.[db.tableName]?.Keys;
-    }
+  const keys = instanceKeys.map((k) => ({ PK: usagePk(k), SK: USAGE_TOTAL_SK }));
+  for (const item of await batchGetItems(db, keys, { projection: 'PK, StoredObjects' })) {
+    out.set(String(item.PK).slice(usagePk('').length), Number(item.StoredObjects ?? 0));
   }
   return out;
 }

@@ -9,22 +9,23 @@
  * | replay slot   | `WR#<webhookKey>`   | `R`                              | Until (epoch ms), ttl                         |
  *
  * Queued jobs live in the local runtime's queue table (`queueTableOf` in client.ts: same keys,
- * no stream), not in the main table: the functions below that take a queue `Db` expect it.
+ * no stream), not in the main table: {@link putQueuedJobs} takes a queue `Db`. The runner's reads
+ * and deletes of jobs are local-only: local/storage/webhook-queue-table.ts.
  *
  * Access patterns: the subscriptions of an instance are one Query on `WH#<instance>` (the fan-out
  * runs one per instance of the batch's chains, per batch, never reused); one subscription is one
  * GetItem; the attempts of a subscription, newest first, are one Query on `WD#<webhookKey>`. The
- * queue partition is only used by the local runtime (in AWS the jobs are SQS messages): due jobs
- * are one Query with `SK <= <now>`.
+ * queue partition is only used by the local runtime (in AWS the jobs are SQS messages).
  */
-import { BatchWriteCommand, DeleteCommand, GetCommand, PutCommand, QueryCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
+import { DeleteCommand, GetCommand, PutCommand, UpdateCommand, type UpdateCommandInput } from '@aws-sdk/lib-dynamodb';
 import { isSealed, openSecret, sealSecret } from '../auth/secret-box.ts';
-import { ConditionFailed, StoreUnavailable } from '../errors.ts';
+import { ConditionFailed } from '../errors.ts';
 import { parseJson, stringifyJson } from '../json.ts';
 import type { Db } from './client.ts';
-import { WEBHOOK_QUEUE_PK, WEBHOOK_REPLAY_SK, webhookAttemptPk, webhookPk, webhookQueueSk, webhookReplayPk } from './keys.ts';
+import { WEBHOOK_QUEUE_PK, WEBHOOK_REPLAY_SK, webhookAttemptPk, webhookPk, webhookQueueSk, webhookReplayPk } from './item-keys.ts';
 import { getItem } from './item-reads.ts';
-import { queryAll, send } from './objects-repo.ts';
+import { send } from './objects-repo.ts';
+import { batchWriteItems, queryAll, versionCondition } from './requests.ts';
 
 /** What the client sets on a subscription (stored as the document). */
 export interface WebhookSettings {
@@ -173,7 +174,7 @@ const isConditionFailure = (err: unknown) => (err as { name?: string }).name ===
 async function updateWebhook(
   db: Db,
   w: Pick<StoredWebhook, 'instanceKey' | 'key'>,
-  update: Required<Pick<UpdateCommandInput, 'UpdateExpression' | 'ExpressionAttributeValues'>> & Pick<UpdateCommandInput, 'ConditionExpression'>,
+  update: Required<Pick<UpdateCommandInput, 'UpdateExpression' | 'ExpressionAttributeValues'>> & Pick<UpdateCommandInput, 'ConditionExpression' | 'ExpressionAttributeNames'>,
 ): Promise<StoredWebhook | undefined> {
   return writing(db, w, async () => {
     try {
@@ -235,14 +236,11 @@ export async function replaceWebhookSettings(
   settings: WebhookSettings,
   expectedVersion: number | undefined,
 ): Promise<StoredWebhook> {
+  const condition = versionCondition(expectedVersion);
   const updated = await updateWebhook(db, w, {
     UpdateExpression: `SET Doc = :doc, Version = Version + :one${settings.Enabled ? ' REMOVE DisabledReason, FailingSince' : ''}`,
-    ...(expectedVersion === undefined ? {} : { ConditionExpression: 'attribute_exists(PK) AND Version = :v' }),
-    ExpressionAttributeValues: {
-      ':doc': stringifyJson(settings),
-      ':one': 1,
-      ...(expectedVersion === undefined ? {} : { ':v': expectedVersion }),
-    },
+    ...condition,
+    ExpressionAttributeValues: { ...condition.ExpressionAttributeValues, ':doc': stringifyJson(settings), ':one': 1 },
   });
   if (!updated) throw new ConditionFailed('The webhook changed or is gone.');
   return updated;
@@ -379,31 +377,23 @@ export async function getAttempt(db: Db, webhookKey: string, key: string, nowEpo
  * reading at most `skip + limit` items (pages are bounded by the caller).
  */
 export async function listAttempts(db: Db, webhookKey: string, skip: number, limit: number, nowEpoch: number): Promise<DeliveryAttempt[]> {
-  const items: Record<string, unknown>[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const out: { Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown> } = await send(
-      db,
-      new QueryCommand({
-        TableName: db.tableName,
-        KeyConditionExpression: 'PK = :pk',
-        FilterExpression: 'attribute_not_exists(#ttl) OR #ttl > :now',
-        ExpressionAttributeNames: { '#ttl': 'ttl' },
-        ExpressionAttributeValues: { ':pk': webhookAttemptPk(webhookKey), ':now': nowEpoch },
-        ScanIndexForward: false,
-        Limit: skip + limit - items.length,
-        ...(start ? { ExclusiveStartKey: start } : {}),
-      }),
-    );
-    items.push(...(out.Items ?? []));
-    start = out.LastEvaluatedKey;
-  } while (start && items.length < skip + limit);
+  const items = await queryAll(
+    db,
+    {
+      KeyConditionExpression: 'PK = :pk',
+      FilterExpression: 'attribute_not_exists(#ttl) OR #ttl > :now',
+      ExpressionAttributeNames: { '#ttl': 'ttl' },
+      ExpressionAttributeValues: { ':pk': webhookAttemptPk(webhookKey), ':now': nowEpoch },
+      ScanIndexForward: false,
+    },
+    { limit: skip + limit },
+  );
   return items.slice(skip, skip + limit).map((i) => toAttempt(webhookKey, i));
 }
 
 /** A job of the local runtime's queue, as listed (the body is read when the job starts). */
 export interface QueuedJobRef {
-  /** The item's sort key: pass it to {@link queuedJobBody} and {@link deleteQueuedJob}. */
+  /** The item's sort key (local/storage/webhook-queue-table.ts reads and deletes a job by it). */
   readonly id: string;
   readonly webhookKey: string;
   /** The subscription's instance (the runner's fairness unit); absent on jobs an earlier version queued. */
@@ -414,94 +404,27 @@ export interface QueuedJobRef {
 export interface StoredJob extends QueuedJobRef {
   /** Epoch ms from which it is due. */
   readonly dueAt: number;
-  /** The job's JSON, as {@link queuedJobBody} answers it. */
+  /** The job's JSON. */
   readonly body: string;
 }
 
-/** Writes requests 25 at a time (BatchWriteItem), retrying unprocessed ones with backoff. */
-async function batchWrite(db: Db, requests: Array<Record<string, unknown>>): Promise<void> {
-  for (let i = 0; i < requests.length; i += 25) {
-    let pending: Record<string, unknown[]> | undefined = { [db.tableName]: requests.slice(i, i + 25) };
-    for (let attempt = 0; pending && Object.keys(pending).length > 0; attempt++) {
-      if (attempt >= 8) throw new StoreUnavailable(new Error('unprocessed webhook queue writes'));
-      if (attempt > 0) await new Promise((r) => setTimeout(r, 20 * 2 ** attempt));
-      const out: { UnprocessedItems?: Record<string, unknown[]> } = await send(db, new BatchWriteCommand({ RequestItems: pending as never }));
-      pending = out.UnprocessedItems;
-    }
-  }
-}
-
-/** Puts jobs on the local queue, each due at its `dueAt` (epoch ms): BatchWriteItem, 25 a request. */
+/**
+ * Puts jobs on the local queue, each due at its `dueAt` (epoch ms): BatchWriteItem, 25 a request.
+ * Here, not in local/, because the same functions queue jobs locally (shared/live/webhooks/queue.ts
+ * `tableQueue`); the runner's reads and deletes are local/storage/webhook-queue-table.ts.
+ */
 export async function putQueuedJobs(
   db: Db,
   jobs: ReadonlyArray<{ jobId: string; webhookKey: string; instanceKey: string; dueAt: number; body: string }>,
   ttl: number,
 ): Promise<StoredJob[]> {
   const stored = jobs.map((j) => ({ id: webhookQueueSk(j.dueAt, j.jobId), webhookKey: j.webhookKey, instanceKey: j.instanceKey, dueAt: j.dueAt, body: j.body }));
-  await batchWrite(
+  await batchWriteItems(
     db,
     stored.map((j) => ({ PutRequest: { Item: { PK: WEBHOOK_QUEUE_PK, SK: j.id, WebhookKey: j.webhookKey, InstanceKey: j.instanceKey, Job: j.body, ttl } } })),
+    { what: 'webhook queue writes' },
   );
   return stored;
-}
-
-/**
- * Jobs due at `nowMs` or earlier, oldest first (their ids and subscriptions only): one Query of
- * at most `limit` items, from `start` (the `next` of the page before).
- */
-export async function dueJobs(
-  db: Db,
-  nowMs: number,
-  limit: number,
-  start?: Record<string, unknown>,
-): Promise<{ jobs: QueuedJobRef[]; next: Record<string, unknown> | undefined }> {
-  const out = await send<{ Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown> }>(
-    db,
-    new QueryCommand({
-      TableName: db.tableName,
-      ConsistentRead: true,
-      KeyConditionExpression: 'PK = :pk AND SK <= :due',
-      ProjectionExpression: 'PK, SK, WebhookKey, InstanceKey',
-      ExpressionAttributeValues: { ':pk': WEBHOOK_QUEUE_PK, ':due': webhookQueueSk(nowMs, '~') },
-      Limit: limit,
-      ...(start ? { ExclusiveStartKey: start } : {}),
-    }),
-  );
-  return {
-    jobs: (out.Items ?? []).map((i) => ({
-      id: i.SK as string,
-      webhookKey: i.WebhookKey as string,
-      ...(typeof i.InstanceKey === 'string' ? { instanceKey: i.InstanceKey } : {}),
-    })),
-    next: out.LastEvaluatedKey,
-  };
-}
-
-/** The body of a queued job, or undefined when it is gone (handled meanwhile). One GetItem. */
-export async function queuedJobBody(db: Db, id: string): Promise<string | undefined> {
-  const out = await send<{ Item?: Record<string, unknown> }>(
-    db,
-    new GetCommand({ TableName: db.tableName, Key: { PK: WEBHOOK_QUEUE_PK, SK: id }, ConsistentRead: true }),
-  );
-  return typeof out.Item?.Job === 'string' ? out.Item.Job : undefined;
-}
-
-/**
- * Moves the jobs an earlier version queued in the main table's `WQ` partition to the queue table
- * (puts there first, then deletes here: a crash in between leaves a job in both, and the sender's
- * receivers de-duplicate on webhook-id). Returns how many moved. Run once at the runtime's start.
- */
-export async function moveQueuedJobs(from: Db, to: Db): Promise<number> {
-  const items = await queryAll(from, { KeyConditionExpression: 'PK = :pk', ExpressionAttributeValues: { ':pk': WEBHOOK_QUEUE_PK }, ConsistentRead: true });
-  if (items.length === 0) return 0;
-  await batchWrite(to, items.map((Item) => ({ PutRequest: { Item } })));
-  await batchWrite(from, items.map((i) => ({ DeleteRequest: { Key: { PK: i.PK, SK: i.SK } } })));
-  return items.length;
-}
-
-/** Removes jobs that were handled (idempotent): BatchWriteItem, 25 a request. */
-export async function deleteQueuedJobs(db: Db, ids: readonly string[]): Promise<void> {
-  await batchWrite(db, ids.map((id) => ({ DeleteRequest: { Key: { PK: WEBHOOK_QUEUE_PK, SK: id } } })));
 }
 
 /**

@@ -7,7 +7,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { putAlarmLink } from '../db/alarm-link-writes.ts';
 import { EVENT_TYPES_COLLECTION, deleteAlarmLink, deleteAlarmLinkItems, eventTypeWithAlarms } from '../db/eventtypes-repo.ts';
-import { isObjectKey } from '../db/keys.ts';
+import { isObjectKey } from '../db/item-keys.ts';
 import { getObject } from '../db/objects-repo.ts';
 import type { Claim, StoredObject } from '../model/stored-object.ts';
 import { conditionFailedAt, createObject, deleteObject, failedClaim, isTransactionConflict, replaceObject } from '../db/object-writes.ts';

@@ -22,7 +22,7 @@
  * type (event-type-operations.ts).
  */
 import { EVENT_TYPES_COLLECTION, alarmMembers } from '../db/eventtypes-repo.ts';
-import { isObjectKey } from '../db/keys.ts';
+import { isObjectKey } from '../db/item-keys.ts';
 import { claimOwner, getObject, getObjects } from '../db/objects-repo.ts';
 import type { StoredObject } from '../model/stored-object.ts';
 import { ApiError, notFound } from '../errors.ts';

@@ -5,7 +5,7 @@
 import { badRequest } from '../errors.ts';
 import { boolParam, dateParam, intParam, listParam, parsePaging, stringParam, type Paging } from '../http/params.ts';
 import type { ApiRequest } from '../http/operation-contract.ts';
-import { isObjectKey } from '../db/keys.ts';
+import { isObjectKey } from '../db/item-keys.ts';
 import { loadMatcher, normalizeQuery, parseQueryBody, reviveDates } from '../query/query.ts';
 import type { Matcher } from '../query/shape.ts';
 

@@ -9,7 +9,7 @@
  * type: one PutItem).
  */
 import { putEvent, putLiveEvent, type EventWrite } from '../db/events-repo.ts';
-import { isObjectKey } from '../db/keys.ts';
+import { isObjectKey } from '../db/item-keys.ts';
 import type { StoredObject } from '../model/stored-object.ts';
 import { validationFailed } from '../errors.ts';
 import { newKey, placeIn, type Placement } from '../model/placement.ts';

@@ -10,7 +10,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { getEvent, lastEventOf, updateEventDoc } from '../db/event-reads.ts';
-import { isObjectKey } from '../db/keys.ts';
+import { isObjectKey } from '../db/item-keys.ts';
 import { getObjects, ownInstance } from '../db/objects-repo.ts';
 import type { StoredObject } from '../model/stored-object.ts';
 import { ApiError, ConditionFailed, conflict, notFound, validationFailed } from '../errors.ts';

@@ -33,7 +33,7 @@ import { readTogether } from '../db/item-reads.ts';
 import { claimOwner, getObject, getObjects, listCollection, ownInstance } from '../db/objects-repo.ts';
 import type { StoredObject } from '../model/stored-object.ts';
 import { APPS_COLLECTION, EVENT_TYPES_COLLECTION, appsOfInstance, eventTypeWithAlarms } from '../db/eventtypes-repo.ts';
-import { isObjectKey } from '../db/keys.ts';
+import { isObjectKey } from '../db/item-keys.ts';
 import { monikerClaim } from '../model/claims.ts';
 import { isWithin } from '../model/placement.ts';
 import { loadFolder } from '../objects/tenant-scope.ts';

@@ -15,7 +15,7 @@ import {
 } from '@aws-lambda-powertools/idempotency';
 import { ApiError, StoreUnavailable, badRequest } from '../errors.ts';
 import { idempotencyStore } from '../db/idempotency-store.ts';
-import { IDEMPOTENCY_PREFIX } from '../db/keys.ts';
+import { IDEMPOTENCY_PREFIX } from '../db/item-keys.ts';
 import { asStoreError } from '../db/send.ts';
 import type { ApiRequest, BaseDeps } from './operation-contract.ts';
 

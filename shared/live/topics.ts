@@ -12,7 +12,7 @@
  */
 import type { Principal } from '../auth/principal.ts';
 import type { Db } from '../db/client.ts';
-import { isObjectKey } from '../db/keys.ts';
+import { isObjectKey } from '../db/item-keys.ts';
 import { instanceLineage } from '../db/live-repo.ts';
 
 export type Topic =

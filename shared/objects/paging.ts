@@ -14,7 +14,7 @@
 import { listCollection, listCollectionKeys } from '../db/objects-repo.ts';
 import type { StoredObject } from '../model/stored-object.ts';
 import type { Db } from '../db/client.ts';
-import { isObjectKey } from '../db/keys.ts';
+import { isObjectKey } from '../db/item-keys.ts';
 import type { CollectionDef } from '../model/collections.ts';
 import { checkListedScope, requireFolderInScope } from './tenant-scope.ts';
 import { readSteps, type Ctx, type ReadStep } from './domain-context.ts';

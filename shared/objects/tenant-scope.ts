@@ -16,7 +16,7 @@
 import type { Role } from '../auth/principal.ts';
 import { getObject, getObjectOrTombstone, type Tombstone } from '../db/objects-repo.ts';
 import type { StoredObject } from '../model/stored-object.ts';
-import { isObjectKey } from '../db/keys.ts';
+import { isObjectKey } from '../db/item-keys.ts';
 import { PERIPHERAL_COLLECTIONS } from '../model/collections.ts';
 import { isWithin } from '../model/placement.ts';
 import { isFolderLike } from '../model/object-render.ts';

@@ -9,7 +9,7 @@
  * connections needs, and no more: no users, no instances) through the ordinary object calls.
  */
 import type { Db } from '../db/client.ts';
-import { isObjectKey } from '../db/keys.ts';
+import { isObjectKey } from '../db/item-keys.ts';
 import { fromItem, getItems, objectItemKey } from '../db/objects-repo.ts';
 import { scimTokenItemKey, scimTokenOf } from '../db/scim-repo.ts';
 import { ancestorsOf, isDisabled, isInstance, nameOf } from '../auth/directory.ts';

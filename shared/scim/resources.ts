@@ -7,7 +7,7 @@
  */
 import { ApiError } from '../errors.ts';
 import { getObject, ownInstance } from '../db/objects-repo.ts';
-import { isObjectKey } from '../db/keys.ts';
+import { isObjectKey } from '../db/item-keys.ts';
 import type { ApiRequest, ApiResponse } from '../http/operation-contract.ts';
 import type { StoredObject } from '../model/stored-object.ts';
 import type { Locator } from '../objects/tenant-scope.ts';

@@ -11,7 +11,7 @@
  */
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto';
 import { ApiError, badRequest, conflict } from '../errors.ts';
-import { isObjectKey } from '../db/keys.ts';
+import { isObjectKey } from '../db/item-keys.ts';
 import { deleteScimToken, MAX_SCIM_TOKENS, putScimToken, scimTokensOf, type StoredScimToken } from '../db/scim-repo.ts';
 import { created, noContent, ok, type ApiRequest, type Operation } from '../http/operation-contract.ts';
 import { LIMITS } from '../model/limits.ts';

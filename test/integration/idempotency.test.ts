@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { ScanCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { IDEMPOTENCY_SK } from '#shared/db/keys.ts';
+import { IDEMPOTENCY_SK } from '#shared/db/item-keys.ts';
 import { createTestDb, withTimeline } from '../support/db.ts';
 import { createApi } from '../support/api.ts';
 import { invalidTokens, seedTenant, setupApi, testDeps, uniqueName, type Tenant } from '../support/tokens.ts';

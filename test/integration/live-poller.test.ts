@@ -6,7 +6,7 @@
  */
 import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { describe, expect, it } from 'vitest';
-import { StreamPositionLost, type RecordPage, type ShardPosition, type StreamReader, type StreamShard } from '#shared/db/stream-reader.ts';
+import { StreamPositionLost, type RecordPage, type ShardPosition, type StreamReader, type StreamShard } from '#local/storage/stream-reader.ts';
 import { createLogger } from '#shared/logger.ts';
 import { startStreamPoller, type StreamCheckpoint, type StreamCheckpointStore } from '#local/stream-poller.ts';
 

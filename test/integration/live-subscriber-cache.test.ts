@@ -14,7 +14,7 @@ import { issueAccessToken } from '#shared/auth/access-tokens.ts';
 import { createInstance, createUser } from '#shared/auth/provisioning.ts';
 import { putLiveEvent, type EventWrite } from '#shared/db/events-repo.ts';
 import type { StoredObject } from '#shared/model/stored-object.ts';
-import { createStreamReader } from '#shared/db/stream-reader.ts';
+import { createStreamReader } from '#local/storage/stream-reader.ts';
 import { createLiveDeps, type LiveDeps } from '#shared/live/live-deps.ts';
 import type { ServerMessage } from '#shared/live/websocket/protocol.ts';
 import { SUBSCRIBERS_MAX_AGE_MS, SubscriberCache } from '#shared/live/websocket/subscriber-cache.ts';

@@ -15,7 +15,7 @@ import { renderEvent } from '#shared/events/event-render.ts';
 import { getConnection, subscriptionsOf } from '#shared/db/live-repo.ts';
 import { getItem } from '#shared/db/objects-repo.ts';
 import type { StoredObject } from '#shared/model/stored-object.ts';
-import { createStreamReader } from '#shared/db/stream-reader.ts';
+import { createStreamReader } from '#local/storage/stream-reader.ts';
 import type { Role } from '#shared/auth/principal.ts';
 import { MAX_SUBSCRIPTIONS_PER_CONNECTION } from '#shared/live/websocket/connections.ts';
 import { createLiveDeps, type LiveDeps } from '#shared/live/live-deps.ts';

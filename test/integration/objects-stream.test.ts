@@ -4,7 +4,7 @@
  * written.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStreamReader, type StreamReader } from '#shared/db/stream-reader.ts';
+import { createStreamReader, type StreamReader } from '#local/storage/stream-reader.ts';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { createTestDb, type TestDb } from '../support/db.ts';
 import { setupApi } from '../support/tokens.ts';

@@ -6,7 +6,7 @@
  * membership as AccessLevel connections. Every answer is checked against the OpenAPI document.
  */
 import { beforeAll, describe, expect, it } from 'vitest';
-import { scimTokenPk } from '#shared/db/keys.ts';
+import { scimTokenPk } from '#shared/db/item-keys.ts';
 import { createApi } from '../support/api.ts';
 import { createTestDb, type TestDb } from '../support/db.ts';
 import { seedTenant, testDeps, uniqueName, type Tenant } from '../support/tokens.ts';

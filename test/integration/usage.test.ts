@@ -7,7 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { DynamoDBRecord } from 'aws-lambda';
 import { collectionByName } from '#shared/model/collections.ts';
-import { createStreamReader, type StreamReader } from '#shared/db/stream-reader.ts';
+import { createStreamReader, type StreamReader } from '#local/storage/stream-reader.ts';
 import { seedDeployment } from '#shared/auth/bootstrap.ts';
 import { createLogger } from '#shared/logger.ts';
 import { MAX_USAGE_INSTANCES } from '#shared/usage/usage-operations.ts';

@@ -14,7 +14,7 @@ import type { DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { putLiveEvent } from '#shared/db/events-repo.ts';
 import { eventFromStreamRecord } from '#shared/db/live-repo.ts';
-import { createStreamReader } from '#shared/db/stream-reader.ts';
+import { createStreamReader } from '#local/storage/stream-reader.ts';
 import { createLogger } from '#shared/logger.ts';
 import { DEAD_LETTER_FILE, fileDeadLetters, type DeadLetter } from '#local/dead-letters.ts';
 import { startRuntime } from '#local/server.ts';

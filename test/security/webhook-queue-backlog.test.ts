@@ -8,7 +8,8 @@
 import { Logger } from '@aws-lambda-powertools/logger';
 import type { SQSEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ensureQueueTable, queueDbOf, type Db } from '#shared/db/client.ts';
+import { queueDbOf, type Db } from '#shared/db/client.ts';
+import { ensureQueueTable } from '#local/storage/create-tables.ts';
 import { putQueuedJobs } from '#shared/db/webhooks-repo.ts';
 import { PER_INSTANCE, startWebhookQueue, type WebhookQueueRunner } from '../../local/webhook-queue.ts';
 import { createTestDb } from '../support/db.ts';

@@ -4,7 +4,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { loadConfig, type Config } from '#shared/config.ts';
-import { createDb, ensureTable, type CapacityRecord, type Db } from '#shared/db/client.ts';
+import { createDb, type CapacityRecord, type Db } from '#shared/db/client.ts';
+import { ensureTable } from '#local/storage/create-tables.ts';
 import { dynamoEndpoint } from './dynamo-endpoint.ts';
 
 function assertLocalEndpoint(endpoint: string): void {

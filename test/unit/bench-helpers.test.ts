@@ -11,7 +11,7 @@ import { beyondBaseline, bytesByPackage, contributorOf, loadedFiles, packageOf }
 import { LIST_FLOOR, firstRequests } from '../../bench/measure-cold-start.ts';
 import { RESULT_KEYS, type Results } from '../../bench/results.ts';
 import { matchPositions } from '../../bench/seed.ts';
-import { bundleAnalysis, phaseAnalysis, renderTable, rowsOf } from '../../bench/table.ts';
+import { bundleAnalysis, phaseAnalysis, renderTable, rowsOf } from '../../bench/results-table.ts';
 import { unmeasured } from '../../bench/unmeasured.ts';
 
 describe('parseArgs', () => {

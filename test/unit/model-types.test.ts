@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { typeNameOf, typeTag } from '#shared/model/type-tags.ts';
-import { USAGE_TOTAL_SK, claimPk, collectionPk, isObjectKey, objectPk, partitionPk, usageDaySk, usagePk } from '#shared/db/keys.ts';
+import { USAGE_TOTAL_SK, claimPk, collectionPk, isObjectKey, objectPk, partitionPk, usageDaySk, usagePk } from '#shared/db/item-keys.ts';
 import { newKey } from '#shared/model/placement.ts';
 import { redactSecrets, REDACTED } from '#shared/logger.ts';
 

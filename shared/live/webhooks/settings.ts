@@ -5,7 +5,7 @@
  * subscription's own instance, and its filters. Only the calls that write load it.
  */
 import { ApiError, badRequest, forbidden } from '../../errors.ts';
-import { isObjectKey } from '../../db/keys.ts';
+import { isObjectKey } from '../../db/item-keys.ts';
 import type { WebhookSettings } from '../../db/webhooks-repo.ts';
 import type { Db } from '../../db/client.ts';
 import { inScope, parseTopic } from '../topics.ts';

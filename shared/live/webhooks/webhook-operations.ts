@@ -6,7 +6,7 @@
  * that write or send are in webhook-writes.ts.
  */
 import { badRequest, methodNotAllowed } from '../../errors.ts';
-import { isObjectKey } from '../../db/keys.ts';
+import { isObjectKey } from '../../db/item-keys.ts';
 import { listAttempts, webhooksOf } from '../../db/webhooks-repo.ts';
 import { operationsOnFirstCall } from '../../http/lazy-operations.ts';
 import { parsePaging } from '../../http/params.ts';

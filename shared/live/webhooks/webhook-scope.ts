@@ -4,7 +4,7 @@
  * apart so the writes, loaded with the first of them, do not import the module that loads them.
  */
 import { ApiError } from '../../errors.ts';
-import { isObjectKey } from '../../db/keys.ts';
+import { isObjectKey } from '../../db/item-keys.ts';
 import type { StoredObject } from '../../model/stored-object.ts';
 import { getWebhook, type StoredWebhook } from '../../db/webhooks-repo.ts';
 import type { ApiRequest } from '../../http/operation-contract.ts';

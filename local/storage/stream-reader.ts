@@ -2,7 +2,7 @@
  * Reads the table's DynamoDB stream (the local runtime's stand-in for the Lambda event source
  * mapping). It returns records in the shape Lambda delivers them (`DynamoDBRecord`:
  * epoch-seconds `ApproximateCreationDateTime`, base64 binary attributes), so the fan-out handler
- * sees the same event locally and in AWS. Only `shared/db` imports the DynamoDB SDKs.
+ * sees the same event locally and in AWS. Local only: in AWS, Lambda reads the stream.
  */
 import { DescribeTableCommand, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import {
@@ -14,7 +14,7 @@ import {
   type _Record as SdkRecord,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { AttributeValue, DynamoDBRecord } from 'aws-lambda';
-import type { Config } from '../config.ts';
+import type { Config } from '#shared/config.ts';
 
 export interface StreamShard {
   readonly shardId: string;
