@@ -97,6 +97,21 @@ function exampleFields(typeName: string): Record<string, unknown> {
       return { CommonName: 'operator1', Role: 'Operator', Email: 'operator1@example.com' };
     case 'InstanceInfo':
       return { CommonName: 'Acme', SecurityLevel: 'Medium' };
+    case 'IdentityProviderInfo':
+      return {
+        CommonName: 'Contoso Entra ID',
+        Issuer: 'https://login.microsoftonline.com/00000000-0000-0000-0000-000000000000/v2.0',
+        ClientId: '11111111-1111-1111-1111-111111111111',
+        Scopes: 'openid email profile',
+        EmailDomains: ['contoso.com'],
+        JitProvisioning: true,
+        DefaultRole: 'ReadOnly',
+        RoleClaim: 'groups',
+        RoleMapping: { '22222222-2222-2222-2222-222222222222': 'Administrator' },
+        TokenEndpointAuthMethod: 'client_secret_basic',
+        Enabled: true,
+        RequireEmailVerified: false,
+      };
     case 'EventTypeInfo':
       return { CommonName: 'Door forced', Monikers: [{ $type: ns('MonikerItem'), Namespace: 'acme', Nickname: 'door-forced' }], Priority: 10, RequiresAcknowledgement: true };
     case 'ScheduleInfo':
@@ -109,6 +124,8 @@ function exampleFields(typeName: string): Record<string, unknown> {
 export function exampleRequest(typeName: string): Record<string, unknown> {
   const body: Record<string, unknown> = { $type: ns(typeName), ...exampleFields(typeName) };
   if (typeName === 'UserInfo') body.Password = 'Correct-Horse-7';
+  // Write-only: sealed at rest, never in an answer.
+  if (typeName === 'IdentityProviderInfo') body.ClientSecret = 'the-secret-the-provider-gave';
   return body;
 }
 
