@@ -28,11 +28,11 @@ export const identityProviderBehaviour: Override = (base) => ({
   writeRole: 'Administrator',
   container: 'instance',
   place: (_key, instance) => placeIn(instance),
-  complete: (_ctx, input, current) => {
+  complete: (ctx, input, current) => {
     const doc: Doc = { ...input.doc };
     for (const [k, v] of Object.entries(IDENTITY_PROVIDER_DEFAULTS)) if (doc[k] === undefined || doc[k] === null) doc[k] = Array.isArray(v) ? [...v] : v;
     if (Array.isArray(doc.EmailDomains)) doc.EmailDomains = [...new Set((doc.EmailDomains as string[]).map((d) => d.toLowerCase()))];
-    const problem = issuerProblem(String(doc.Issuer), config().idpAllowLoopback);
+    const problem = issuerProblem(String(doc.Issuer), (ctx.config ?? config()).idpAllowLoopback);
     if (problem) throw invalidField('Issuer', problem);
     const secret = input.writeOnly.ClientSecret;
     if (!current && (typeof secret !== 'string' || secret === '')) throw invalidField('ClientSecret', 'required when a provider is created');
@@ -41,7 +41,7 @@ export const identityProviderBehaviour: Override = (base) => ({
   prepareWrite: async (ctx, input) => {
     const secret = input.writeOnly.ClientSecret;
     if (typeof secret !== 'string' || secret === '') return () => [];
-    const seal = await secretSealer();
+    const seal = await secretSealer(ctx.config ?? config());
     return (key) => [providerSecretPut(ctx.db, key, seal(secret, providerSecretContext(key)))];
   },
   deleteExtra: (ctx, o) => [providerSecretDelete(ctx.db, o.key)],
