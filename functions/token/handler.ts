@@ -16,7 +16,7 @@ import { NO_STORE, checkClient, isOAuthClient, parseTokenFields, readTokenReques
 import { secretRingFor } from '#shared/auth/secret-ring.ts';
 import { passwordGrant, refreshGrant } from '#shared/auth/token-service.ts';
 import { notifierFor } from '#shared/notify/sns-notifier.ts';
-import { AuthorizePageError, authorize, authorizationServerMetadata, callback, redeemCode } from '#shared/auth/sso/flow.ts';
+import { onFirstUse } from '#shared/first-use.ts';
 import { baseUrlOf } from '#shared/docs/openapi.ts';
 import type { ApiRequest, ApiResponse } from '#shared/http/types.ts';
 
@@ -32,7 +32,7 @@ const token: Operation<CoreDeps> = async (req, deps) => {
     request.grantType === 'password'
       ? await passwordGrant(deps, request)
       : request.grantType === 'authorization_code'
-        ? await redeemCode(deps, request)
+        ? await (await sso()).redeemCode(deps, request)
         : await refreshGrant(deps, request);
   // The instance logged into is the call's tenant (usage and the request log line).
   return { ...ok(body, { ...NO_STORE }), tenant: body.instance };
@@ -42,6 +42,12 @@ const token: Operation<CoreDeps> = async (req, deps) => {
 // rollover publishes a key twice that long before it signs (shared/auth/key-ring.ts).
 const jwks: Operation<CoreDeps> = async (_req, deps) =>
   ok(await deps.keys.publicKeys(), { 'Cache-Control': `public, max-age=${deps.config.keyCacheSeconds}` });
+
+/**
+ * Single sign-on (openid-client, and jose's ID token checks), loaded with its first call: a
+ * password login or a refresh never loads it.
+ */
+const sso = onFirstUse(() => import('#shared/auth/sso/flow.ts'));
 
 /** Gatehouse's base URL as the browser sees it: GATEHOUSE_PUBLIC_URL, else the host the request called. */
 const baseOf = (req: ApiRequest, deps: CoreDeps): string => (deps.config.publicUrl ? deps.config.publicUrl.replace(/\/+$/, '') : baseUrlOf(req));
@@ -58,26 +64,27 @@ function errorPage(message: string): ApiResponse {
   return { status: 400, headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': "default-src 'none'", ...NO_STORE }, raw: { text: html } };
 }
 
-async function pageOnRefusal(run: () => Promise<string>): Promise<ApiResponse> {
+async function pageOnRefusal(run: (flow: Awaited<ReturnType<typeof sso>>) => Promise<string>): Promise<ApiResponse> {
+  const flow = await sso();
   try {
-    return redirect(await run());
+    return redirect(await run(flow));
   } catch (err) {
-    if (err instanceof AuthorizePageError) return errorPage(err.message);
+    if (err instanceof flow.AuthorizePageError) return errorPage(err.message);
     throw err;
   }
 }
 
 // Single sign-on: the browser is sent to the instance's identity provider, then back to the client.
-const oauthAuthorize: Operation<CoreDeps> = async (req, deps) => pageOnRefusal(() => authorize(deps, firstOf(req), baseOf(req, deps)));
+const oauthAuthorize: Operation<CoreDeps> = async (req, deps) => pageOnRefusal((flow) => flow.authorize(deps, firstOf(req), baseOf(req, deps)));
 
 const oauthCallback: Operation<CoreDeps> = async (req, deps) => {
   const search = new URLSearchParams();
   for (const [k, values] of Object.entries(req.query)) for (const v of values) search.append(k, v);
-  return pageOnRefusal(() => callback(deps, firstOf(req), search));
+  return pageOnRefusal((flow) => flow.callback(deps, firstOf(req), search));
 };
 
 const oauthMetadata: Operation<CoreDeps> = async (req, deps) =>
-  ok(authorizationServerMetadata(baseOf(req, deps)), { 'Cache-Control': deps.config.publicUrl ? 'public, max-age=3600' : 'private, max-age=300' });
+  ok((await sso()).authorizationServerMetadata(baseOf(req, deps)), { 'Cache-Control': deps.config.publicUrl ? 'public, max-age=3600' : 'private, max-age=300' });
 
 export const operations = { token, jwks, oauthAuthorize, oauthCallback, oauthMetadata };
 

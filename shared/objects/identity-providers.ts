@@ -13,15 +13,21 @@
  *   `EmailDomains` are stored lower-case.
  */
 import { config } from '../config.ts';
-import { secretSealer } from '../auth/secret-box.ts';
-import { issuerProblem } from '../auth/sso/loopback.ts';
-import { providerSecretContext } from '../auth/sso/provider-secret.ts';
+import { IDENTITY_PROVIDER_DEFAULTS, issuerProblem, providerSecretContext } from '../auth/sso/provider-rules.ts';
 import { providerSecretDelete, providerSecretPut } from '../db/sso-repo.ts';
-import { IDENTITY_PROVIDER_DEFAULTS } from '../model/schemas/identity-provider.ts';
 import { placeIn } from '../model/placement.ts';
 import type { Override } from './behaviour.ts';
 import { invalidField } from './errors.ts';
 import type { Doc } from './validate.ts';
+
+/**
+ * The family a function's bundle is built for (infra/bundling.ts; undefined outside a bundle): only
+ * the folders function writes identity providers, so only its bundle carries the sealing (and the
+ * Secrets Manager client its key may come from). Every family's bundle holds this behaviour.
+ */
+declare const __GATEHOUSE_FAMILY__: string | undefined;
+const loadSecretBox =
+  typeof __GATEHOUSE_FAMILY__ !== 'string' || __GATEHOUSE_FAMILY__ === 'folders' ? () => import('../auth/secret-box.ts') : undefined;
 
 export const identityProviderBehaviour: Override = (base) => ({
   ...base,
@@ -41,7 +47,8 @@ export const identityProviderBehaviour: Override = (base) => ({
   prepareWrite: async (ctx, input) => {
     const secret = input.writeOnly.ClientSecret;
     if (typeof secret !== 'string' || secret === '') return () => [];
-    const seal = await secretSealer(ctx.config ?? config());
+    if (!loadSecretBox) throw new Error('identity providers are written by the folders function only');
+    const seal = await (await loadSecretBox()).secretSealer(ctx.config ?? config());
     return (key) => [providerSecretPut(ctx.db, key, seal(secret, providerSecretContext(key)))];
   },
   deleteExtra: (ctx, o) => [providerSecretDelete(ctx.db, o.key)],

@@ -1,7 +1,7 @@
 /** Single sign-on's pure rules: its settings, issuers, clients and redirect URIs, role mapping, the code grant's form. */
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '#shared/config.ts';
-import { issuerProblem, isLoopbackHost } from '#shared/auth/sso/loopback.ts';
+import { issuerProblem, isLoopbackHost } from '#shared/auth/sso/provider-rules.ts';
 import { authorizationServerMetadata, redirectUrisOf } from '#shared/auth/sso/flow.ts';
 import { domainAllowed, emailDomain, mappedRole } from '#shared/auth/sso/users.ts';
 import { checkClient, readTokenRequest } from '#shared/auth/token-request.ts';

@@ -2,9 +2,7 @@
 import type { Config } from '../../config.ts';
 import { getProviderSecret } from '../../db/sso-repo.ts';
 import { openSecret } from '../secret-box.ts';
-
-/** The additional data a provider's sealed secret is bound to: it opens for that provider only. */
-export const providerSecretContext = (providerKey: string): string => `identityprovider/${providerKey}`;
+import { providerSecretContext } from './provider-rules.ts';
 
 /** The provider's client secret in clear, or undefined when it has none. */
 export async function providerSecret(cfg: Config, db: Parameters<typeof getProviderSecret>[0], providerKey: string): Promise<string | undefined> {

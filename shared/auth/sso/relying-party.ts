@@ -17,7 +17,7 @@ import { createHash } from 'node:crypto';
 import * as oidc from 'openid-client';
 import { createRemoteJWKSet, jwtVerify, type JWTPayload } from 'jose';
 import { TtlCache } from '../../ttl-cache.ts';
-import { isLoopbackHost } from './loopback.ts';
+import { isLoopbackHost } from './provider-rules.ts';
 
 /** How long a provider's discovery document is reused. */
 const DISCOVERY_TTL_MS = 60 * 60_000;

@@ -10,17 +10,6 @@ import { ROLES } from './instance.ts';
 
 export const TOKEN_ENDPOINT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post'] as const;
 
-/** The defaults a provider gets for the fields left out. */
-export const IDENTITY_PROVIDER_DEFAULTS = Object.freeze({
-  Scopes: 'openid email profile',
-  EmailDomains: Object.freeze([] as string[]),
-  JitProvisioning: false,
-  DefaultRole: 'ReadOnly',
-  TokenEndpointAuthMethod: 'client_secret_basic',
-  Enabled: true,
-  RequireEmailVerified: true,
-});
-
 /** A domain name as an email address ends (`example.com`), compared lower-case. */
 const DOMAIN = /^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z0-9-]{2,63}$/i;
 
