@@ -1,13 +1,14 @@
 /**
  * Secrets at rest: a value the service must read back (a webhook's signing secret, an identity
- * provider's client secret) is stored sealed with AES-256-GCM (node:crypto), as `enc1:` + base64url of the 12-byte IV, the ciphertext
- * and the 16-byte tag. The additional data binds a sealed value to what it belongs to (a webhook's
- * instance and key), so one cannot be moved onto another item. A value without the prefix is one
+ * provider's client secret) is stored sealed with AES-256-GCM (node:crypto), as `enc1:` +
+ * base64url of the 12-byte IV, the ciphertext and the 16-byte tag. The additional data binds a
+ * sealed value to what it belongs to (a webhook's instance and key, a provider's key), so one
+ * cannot be moved onto another item. A value without the prefix is one
  * stored before sealing existed: it reads as it is (the repository seals it on its next write).
  *
  * The key is derived (HKDF-SHA256) from a key secret of the deployment, read once per execution
  * environment: in AWS the Secrets Manager secret `GATEHOUSE_WEBHOOK_SECRET_KEY_SECRET` (generated
- * by the stack, readable by the functions that read or write webhooks only); locally
+ * by the stack, readable only by the functions that read or write webhooks or identity providers); locally
  * `<dataDir>/keys/webhook-secret.key` (mode 0600, 32 random bytes made on first use, like the
  * signing key ring's file). Losing the key loses the secrets: receivers then need a rotation.
  */
