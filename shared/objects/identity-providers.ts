@@ -6,8 +6,9 @@
  *   sealed (shared/auth/secret-box.ts, bound to the provider's key) into the provider's own
  *   `IDPSECRET` item in the same transaction as the object, so it never reaches the document,
  *   an answer, the stream, an event or a log.
- * - `Issuer` is https; http only on a loopback address and only where the deployment allows it
- *   (`GATEHOUSE_IDP_ALLOW_LOOPBACK`, the local runtime's default).
+ * - `Issuer` is https and not a literal private address (Gatehouse fetches from it); http only on
+ *   a loopback address and only where the deployment allows it (`GATEHOUSE_IDP_ALLOW_LOOPBACK`,
+ *   the local runtime's default).
  * - Defaults: `Scopes` "openid email profile", `JitProvisioning` false, `DefaultRole` ReadOnly,
  *   `TokenEndpointAuthMethod` client_secret_basic, `Enabled` true, `RequireEmailVerified` true;
  *   `EmailDomains` are stored lower-case.

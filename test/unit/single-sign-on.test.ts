@@ -37,6 +37,11 @@ describe('single sign-on settings', () => {
     expect(issuerProblem('http://127.0.0.1:9000', true)).toBeUndefined();
     expect(issuerProblem('http://[::1]:9000', true)).toBeUndefined();
     expect(issuerProblem('https://user:pw@login.example.com', false)).toContain('credentials');
+    for (const issuer of ['https://10.0.0.5', 'https://169.254.169.254', 'https://192.168.1.1:8443', 'https://[fd00::1]', 'https://127.0.0.1']) {
+      expect(issuerProblem(issuer, false), issuer).toContain('private');
+    }
+    expect(issuerProblem('https://8.8.8.8', false)).toBeUndefined();
+    expect(issuerProblem('https://[2001:db8::1]', false)).toBeUndefined();
     expect(isLoopbackHost('localhost')).toBe(true);
     expect(isLoopbackHost('127.1.2.3')).toBe(true);
     expect(isLoopbackHost('10.0.0.1')).toBe(false);
