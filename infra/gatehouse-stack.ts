@@ -262,6 +262,8 @@ export class GatehouseStack extends Stack {
           ...(family === 'events' ? { GATEHOUSE_EVENT_RETENTION_DAYS: String(eventRetentionDays) } : {}),
           // Private targets are always refused in AWS.
           ...(family === 'webhooks' ? { GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: 'false' } : {}),
+          // Identity providers (written by folders, used by token): https issuers only in AWS.
+          ...(family === 'folders' || family === 'token' ? { GATEHOUSE_IDP_ALLOW_LOOPBACK: 'false' } : {}),
         },
         noDeadLetterQueueReason:
           family === 'webhooks'
@@ -352,6 +354,13 @@ export class GatehouseStack extends Stack {
     for (const fn of [webhooksFn, fanout]) {
       fn.function.addEnvironment('GATEHOUSE_WEBHOOK_QUEUE_URL', this.webhooks.queue.queueUrl);
       fn.function.addEnvironment('GATEHOUSE_WEBHOOK_SECRET_KEY_SECRET', this.webhooks.secretKey.secretArn);
+    }
+    // The same key seals the identity providers' client secrets: folders writes them, token reads them.
+    for (const family of ['folders', 'token'] as const) {
+      const fn = functions.get(family);
+      if (!fn) continue;
+      fn.function.addEnvironment('GATEHOUSE_WEBHOOK_SECRET_KEY_SECRET', this.webhooks.secretKey.secretArn);
+      this.webhooks.secretKey.grantRead(fn.function);
     }
     this.fanoutDeadLetters = new Queue(this, 'FanoutDeadLetters', {
       encryption: QueueEncryption.SQS_MANAGED,

@@ -312,6 +312,8 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
     process.env.AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED = 'true';
     // Webhooks to receivers on this machine (http to loopback) unless the operator says otherwise.
     process.env.GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK ??= 'true';
+    // Identity providers on this machine (an http issuer on loopback), likewise.
+    process.env.GATEHOUSE_IDP_ALLOW_LOOPBACK ??= 'true';
     const cfg = reloadConfig();
     maxBody = Math.max(HARD_BODY_CAP, cfg.maxBodyBytes + 1);
     const db = createDb(cfg);

@@ -72,7 +72,9 @@ const FAMILY_TAGS: Readonly<Record<string, string>> = {
 
 const TAG_DESCRIPTIONS: Readonly<Record<string, string>> = {
   Service: 'Public calls: system information, this document and the reference page.',
-  Authentication: 'Tokens: the password and refresh_token grants, and the keys that verify access tokens.',
+  Authentication:
+    'Tokens: the password, refresh_token and authorization_code grants, the keys that verify access tokens, and single sign-on through ' +
+    'an instance\'s OpenID Connect provider (`/oauth/authorize`, `/oauth/callback`, RFC 8414 metadata).',
   'Instances and folders': 'Your instance (`GET /api`) and any folder or instance by its key.',
   peripherals: 'Readers, inputs and outputs by key, whatever their collection.',
   'Event types': 'The event types of an app, identified by their monikers.',
@@ -278,6 +280,11 @@ function operationOf(route: Route, doc: OperationDoc, operationId: string, examp
     };
   }
   for (const status of errorStatuses(route, doc)) {
+    if (status === 400 && doc.htmlError) {
+      // A browser's page (single sign-on): an error it cannot send back to the client.
+      responses['400'] = { description: doc.htmlError, content: { 'text/html': { schema: z.string(), example: '<!doctype html>…' } } };
+      continue;
+    }
     if (status === 400 && doc.tokenErrors) {
       // The pipeline parses a JSON body before the token endpoint reads it: malformed JSON is the
       // pipeline's InvalidJson, in the resource error body.

@@ -37,6 +37,8 @@ export interface OperationDoc {
   readonly errors?: readonly number[];
   /** The error body of this operation's 400 is the token error body. */
   readonly tokenErrors?: boolean;
+  /** This operation's 400 is an HTML page for a browser (described by this text), not a JSON body. */
+  readonly htmlError?: string;
   /** Public documentation routes: cacheable. */
   readonly cacheable?: boolean;
   /** A SCIM call (openapi/scim.ts): a SCIM token, SCIM's error body. */

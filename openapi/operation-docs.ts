@@ -23,6 +23,8 @@ import {
   jwksSchema,
   keyListSchema,
   noteRequestSchema,
+  oauthErrorBodySchema,
+  authorizationServerMetadataSchema,
   paging,
   requestSchema,
   responseSchema,
@@ -55,6 +57,21 @@ function exampleFields(typeName: string): Record<string, unknown> {
       return { CommonName: 'operator1', Role: 'Operator', Email: 'operator1@example.com' };
     case 'InstanceInfo':
       return { CommonName: 'Acme', SecurityLevel: 'Medium' };
+    case 'IdentityProviderInfo':
+      return {
+        CommonName: 'Contoso Entra ID',
+        Issuer: 'https://login.microsoftonline.com/00000000-0000-0000-0000-000000000000/v2.0',
+        ClientId: '11111111-1111-1111-1111-111111111111',
+        Scopes: 'openid email profile',
+        EmailDomains: ['contoso.com'],
+        JitProvisioning: true,
+        DefaultRole: 'ReadOnly',
+        RoleClaim: 'groups',
+        RoleMapping: { '22222222-2222-2222-2222-222222222222': 'Administrator' },
+        TokenEndpointAuthMethod: 'client_secret_basic',
+        Enabled: true,
+        RequireEmailVerified: false,
+      };
     case 'EventTypeInfo':
       return { CommonName: 'Door forced', Monikers: [{ $type: ns('MonikerItem'), Namespace: 'acme', Nickname: 'door-forced' }], Priority: 10, RequiresAcknowledgement: true };
     case 'ScheduleInfo':
@@ -67,6 +84,8 @@ function exampleFields(typeName: string): Record<string, unknown> {
 function exampleRequest(typeName: string): Record<string, unknown> {
   const body: Record<string, unknown> = { $type: ns(typeName), ...exampleFields(typeName) };
   if (typeName === 'UserInfo') body.Password = 'Correct-Horse-7';
+  // Write-only: sealed at rest, never in an answer.
+  if (typeName === 'IdentityProviderInfo') body.ClientSecret = 'the-secret-the-provider-gave';
   return body;
 }
 
@@ -458,10 +477,12 @@ const OPERATIONS: Readonly<Record<string, Describe>> = {
 
   // Token
   token: () => ({
-    summary: 'Log in or refresh (password and refresh_token grants)',
+    summary: 'Log in or refresh (password, refresh_token and authorization_code grants)',
     description:
       'Form-encoded fields (a JSON object is accepted too). A password login answers an access token (bearer, about 24 h) and a refresh ' +
-      'token; a refresh answers new ones (the old refresh token stops working). Errors are `{"error","error_description"}` with status 400.',
+      'token; a refresh answers new ones (the old refresh token stops working); `authorization_code` redeems the one-time code of a single ' +
+      'sign-on (with `code_verifier`, `client_id`, `redirect_uri`) for the same answer. A user linked to an identity provider gets ' +
+      '`invalid_grant` from the password grant. Errors are `{"error","error_description"}` with status 400.',
     body: {
       schema: tokenFormSchema,
       example: { grant_type: 'password', client_id: 'consoleApp', username: 'Gatehouse\\admin', password: 'your-password' },
@@ -470,6 +491,64 @@ const OPERATIONS: Readonly<Record<string, Describe>> = {
     },
     success: { 200: { description: 'The tokens (never cached).', schema: tokenResponseSchema, example: { userName: 'Gatehouse\\admin', access_token: 'eyJhbGciOiJFUzI1NiJ9.e30.c2ln', 'as:client_id': 'consoleApp', token_type: 'bearer', refresh_token: 'r1.abc', expires_in: 86399, '.issued': 'Fri, 01 May 2026 12:00:00 GMT', '.expires': 'Sat, 02 May 2026 11:59:59 GMT', instance: I } } },
     tokenErrors: true,
+  }),
+  oauthAuthorize: () => ({
+    summary: 'Single sign-on: start (authorization endpoint)',
+    description:
+      'Public, for a browser. Authorization code with PKCE (RFC 6749, RFC 7636): checks the client and its registered redirect URI ' +
+      '(`gatehouseConsole` with `<base>/console/callback`, or a client of `GATEHOUSE_OAUTH_CLIENTS`), then sends the browser (302) to the ' +
+      'identity provider of the instance (the one whose `EmailDomains` hold the `login_hint`\'s domain, else the only enabled one) with ' +
+      'Gatehouse\'s own state, nonce and PKCE. A refusal after the client is known comes back to its redirect URI as ' +
+      '`error=access_denied` (or `invalid_request`, `unsupported_response_type`) with the client\'s `state`.',
+    query: {
+      response_type: z.literal('code'),
+      client_id: z.string().meta({ examples: ['gatehouseConsole'] }),
+      redirect_uri: z.string().meta({ description: 'Exactly one of the client\'s registered redirect URIs.' }),
+      code_challenge: z.string().meta({ description: 'BASE64URL(SHA-256(code_verifier)), 43 to 128 characters.' }),
+      code_challenge_method: z.literal('S256'),
+      state: z.string().optional().meta({ description: 'Handed back to the client unchanged.' }),
+      instance: z.string().meta({ description: 'The instance name to sign in to.', examples: ['Gatehouse'] }),
+      login_hint: z.string().optional().meta({ description: 'The user\'s email: its domain chooses the provider, and the provider receives it.' }),
+    },
+    success: { 302: { description: 'To the identity provider; or back to the client\'s redirect URI with `error`, `error_description` and `state`.' } },
+    htmlError: 'An unknown client or a redirect URI it did not register: a page, never a redirect.',
+  }),
+  oauthCallback: () => ({
+    summary: 'Single sign-on: the identity provider\'s answer (callback)',
+    description:
+      'Public, for a browser coming back from the provider (register `<base>/oauth/callback` there). Gatehouse redeems the provider\'s code, ' +
+      'validates the ID token (issuer, audience, expiry, nonce, signature against the provider\'s JWKS), requires `email_verified` unless the ' +
+      'provider\'s `RequireEmailVerified` is false, finds the user (by the provider\'s `sub`, else by `Email` among the provider\'s users) or ' +
+      'creates one (`JitProvisioning`, a domain of `EmailDomains`), applies `RoleMapping`, and sends the browser back to the client with a ' +
+      'one-time `code` (60 s, single use) and its `state`, or with `error=access_denied`.',
+    query: {
+      state: z.string().meta({ description: 'Gatehouse\'s own state (not the client\'s).' }),
+      code: z.string().optional(),
+      error: z.string().optional(),
+      iss: z.string().optional(),
+    },
+    success: { 302: { description: 'To the client\'s redirect URI with `code` and `state`, or with `error=access_denied`.' } },
+    htmlError: 'The sign-in is unknown, expired (10 minutes) or already completed: there is no client to send the browser back to.',
+  }),
+  oauthMetadata: () => ({
+    summary: 'Single sign-on: authorization server metadata (RFC 8414)',
+    description: 'Public. The endpoints, grants and PKCE method of Gatehouse as the authorization server of its clients.',
+    success: {
+      200: {
+        description: 'The metadata.',
+        schema: authorizationServerMetadataSchema,
+        example: {
+          issuer: 'https://api.example.com',
+          authorization_endpoint: 'https://api.example.com/oauth/authorize',
+          token_endpoint: 'https://api.example.com/token',
+          jwks_uri: 'https://api.example.com/.well-known/jwks.json',
+          response_types_supported: ['code'],
+          grant_types_supported: ['authorization_code', 'refresh_token', 'password'],
+          code_challenge_methods_supported: ['S256'],
+          token_endpoint_auth_methods_supported: ['none', 'client_secret_post'],
+        },
+      },
+    },
   }),
   jwks: () => ({
     summary: 'Token verification keys (JWKS)',

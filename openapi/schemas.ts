@@ -151,8 +151,8 @@ export const oauthErrorBodySchema = z
 /** `POST /token` form fields (spec: Authentication). */
 export const tokenFormSchema = z
   .object({
-    grant_type: z.enum(['password', 'refresh_token']).optional().meta({
-      description: 'Without it: `password` when username, password or instance is sent, else `refresh_token`.',
+    grant_type: z.enum(['password', 'refresh_token', 'authorization_code']).optional().meta({
+      description: 'Without it: `password` when username, password or instance is sent, else `refresh_token`. `authorization_code` redeems a single sign-on code.',
     }),
     client_id: z.string().optional().meta({ description: 'Default `consoleApp`.', examples: ['consoleApp'] }),
     client_secret: z.string().optional().meta({ description: 'Optional for `consoleApp`; required for other clients.' }),
@@ -163,6 +163,9 @@ export const tokenFormSchema = z
     onetimepassword: z.string().optional().meta({ description: 'The six-digit one-time code.' }),
     newpassword: z.string().optional().meta({ description: 'A new password, on first login or after expiry.', format: 'password' }),
     refresh_token: z.string().optional().meta({ description: 'With `grant_type=refresh_token`. Each refresh answers a new one.' }),
+    code: z.string().optional().meta({ description: 'With `grant_type=authorization_code`: the one-time code `/oauth/callback` handed to the client (60 s, single use).' }),
+    code_verifier: z.string().optional().meta({ description: 'With `grant_type=authorization_code`: the PKCE verifier whose S256 challenge the authorize request sent.' }),
+    redirect_uri: z.string().optional().meta({ description: 'With `grant_type=authorization_code`: the redirect URI of the authorize request.' }),
   })
   .meta({ id: 'TokenRequest', description: 'Form fields; unknown fields are ignored, names match in any case.' });
 
@@ -275,3 +278,17 @@ export const paging = {
     .default(DEFAULT_PAGE_SIZE)
     .meta({ param: { id: 'pageSize', description: `Items per page (1..${MAX_PAGE_SIZE}); a short or empty page is the last.` } }),
 };
+
+/** RFC 8414: the authorization server's metadata (single sign-on). */
+export const authorizationServerMetadataSchema = z
+  .looseObject({
+    issuer: z.string(),
+    authorization_endpoint: z.string(),
+    token_endpoint: z.string(),
+    jwks_uri: z.string(),
+    response_types_supported: z.array(z.string()),
+    grant_types_supported: z.array(z.string()),
+    code_challenge_methods_supported: z.array(z.string()),
+    token_endpoint_auth_methods_supported: z.array(z.string()),
+  })
+  .meta({ id: 'AuthorizationServerMetadata', description: 'RFC 8414 authorization server metadata.' });

@@ -144,6 +144,12 @@ const SETTINGS = {
   GATEHOUSE_WEBHOOK_QUEUE_URL: opt(url()),
   // The local runtime sets true; AWS false (private targets are always refused there).
   GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK: def(bool, false),
+  // Single sign-on: an identity provider's Issuer may be http on a loopback address (the local
+  // runtime sets true, as for webhooks; AWS false: https only).
+  GATEHOUSE_IDP_ALLOW_LOOPBACK: def(bool, false),
+  // Single sign-on: public OAuth clients (PKCE) besides gatehouseConsole, as JSON
+  // `[{"clientId","redirectUris":[...]}]` (shared/auth/sso/clients.ts).
+  GATEHOUSE_OAUTH_CLIENTS: def(str(), ''),
   // Webhook secrets at rest: the Secrets Manager secret holding their key in AWS (unset: the data
   // directory's key file, shared/auth/secret-box.ts).
   GATEHOUSE_WEBHOOK_SECRET_KEY_SECRET: opt(str()),
@@ -248,6 +254,13 @@ export type Config = Readonly<{
   webhookQueueUrl: string | undefined;
   /** Webhook URLs may name loopback addresses, over http too (the local runtime only). */
   webhookAllowLoopback: boolean;
+  /** Identity providers' Issuer may be `http` on a loopback address (the local runtime only). */
+  idpAllowLoopback: boolean;
+  /**
+   * The public OAuth clients of the authorization code flow besides `gatehouseConsole`, each with
+   * its registered redirect URIs (GATEHOUSE_OAUTH_CLIENTS).
+   */
+  oauthClients: ReadonlyArray<{ readonly clientId: string; readonly redirectUris: readonly string[] }>;
   /** The Secrets Manager secret whose value keys the webhook secrets at rest; unset: `<dataDir>/keys/webhook-secret.key`. */
   webhookSecretKeySecret: string | undefined;
   /** Test-only factor on the webhook retry delays and the five-day disable window. */
@@ -268,6 +281,29 @@ export type Config = Readonly<{
   /** log2 of scrypt's N for new password hashes: 17 (OWASP) unless a test run lowers it. */
   passwordHashCost: number;
 }>;
+
+/** GATEHOUSE_OAUTH_CLIENTS: `[{ "clientId": "...", "redirectUris": ["https://..."] }]`; empty: none. */
+function parseOAuthClients(text: string): Config['oauthClients'] {
+  if (text.trim() === '') return [];
+  const bad = (why: string): never => {
+    throw new Error(`Invalid configuration: GATEHOUSE_OAUTH_CLIENTS: ${why}`);
+  };
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return bad('expected JSON');
+  }
+  if (!Array.isArray(parsed)) return bad('expected a JSON array');
+  return parsed.map((c: unknown) => {
+    const o = (c ?? {}) as { clientId?: unknown; redirectUris?: unknown };
+    if (typeof o.clientId !== 'string' || o.clientId === '') return bad('every client needs a clientId');
+    const uris = o.redirectUris;
+    if (!Array.isArray(uris) || uris.length === 0) return bad(`${o.clientId}: expected redirectUris, a non-empty array`);
+    for (const u of uris) if (typeof u !== 'string' || !URL.canParse(u) || u.includes('#')) bad(`${o.clientId}: a redirect URI must be an absolute URL without a fragment`);
+    return Object.freeze({ clientId: o.clientId, redirectUris: Object.freeze([...(uris as string[])]) });
+  });
+}
 
 /** The package version, injected by esbuild at bundle time and read from package.json otherwise. */
 declare const __GATEHOUSE_VERSION__: string | undefined;
@@ -332,6 +368,8 @@ export function loadConfig(env: Record<string, string | undefined> = process.env
     throttleBurst: e.GATEHOUSE_THROTTLE_BURST,
     webhookQueueUrl: e.GATEHOUSE_WEBHOOK_QUEUE_URL,
     webhookAllowLoopback: e.GATEHOUSE_WEBHOOK_ALLOW_LOOPBACK,
+    idpAllowLoopback: e.GATEHOUSE_IDP_ALLOW_LOOPBACK,
+    oauthClients: parseOAuthClients(e.GATEHOUSE_OAUTH_CLIENTS),
     webhookRetryScale: e.GATEHOUSE_WEBHOOK_RETRY_SCALE,
     webhookSecretKeySecret: e.GATEHOUSE_WEBHOOK_SECRET_KEY_SECRET,
     usageFlushSeconds: e.GATEHOUSE_USAGE_FLUSH_SECONDS,

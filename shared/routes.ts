@@ -24,7 +24,7 @@ export interface Route {
   readonly path: string;
   readonly family: Family;
   readonly operation: string;
-  /** `false` for the public calls (sysinfo, token, JWKS, the OpenAPI document and its page); every other route needs a bearer token. */
+  /** `false` for the public calls (sysinfo, token, JWKS, single sign-on, the OpenAPI document and its page); every other route needs a bearer token. */
   readonly auth: boolean;
   /**
    * The SCIM calls: the bearer token is a SCIM token of the path's instance, which the operation
@@ -142,6 +142,11 @@ export const ROUTES: readonly Route[] = Object.freeze([
     ? [
         route('POST', '/token', 'token', 'token', { auth: false, form: true }),
         route('GET', '/.well-known/jwks.json', 'token', 'jwks', { auth: false }),
+        // Single sign-on (authorization code with PKCE): Gatehouse's authorization endpoint, the
+        // identity providers' callback and the authorization server's metadata (RFC 8414).
+        route('GET', '/oauth/authorize', 'token', 'oauthAuthorize', { auth: false }),
+        route('GET', '/oauth/callback', 'token', 'oauthCallback', { auth: false }),
+        route('GET', '/.well-known/oauth-authorization-server', 'token', 'oauthMetadata', { auth: false }),
       ]
     : []),
 

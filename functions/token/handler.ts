@@ -1,6 +1,8 @@
 /**
- * Token family: `POST /token` (password and refresh_token grants) and the public keys that verify
- * access tokens (`GET /.well-known/jwks.json`). Both are public routes.
+ * Token family: `POST /token` (password, refresh_token and authorization_code grants), the public
+ * keys that verify access tokens (`GET /.well-known/jwks.json`), and single sign-on: the
+ * authorization endpoint, the identity providers' callback and the authorization server's
+ * metadata (shared/auth/sso/flow.ts). Every route is public.
  */
 import { config } from '#shared/config.ts';
 import { assembleDeps, type CoreDeps } from '#shared/deps-assembly.ts';
@@ -10,17 +12,28 @@ import { metering } from '#shared/usage/middleware.ts';
 import { ok, type Operation } from '#shared/http/operation-contract.ts';
 import { loginOutcome } from '#shared/auth/login-outcome.ts';
 import { loginThrottleOf } from '#shared/auth/login-throttle.ts';
-import { NO_STORE, checkClient, parseTokenFields, readTokenRequest } from '#shared/auth/token-request.ts';
+import { NO_STORE, checkClient, isOAuthClient, parseTokenFields, readTokenRequest, tokenError } from '#shared/auth/token-request.ts';
 import { secretRingFor } from '#shared/auth/secret-ring.ts';
 import { passwordGrant, refreshGrant } from '#shared/auth/token-service.ts';
 import { notifierFor } from '#shared/notify/sns-notifier.ts';
+import { onFirstUse } from '#shared/first-use.ts';
+import { baseUrlOf } from '#shared/docs/openapi.ts';
+import type { ApiRequest, ApiResponse } from '#shared/http/operation-contract.ts';
 
 const token: Operation<CoreDeps> = async (req, deps) => {
   const request = readTokenRequest(parseTokenFields(req.rawBody));
-  checkClient(deps.config, request.clientId, request.clientSecret);
+  if (request.grantType === 'authorization_code') {
+    // Single sign-on's public clients (PKCE): the code, not a secret, proves the caller.
+    if (!isOAuthClient(deps.config, request.clientId)) throw tokenError('invalid_client', 'The client is not known.');
+  } else checkClient(deps.config, request.clientId, request.clientSecret);
   // Before anything is read or hashed: a login costs a scrypt whether or not the user exists.
   if (request.grantType === 'password') loginThrottleOf(deps.config).check(req.sourceIp, request);
-  const body = request.grantType === 'password' ? await passwordGrant(deps, request) : await refreshGrant(deps, request);
+  const body =
+    request.grantType === 'password'
+      ? await passwordGrant(deps, request)
+      : request.grantType === 'authorization_code'
+        ? await (await sso()).redeemCode(deps, request)
+        : await refreshGrant(deps, request);
   // The instance logged into is the call's tenant (usage and the request log line).
   return { ...ok(body, { ...NO_STORE }), tenant: body.instance };
 };
@@ -30,7 +43,50 @@ const token: Operation<CoreDeps> = async (req, deps) => {
 const jwks: Operation<CoreDeps> = async (_req, deps) =>
   ok(await deps.keys.publicKeys(), { 'Cache-Control': `public, max-age=${deps.config.keyCacheSeconds}` });
 
-export const operations = { token, jwks };
+/**
+ * Single sign-on (openid-client, and jose's ID token checks), loaded with its first call: a
+ * password login or a refresh never loads it.
+ */
+const sso = onFirstUse(() => import('#shared/auth/sso/flow.ts'));
+
+/** Gatehouse's base URL as the browser sees it: GATEHOUSE_PUBLIC_URL, else the host the request called. */
+const baseOf = (req: ApiRequest, deps: CoreDeps): string => (deps.config.publicUrl ? deps.config.publicUrl.replace(/\/+$/, '') : baseUrlOf(req));
+
+const firstOf = (req: ApiRequest) => (name: string) => req.query[name]?.[0];
+
+const redirect = (location: string): ApiResponse => ({ status: 302, headers: { location, ...NO_STORE } });
+
+const escapeHtml = (s: string): string => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
+
+/** The 400 page of a sign-in that cannot go back to its client (unknown client or redirect URI, a stale callback). */
+function errorPage(message: string): ApiResponse {
+  const html = `<!doctype html><html lang="en"><head><meta charset="utf-8"><title>Sign-in error</title></head><body><h1>Sign-in error</h1><p>${escapeHtml(message)}</p></body></html>`;
+  return { status: 400, headers: { 'content-type': 'text/html; charset=utf-8', 'content-security-policy': "default-src 'none'", ...NO_STORE }, raw: { text: html } };
+}
+
+async function pageOnRefusal(run: (flow: Awaited<ReturnType<typeof sso>>) => Promise<string>): Promise<ApiResponse> {
+  const flow = await sso();
+  try {
+    return redirect(await run(flow));
+  } catch (err) {
+    if (err instanceof flow.AuthorizePageError) return errorPage(err.message);
+    throw err;
+  }
+}
+
+// Single sign-on: the browser is sent to the instance's identity provider, then back to the client.
+const oauthAuthorize: Operation<CoreDeps> = async (req, deps) => pageOnRefusal((flow) => flow.authorize(deps, firstOf(req), baseOf(req, deps)));
+
+const oauthCallback: Operation<CoreDeps> = async (req, deps) => {
+  const search = new URLSearchParams();
+  for (const [k, values] of Object.entries(req.query)) for (const v of values) search.append(k, v);
+  return pageOnRefusal((flow) => flow.callback(deps, firstOf(req), search));
+};
+
+const oauthMetadata: Operation<CoreDeps> = async (req, deps) =>
+  ok((await sso()).authorizationServerMetadata(baseOf(req, deps)), { 'Cache-Control': deps.config.publicUrl ? 'public, max-age=3600' : 'private, max-age=300' });
+
+export const operations = { token, jwks, oauthAuthorize, oauthCallback, oauthMetadata };
 
 export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'token', operations, deps, loginOutcome, middlewares: [metering] });
 

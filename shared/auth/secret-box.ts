@@ -1,13 +1,14 @@
 /**
- * Secrets at rest: a value the service must read back (a webhook's signing secret) is stored
- * sealed with AES-256-GCM (node:crypto), as `enc1:` + base64url of the 12-byte IV, the ciphertext
- * and the 16-byte tag. The additional data binds a sealed value to what it belongs to (a webhook's
- * instance and key), so one cannot be moved onto another item. A value without the prefix is one
+ * Secrets at rest: a value the service must read back (a webhook's signing secret, an identity
+ * provider's client secret) is stored sealed with AES-256-GCM (node:crypto), as `enc1:` +
+ * base64url of the 12-byte IV, the ciphertext and the 16-byte tag. The additional data binds a
+ * sealed value to what it belongs to (a webhook's instance and key, a provider's key), so one
+ * cannot be moved onto another item. A value without the prefix is one
  * stored before sealing existed: it reads as it is (the repository seals it on its next write).
  *
  * The key is derived (HKDF-SHA256) from a key secret of the deployment, read once per execution
  * environment: in AWS the Secrets Manager secret `GATEHOUSE_WEBHOOK_SECRET_KEY_SECRET` (generated
- * by the stack, readable by the functions that read or write webhooks only); locally
+ * by the stack, readable only by the functions that read or write webhooks or identity providers); locally
  * `<dataDir>/keys/webhook-secret.key` (mode 0600, 32 random bytes made on first use, like the
  * signing key ring's file). Losing the key loses the secrets: receivers then need a rotation.
  */
@@ -74,12 +75,7 @@ function keyOf(cfg: KeyConfig): Promise<Buffer> {
 
 /** Seals `plain` for the item `context` names (e.g. `<instance>/<webhook>`). */
 export async function sealSecret(plain: string, context: string, cfg: KeyConfig = config()): Promise<string> {
-  const key = await keyOf(cfg);
-  const iv = randomBytes(IV_BYTES);
-  const cipher = createCipheriv('aes-256-gcm', key, iv);
-  cipher.setAAD(Buffer.from(context, 'utf8'));
-  const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
-  return `${PREFIX}${Buffer.concat([iv, body, cipher.getAuthTag()]).toString('base64url')}`;
+  return (await secretSealer(cfg))(plain, context);
 }
 
 /** The clear value of `stored` (as it is when stored in clear); throws when it was tampered with or sealed for another item. */
@@ -91,4 +87,19 @@ export async function openSecret(stored: string, context: string, cfg: KeyConfig
   decipher.setAAD(Buffer.from(context, 'utf8'));
   decipher.setAuthTag(raw.subarray(raw.length - TAG_BYTES));
   return Buffer.concat([decipher.update(raw.subarray(IV_BYTES, raw.length - TAG_BYTES)), decipher.final()]).toString('utf8');
+}
+
+/**
+ * A sealer whose key is already read: for writers that learn the item's key only when they build
+ * their transaction synchronously (an identity provider's key is made after its secret is prepared).
+ */
+export async function secretSealer(cfg: KeyConfig = config()): Promise<(plain: string, context: string) => string> {
+  const key = await keyOf(cfg);
+  return (plain, context) => {
+    const iv = randomBytes(IV_BYTES);
+    const cipher = createCipheriv('aes-256-gcm', key, iv);
+    cipher.setAAD(Buffer.from(context, 'utf8'));
+    const body = Buffer.concat([cipher.update(plain, 'utf8'), cipher.final()]);
+    return `${PREFIX}${Buffer.concat([iv, body, cipher.getAuthTag()]).toString('base64url')}`;
+  };
 }

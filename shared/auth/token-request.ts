@@ -47,7 +47,14 @@ export const tokenError = (code: TokenErrorCode, description: string): TokenErro
 
 export const DEFAULT_CLIENT_ID = 'consoleApp';
 
-type GrantType = 'password' | 'refresh_token';
+/** The console's public client of the authorization code flow (single sign-on). */
+export const CONSOLE_OAUTH_CLIENT_ID = 'gatehouseConsole';
+
+/** True for a public client of the authorization code flow: the console's, or one of GATEHOUSE_OAUTH_CLIENTS. */
+export const isOAuthClient = (cfg: Pick<Config, 'oauthClients'>, clientId: string): boolean =>
+  clientId === CONSOLE_OAUTH_CLIENT_ID || cfg.oauthClients.some((c) => c.clientId === clientId);
+
+export type GrantType = 'password' | 'refresh_token' | 'authorization_code';
 
 export interface TokenRequest {
   readonly grantType: GrantType;
@@ -60,6 +67,10 @@ export interface TokenRequest {
   readonly oneTimePassword: string | undefined;
   readonly newPassword: string | undefined;
   readonly refreshToken: string | undefined;
+  /** The authorization_code grant (single sign-on): the one-time code, the PKCE verifier and the redirect URI it was issued for. */
+  readonly code: string | undefined;
+  readonly codeVerifier: string | undefined;
+  readonly redirectUri: string | undefined;
 }
 
 /** The fields of a token request body: form-encoded (as sent in the field) or a JSON object. */
@@ -104,8 +115,8 @@ export function readTokenRequest(fields: ReadonlyMap<string, string>): TokenRequ
     if (get('username') !== undefined || get('password') !== undefined || get('instance') !== undefined) grant = 'password';
     else if (get('refresh_token') !== undefined) grant = 'refresh_token';
   }
-  if (grant !== 'password' && grant !== 'refresh_token') {
-    throw tokenError('unsupported_grant_type', 'grant_type must be "password" or "refresh_token".');
+  if (grant !== 'password' && grant !== 'refresh_token' && grant !== 'authorization_code') {
+    throw tokenError('unsupported_grant_type', 'grant_type must be "password", "refresh_token" or "authorization_code".');
   }
   return {
     grantType: grant,
@@ -118,6 +129,9 @@ export function readTokenRequest(fields: ReadonlyMap<string, string>): TokenRequ
     oneTimePassword: nonEmpty(fields.get('onetimepassword')?.trim()),
     newPassword: get('newpassword'),
     refreshToken: get('refresh_token'),
+    code: get('code'),
+    codeVerifier: get('code_verifier'),
+    redirectUri: get('redirect_uri'),
   };
 }
 
@@ -129,10 +143,13 @@ function secretsEqual(a: string, b: string): boolean {
 }
 
 /**
- * Checks the client: `consoleApp` is public (a secret may be omitted, a wrong one is refused);
- * every other client (GATEHOUSE_CLIENTS) must send its secret.
+ * Checks the client: `consoleApp` is public (a secret may be omitted, a wrong one is refused), as
+ * are the authorization code flow's clients sending none; every other client (GATEHOUSE_CLIENTS)
+ * must send its secret.
  */
-export function checkClient(cfg: Pick<Config, 'clientSecret' | 'clients'>, clientId: string, secret: string | undefined): void {
+export function checkClient(cfg: Pick<Config, 'clientSecret' | 'clients' | 'oauthClients'>, clientId: string, secret: string | undefined): void {
+  // The public clients of single sign-on (PKCE) refresh the tokens their code bought without a secret.
+  if (secret === undefined && isOAuthClient(cfg, clientId)) return;
   if (clientId === DEFAULT_CLIENT_ID) {
     if (secret === undefined) return;
     const expected = cfg.clients.get(DEFAULT_CLIENT_ID) ?? cfg.clientSecret;

@@ -73,6 +73,10 @@ import { describeViolation, hashPassword, passwordRuleViolation, verifyAgainstDu
 import { splitLoginName, tokenError, type TokenRequest } from './token-request.ts';
 import { licenseVerifierFor, type LicenseVerifier } from './licenses.ts';
 
+/** True for a user linked to an identity provider: no password logs it in. */
+export const signsInThroughProvider = (user: StoredObject): boolean =>
+  typeof user.doc.IdentityProviderKey === 'string' && user.doc.IdentityProviderKey !== '';
+
 /** One-time codes: 6 digits, valid 10 minutes, at most 5 wrong tries. */
 const OTP_DIGITS = 6;
 const OTP_VALID_MS = 10 * 60 * 1000;
@@ -307,7 +311,9 @@ export async function passwordGrant(deps: CoreDeps, req: TokenRequest): Promise<
 
   const user = found.user;
   let auth = found.auth;
-  if (!user || !auth?.passwordHash) {
+  // A user linked to an identity provider signs in through it only (the spec: `invalid_grant`),
+  // whatever password it may have had before the link.
+  if (!user || !auth?.passwordHash || signsInThroughProvider(user)) {
     // No such user, or one without a password (single sign-on, or never given one).
     if (level === 'Low') {
       await verifyAgainstDummy(req.password);
@@ -495,6 +501,34 @@ async function issueTokens(deps: CoreDeps, spec: IssueSpec): Promise<TokenRespon
     '.expires': access.expiresAt.toUTCString(),
     instance: spec.subject.instanceKey,
   };
+}
+
+/**
+ * The tokens of a completed single sign-on (the authorization_code grant, once its code is
+ * redeemed): the same answer as a password login's, refresh token included, after the checks a
+ * refresh makes (the user still belongs to the instance and is enabled; the instance and those
+ * above it are enabled and licensed).
+ */
+export async function signInTokens(deps: CoreDeps, grant: { readonly userKey: string; readonly instanceKey: string; readonly clientId: string }): Promise<TokenResponse> {
+  const { db } = deps;
+  prefetchSigningKey(deps);
+  const [user, instance] = await Promise.all([getObject(db, grant.userKey, true), getObject(db, grant.instanceKey, true)]);
+  if (!isUser(user) || !isInstance(instance) || ownInstance(user) !== instance.key) throw tokenError('invalid_grant', 'The authorization code is not valid.');
+  if (isDisabled(user)) throw disabledUser(securityLevelOf(instance));
+  await checkInstance(deps, instance, await ancestorsOf(db, instance));
+  // No failed-login counter to reset: a user signing in through a provider has no password login.
+  return issueTokens(deps, {
+    subject: {
+      userKey: user.key,
+      userName: nameOf(user),
+      instanceKey: instance.key,
+      instanceName: nameOf(instance),
+      role: roleOf(user),
+      sessionGeneration: user.sessionGeneration ?? 0,
+    },
+    clientId: grant.clientId,
+    family: undefined,
+  });
 }
 
 const ticketNotValid = () => tokenError('RefreshTokenTicketNotValid', 'The refresh token is not valid or has expired; log in again.');

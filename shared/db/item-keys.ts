@@ -27,6 +27,9 @@ import {
   webhookJobItem,
   webhookReplayItem,
   scimTokenItem,
+  identityProviderSecretItem,
+  ssoPendingLoginItem,
+  ssoCodeItem,
   wsConnectionItem,
   wsSubscriptionItem,
   type ItemKind,
@@ -162,6 +165,11 @@ export const subscriptionSk = /* @__PURE__ */ keyOfKind(wsSubscriptionItem, 'sk'
 
 /** Webhook subscriptions of an instance: one Query per instance finds them all. */
 export const webhookPk = /* @__PURE__ */ keyOfKind(webhookItem, 'pk');
+export const IDP_SECRET_SK = /* @__PURE__ */ literalOf(identityProviderSecretItem, 'sk');
+export const ssoPendingPk = /* @__PURE__ */ keyOfKind(ssoPendingLoginItem, 'pk');
+export const SSO_PENDING_SK = /* @__PURE__ */ literalOf(ssoPendingLoginItem, 'sk');
+export const ssoCodePk = /* @__PURE__ */ keyOfKind(ssoCodeItem, 'pk');
+export const SSO_CODE_SK = /* @__PURE__ */ literalOf(ssoCodeItem, 'sk');
 export const scimTokenPk = /* @__PURE__ */ keyOfKind(scimTokenItem, 'pk');
 export const SCIM_TOKEN_PREFIX = /* @__PURE__ */ prefixOf(scimTokenItem.pk);
 /** Delivery attempts of one webhook subscription, newest last (attempt keys are ObjectIds). */

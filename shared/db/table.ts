@@ -225,6 +225,26 @@ export const scimTokenItem = {
   sk: '<tokenKey>',
 } as const satisfies ItemKind;
 
+export const identityProviderSecretItem = {
+  meaning: 'an identity provider’s client secret, sealed (shared/db/sso-repo.ts), beside the provider object',
+  pk: 'O#<providerKey>',
+  sk: 'IDPSECRET',
+} as const satisfies ItemKind;
+
+export const ssoPendingLoginItem = {
+  meaning: 'a single sign-on waiting for the provider’s answer, keyed by a hash of Gatehouse’s state: taken once',
+  pk: 'SSO#<stateHash>',
+  sk: 'P',
+  ttl: true,
+} as const satisfies ItemKind;
+
+export const ssoCodeItem = {
+  meaning: 'a one-time authorization code handed to a client, keyed by a hash of the code: redeemed once',
+  pk: 'SSO#<codeHash>',
+  sk: 'C',
+  ttl: true,
+} as const satisfies ItemKind;
+
 export const webhookJobItem = {
   meaning: 'a job of the local runtime’s webhook queue, sorted by when it is due (15 digits of epoch ms)',
   pk: 'WQ',
@@ -284,6 +304,9 @@ export const ITEM_KINDS = {
   webhookAttempt: webhookAttemptItem,
   webhookReplay: webhookReplayItem,
   scimToken: scimTokenItem,
+  identityProviderSecret: identityProviderSecretItem,
+  ssoPendingLogin: ssoPendingLoginItem,
+  ssoCode: ssoCodeItem,
   webhookJob: webhookJobItem,
   usageDay: usageDayItem,
   usageTotal: usageTotalItem,

@@ -84,6 +84,8 @@ export const COLLECTIONS: readonly CollectionDef[] = [
   { name: 'folders', family: 'folders', typeName: 'FolderInfo' },
   { name: 'instances', family: 'folders', typeName: 'InstanceInfo' },
   { name: 'users', family: 'folders', typeName: 'UserInfo' },
+  // Single sign-on: the OpenID Connect providers of an instance (Administrators only).
+  { name: 'identityproviders', family: 'folders', typeName: 'IdentityProviderInfo', uniqueName: true },
 ];
 
 const byName = new Map(COLLECTIONS.map((c) => [c.name, c]));

@@ -30,8 +30,11 @@ export function objectHref(o: Pick<StoredObject, 'key' | 'collection' | 'folder'
 /** Fields the server sets whatever the client sends; never stored in the document. */
 export const READ_ONLY_FIELDS: readonly string[] = ['Key', 'Href', 'Links', 'ConcurrencyVersion', 'InFolderKey', 'InFolderHref'];
 
-/** Fields accepted on input and never stored nor returned. */
-export const WRITE_ONLY_FIELDS: readonly string[] = ['Password'];
+/**
+ * Fields accepted on input and never stored in the document nor returned: a user's `Password`
+ * (hashed), an identity provider's `ClientSecret` (sealed in an item of its own).
+ */
+export const WRITE_ONLY_FIELDS: readonly string[] = ['Password', 'ClientSecret'];
 
 /**
  * Fields of nested elements that are stored but never returned, by element type: a card's
@@ -62,10 +65,11 @@ const COLLECTION_LABELS: Readonly<Record<string, readonly [relation: string, tex
   folders: ['Folders', 'Folders'],
   instances: ['Instances', 'Child Instances'],
   users: ['Users', 'Users'],
+  identityproviders: ['IdentityProviders', 'Identity Providers'],
 };
 
 /** Collections that only an instance holds (users log in to an instance; instances nest in instances). */
-const INSTANCE_ONLY_COLLECTIONS: readonly string[] = ['instances', 'users'];
+export const INSTANCE_ONLY_COLLECTIONS: readonly string[] = ['instances', 'users', 'identityproviders'];
 
 /** The collection links of a folder-like object: an instance links to every collection, a folder to those it can hold. */
 export function collectionLinkDefs(o: Pick<StoredObject, 'collection'>): LinkDef[] {

@@ -22,8 +22,9 @@ import { describeViolation, hashPassword, passwordRuleViolation } from '../auth/
 import { authItemDelete, authItemPut } from '../db/auth-repo.ts';
 import type { StoredObject } from '../model/stored-object.ts';
 import { putTombstoneItem } from '../db/object-writes.ts';
-import { forbidden } from '../errors.ts';
-import { instanceNameClaim, userNameClaim } from '../model/claims.ts';
+import { instanceNameClaim, userNameClaim, userSsoClaims } from '../model/claims.ts';
+import { conflict, forbidden } from '../errors.ts';
+import { getObject } from '../db/objects-repo.ts';
 import { placeIn, placeInstance } from '../model/placement.ts';
 import type { Override } from './behaviour.ts';
 import { invalidField } from './object-errors.ts';
@@ -75,11 +76,25 @@ export const userBehaviour: Override = (base) => ({
   place: (_key, instance) => placeIn(instance),
   claims: (o) => {
     const name = nameOf(o);
-    return name ? [userNameClaim(o.folder, name)] : [];
+    return [...(name ? [userNameClaim(o.folder, name)] : []), ...userSsoClaims(o)];
   },
+  claimError: (c) =>
+    c.kind === 'ssoemail'
+      ? conflict('DuplicateEmail', 'Another user of this identity provider has this Email.')
+      : c.kind === 'ssosub'
+        ? conflict('DuplicateSubject', 'Another user is linked to this IdentityProviderSubject.')
+        : base.claimError(c),
   complete: (_ctx, input) =>
     withDefaults(input.doc, { Role: 'Operator', IsDisabled: false, TwoFactorEnabled: false, MustChangePassword: false }),
   prepareWrite: async (ctx, input, instance) => {
+    const providerKey = input.doc.IdentityProviderKey;
+    if (typeof providerKey === 'string' && providerKey !== '') {
+      // A user signs in through a provider of its own instance only.
+      const [provider, inst] = await Promise.all([getObject(ctx.db, providerKey), instance()]);
+      if (provider?.collection !== 'identityproviders' || provider.folder !== inst?.key) {
+        throw invalidField('IdentityProviderKey', 'names no identity provider of this instance');
+      }
+    }
     const password = input.writeOnly.Password;
     if (typeof password !== 'string' || password === '') return () => [];
     const inst = await instance();

@@ -1,4 +1,5 @@
 /** What the domain needs from a request: the store, the namespace, the caller, the clock. */
+import type { Config } from '../config.ts';
 import type { Db } from '../db/client.ts';
 import type { ExtraWrite, ReadStep } from '../db/objects-repo.ts';
 import { unauthorized } from '../errors.ts';
@@ -16,12 +17,22 @@ export interface Ctx {
   readonly hooks: ObjectHooks;
   /** The caller's verdict while it is not in (see `ApiRequest.verdict`). */
   readonly verdict?: Promise<boolean>;
+  /** The deployment's settings, for the rules that depend on them (an identity provider's Issuer, its secret's key). */
+  readonly config?: Config;
 }
 
 export function contextOf(req: ApiRequest, deps: BaseDeps, hooks: ObjectHooks = NO_HOOKS): Ctx {
   // The pipeline authenticates every route with `auth: true` before the operation runs.
   if (!req.principal) throw unauthorized();
-  return { db: deps.db, ns: deps.config.modelNamespace, principal: req.principal, now: deps.now(), hooks, ...(req.verdict ? { verdict: req.verdict } : {}) };
+  return {
+    db: deps.db,
+    ns: deps.config.modelNamespace,
+    principal: req.principal,
+    now: deps.now(),
+    hooks,
+    config: deps.config,
+    ...(req.verdict ? { verdict: req.verdict } : {}),
+  };
 }
 
 /**

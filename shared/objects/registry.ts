@@ -4,6 +4,7 @@ import { instanceBehaviour, userBehaviour } from './accounts.ts';
 import { defaultBehaviour, type Behaviour, type Override } from './behaviour.ts';
 import { notFound } from '../errors.ts';
 import { folderBehaviour } from './folder-behaviour.ts';
+import { identityProviderBehaviour } from './identity-providers.ts';
 import { inputBehaviour } from './input-status.ts';
 import { peopleBehaviour } from './people.ts';
 
@@ -13,6 +14,7 @@ const OVERRIDES: Readonly<Record<string, Override>> = {
   folders: folderBehaviour,
   instances: instanceBehaviour,
   users: userBehaviour,
+  identityproviders: identityProviderBehaviour,
 };
 
 const cache = new Map<string, Behaviour>();

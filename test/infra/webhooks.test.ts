@@ -112,15 +112,14 @@ describe.each(built.stacks.map((s) => [s.region, s] as const))('webhook secrets 
     expect((template.toJSON().Resources as Record<string, { DeletionPolicy?: string }>)[keyId]!.DeletionPolicy).toBe('Retain');
   });
 
-  it('names it to the sender and the fan-out only, and lets only them read it', () => {
-    const sender = stack.functions.get('webhooks')!;
-    const fanout = stack.functions.get('fanout')!;
-    for (const fn of [sender, fanout]) {
+  it('names it to the sender, the fan-out and the identity providers\' writer and reader (folders, token) only, and lets only them read it', () => {
+    const holders = (['webhooks', 'fanout', 'folders', 'token'] as const).map((f) => stack.functions.get(f)!);
+    for (const fn of holders) {
       expect(env(idOf(stack, fn.function.node.defaultChild as CfnElement)).GATEHOUSE_WEBHOOK_SECRET_KEY_SECRET).toEqual({ Ref: keyId });
     }
-    expect(readers()).toEqual([sender, fanout].map((fn) => idOf(stack, fn.role.node.defaultChild as CfnElement)).sort());
+    expect(readers()).toEqual(holders.map((fn) => idOf(stack, fn.role.node.defaultChild as CfnElement)).sort());
     for (const [family, fn] of stack.functions) {
-      if (family === 'webhooks' || family === 'fanout') continue;
+      if (family === 'webhooks' || family === 'fanout' || family === 'folders' || family === 'token') continue;
       expect(env(idOf(stack, fn.function.node.defaultChild as CfnElement)).GATEHOUSE_WEBHOOK_SECRET_KEY_SECRET, family).toBeUndefined();
     }
   });

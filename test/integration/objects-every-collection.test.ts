@@ -17,8 +17,14 @@ let I: string;
 
 const T = (name: string) => `Acme.${name}, Acme`;
 
+/** The fields a collection requires besides CommonName. */
+const REQUIRED: Readonly<Record<string, Record<string, unknown>>> = {
+  identityproviders: { Issuer: 'https://idp.example.com', ClientId: 'gatehouse', ClientSecret: 'a-secret' },
+};
+
 async function make(collection: string, typeName: string): Promise<string> {
-  const res = await api.post(`/api/f/${I}/${collection}`, { token: root.tokens.Administrator, body: { $type: T(typeName), CommonName: uniqueName(collection) } });
+  const body = { $type: T(typeName), CommonName: uniqueName(collection), ...REQUIRED[collection] };
+  const res = await api.post(`/api/f/${I}/${collection}`, { token: root.tokens.Administrator, body });
   expect(res.status, JSON.stringify(res.body)).toBe(201);
   return res.body.Key as string;
 }

@@ -231,6 +231,8 @@ export async function populate(send: Sender, instanceKey: string, collections: R
   for (const c of collections) {
     const extra: Record<string, unknown> =
       c.name === 'instances' || c.name === 'users' ? { CommonName: uniqueName(`crawl-${c.name}`) } : { CommonName: `crawl ${c.name}` };
+    // An identity provider needs its issuer and client (never fetched until someone signs in).
+    if (c.name === 'identityproviders') Object.assign(extra, { Issuer: 'https://idp.example.com', ClientId: 'crawl', ClientSecret: 'crawl-secret' });
     objects.push(await post(`${base}/${c.name}`, { $type: c.typeName, ...extra, Metadata: [{ Key: 'k', Values: '{"a":1}' }], Monikers: [{ Namespace: 'n', Nickname: c.name }] }));
   }
   const folder = objects.find((o) => o.Href.startsWith('/api/f/') && o.$type.includes('FolderInfo'))!;

@@ -40,15 +40,18 @@ describe('route table', () => {
     }
   });
 
-  it('marks only sysinfo, token, JWKS, the OpenAPI document, its page and the default route public', () => {
+  it('marks only sysinfo, token, JWKS, single sign-on, the OpenAPI document, its page and the default route public', () => {
     const open = ROUTES.filter((r) => !r.auth && !r.scimToken).map(routeKey).sort();
     expect(open).toEqual([
       '$default',
       'GET /.well-known/jwks.json',
+      'GET /.well-known/oauth-authorization-server',
       'GET /api/openapi.json',
       'GET /api/sysinfo',
       'GET /docs',
       'GET /docs/api-reference.js',
+      'GET /oauth/authorize',
+      'GET /oauth/callback',
       'POST /token',
     ]);
   });

@@ -95,8 +95,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Log in or refresh (password and refresh_token grants)
-         * @description Form-encoded fields (a JSON object is accepted too). A password login answers an access token (bearer, about 24 h) and a refresh token; a refresh answers new ones (the old refresh token stops working). Errors are `{"error","error_description"}` with status 400.
+         * Log in or refresh (password, refresh_token and authorization_code grants)
+         * @description Form-encoded fields (a JSON object is accepted too). A password login answers an access token (bearer, about 24 h) and a refresh token; a refresh answers new ones (the old refresh token stops working); `authorization_code` redeems the one-time code of a single sign-on (with `code_verifier`, `client_id`, `redirect_uri`) for the same answer. A user linked to an identity provider gets `invalid_grant` from the password grant. Errors are `{"error","error_description"}` with status 400.
          */
         post: operations["token"];
         delete?: never;
@@ -114,6 +114,66 @@ export interface paths {
         };
         /** Token verification keys (JWKS) */
         get: operations["jwks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Single sign-on: start (authorization endpoint)
+         * @description Public, for a browser. Authorization code with PKCE (RFC 6749, RFC 7636): checks the client and its registered redirect URI (`gatehouseConsole` with `<base>/console/callback`, or a client of `GATEHOUSE_OAUTH_CLIENTS`), then sends the browser (302) to the identity provider of the instance (the one whose `EmailDomains` hold the `login_hint`'s domain, else the only enabled one) with Gatehouse's own state, nonce and PKCE. A refusal after the client is known comes back to its redirect URI as `error=access_denied` (or `invalid_request`, `unsupported_response_type`) with the client's `state`.
+         */
+        get: operations["oauthAuthorize"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/callback": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Single sign-on: the identity provider's answer (callback)
+         * @description Public, for a browser coming back from the provider (register `<base>/oauth/callback` there). Gatehouse redeems the provider's code, validates the ID token (issuer, audience, expiry, nonce, signature against the provider's JWKS), requires `email_verified` unless the provider's `RequireEmailVerified` is false, finds the user (by the provider's `sub`, else by `Email` among the provider's users) or creates one (`JitProvisioning`, a domain of `EmailDomains`), applies `RoleMapping`, and sends the browser back to the client with a one-time `code` (60 s, single use) and its `state`, or with `error=access_denied`.
+         */
+        get: operations["oauthCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/oauth-authorization-server": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Single sign-on: authorization server metadata (RFC 8414)
+         * @description Public. The endpoints, grants and PKCE method of Gatehouse as the authorization server of its clients.
+         */
+        get: operations["oauthMetadata"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2050,6 +2110,93 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/f/{folderKey}/identityproviders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List identityproviders
+         * @description The identityproviders of a folder, a page at a time. An empty or short page is the last.
+         */
+        get: operations["listIdentityproviders"];
+        put?: never;
+        /**
+         * Create an identity provider
+         * @description The server sets Key, Href, InFolderKey and ConcurrencyVersion. Unknown (vendor) fields are kept as sent.
+         */
+        post: operations["createIdentityproviders"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/f/{folderKey}/identityproviders/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Read an identity provider */
+        get: operations["getIdentityproviders"];
+        /**
+         * Replace an identity provider
+         * @description Send the full object with the ConcurrencyVersion you read; a stale version answers 409 ConcurrencyConflict. Answers the updated object, or 204 when the save changes nothing.
+         */
+        put: operations["replaceIdentityproviders"];
+        post?: never;
+        /** Delete an identity provider */
+        delete: operations["removeIdentityproviders"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/f/{folderKey}/identityproviders/{key}/{link}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a link of an identity provider
+         * @description Links: `meta` (Metadata), `monikers`, `commonname` (a JSON string), `images`, `notes`, `connections` (related objects), `references`, `takeownership` (POST only). Another method on a link answers 405 with `Allow`.
+         */
+        get: operations["getLinkIdentityproviders"];
+        put?: never;
+        /**
+         * Add a note, or take ownership
+         * @description `notes`: adds a NoteInfo (201). `takeownership`: accepted, changes nothing (204): an object always belongs to the instance that holds it.
+         */
+        post: operations["postLinkIdentityproviders"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/f/{folderKey}/identityproviders/{key}/{link}/{linkKey}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** Remove a note */
+        delete: operations["deleteLinkItemIdentityproviders"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/f/{folderKey}/users/{key}/revokesessions": {
         parameters: {
             query?: never;
@@ -2801,10 +2948,10 @@ export interface components {
         /** @description Form fields; unknown fields are ignored, names match in any case. */
         TokenRequest: {
             /**
-             * @description Without it: `password` when username, password or instance is sent, else `refresh_token`.
+             * @description Without it: `password` when username, password or instance is sent, else `refresh_token`. `authorization_code` redeems a single sign-on code.
              * @enum {string}
              */
-            grant_type?: "password" | "refresh_token";
+            grant_type?: "password" | "refresh_token" | "authorization_code";
             /**
              * @description Default `consoleApp`.
              * @example consoleApp
@@ -2835,6 +2982,12 @@ export interface components {
             newpassword?: string;
             /** @description With `grant_type=refresh_token`. Each refresh answers a new one. */
             refresh_token?: string;
+            /** @description With `grant_type=authorization_code`: the one-time code `/oauth/callback` handed to the client (60 s, single use). */
+            code?: string;
+            /** @description With `grant_type=authorization_code`: the PKCE verifier whose S256 challenge the authorize request sent. */
+            code_verifier?: string;
+            /** @description With `grant_type=authorization_code`: the redirect URI of the authorize request. */
+            redirect_uri?: string;
         };
         /** @description A FolderInfo as sent by a client. Without `$type` the body is read as a FolderInfo; read-only fields (Key, Href, Links, InFolderHref) are ignored. */
         FolderInfoRequest: {
@@ -3464,9 +3617,53 @@ export interface components {
             IsDisabled?: boolean | null;
             TwoFactorEnabled?: boolean | null;
             Email?: string | null;
+            IdentityProviderKey?: string | null;
+            IdentityProviderSubject?: string | null;
             MustChangePassword?: boolean | null;
             PasswordExpiresOn?: string | null;
             Password?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A IdentityProviderInfo as sent by a client. Without `$type` the body is read as a IdentityProviderInfo; read-only fields (Key, Href, Links, InFolderHref) are ignored. */
+        IdentityProviderInfoRequest: {
+            /**
+             * @description `IdentityProviderInfo`, bare or with a namespace: the type name is matched whatever the namespace; responses carry the deployment's namespace.
+             * @example Gatehouse.Model.IdentityProviderInfo, Gatehouse.Model
+             * @example IdentityProviderInfo
+             */
+            $type?: string;
+            Key?: unknown;
+            Href?: unknown;
+            Links?: unknown;
+            InFolderHref?: unknown;
+            InFolderKey?: string | null;
+            ConcurrencyVersion?: number | null;
+            CommonName: string;
+            IsGlobal?: boolean | null;
+            Metadata?: components["schemas"]["MetadataItem"][] | null;
+            Monikers?: components["schemas"]["MonikerItem"][] | null;
+            Notes?: ({
+                NoteText?: string | null;
+            } & {
+                [key: string]: unknown;
+            })[] | null;
+            ObjectLinks?: components["schemas"]["ObjectLinkItem"][] | null;
+            Tags?: string[] | null;
+            Issuer: string;
+            ClientId: string;
+            ClientSecret?: string | null;
+            Scopes?: string | null;
+            EmailDomains?: string[] | null;
+            JitProvisioning?: boolean | null;
+            DefaultRole?: ("Administrator" | "Operator" | "ReadOnly") | null;
+            RoleClaim?: string | null;
+            RoleMapping?: {
+                [key: string]: "Administrator" | "Operator" | "ReadOnly";
+            } | null;
+            TokenEndpointAuthMethod?: ("client_secret_basic" | "client_secret_post") | null;
+            Enabled?: boolean | null;
+            RequireEmailVerified?: boolean | null;
         } & {
             [key: string]: unknown;
         };
@@ -3836,6 +4033,19 @@ export interface components {
             } & {
                 [key: string]: unknown;
             })[];
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description RFC 8414 authorization server metadata. */
+        AuthorizationServerMetadata: {
+            issuer: string;
+            authorization_endpoint: string;
+            token_endpoint: string;
+            jwks_uri: string;
+            response_types_supported: string[];
+            grant_types_supported: string[];
+            code_challenge_methods_supported: string[];
+            token_endpoint_auth_methods_supported: string[];
         } & {
             [key: string]: unknown;
         };
@@ -4659,8 +4869,62 @@ export interface components {
             IsDisabled?: boolean | null;
             TwoFactorEnabled?: boolean | null;
             Email?: string | null;
+            IdentityProviderKey?: string | null;
+            IdentityProviderSubject?: string | null;
             MustChangePassword?: boolean | null;
             PasswordExpiresOn?: string | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A IdentityProviderInfo as the API returns it. */
+        IdentityProviderInfo: {
+            /**
+             * @description `IdentityProviderInfo`, bare or with a namespace: the type name is matched whatever the namespace; responses carry the deployment's namespace.
+             * @example Gatehouse.Model.IdentityProviderInfo, Gatehouse.Model
+             * @example IdentityProviderInfo
+             */
+            $type: string;
+            /**
+             * @description A 24-hex object key.
+             * @example 6650f1a2b3c4d5e6f7a8b9c1
+             */
+            Key: string;
+            /**
+             * @description The object's own path.
+             * @example /api/f/6650f1a2b3c4d5e6f7a8b9c0/people/6650f1a2b3c4d5e6f7a8b9c1
+             */
+            Href: string;
+            Links?: components["schemas"]["Link"][];
+            InFolderHref?: string | null;
+            /** @description The folder that holds the object (absent or null on the root instance and on the caller's own instance). */
+            InFolderKey?: string | null;
+            /** @description Send it back unchanged with a PUT: a stale one answers 409 ConcurrencyConflict. */
+            ConcurrencyVersion?: number;
+            CommonName: string;
+            IsGlobal?: boolean | null;
+            Metadata?: components["schemas"]["MetadataItem"][] | null;
+            Monikers?: components["schemas"]["MonikerItem"][] | null;
+            Notes?: ({
+                NoteText?: string | null;
+            } & {
+                [key: string]: unknown;
+            })[] | null;
+            ObjectLinks?: components["schemas"]["ObjectLinkItem"][] | null;
+            Tags?: string[] | null;
+            Issuer: string;
+            ClientId: string;
+            ClientSecret?: string | null;
+            Scopes?: string | null;
+            EmailDomains?: string[] | null;
+            JitProvisioning?: boolean | null;
+            DefaultRole?: ("Administrator" | "Operator" | "ReadOnly") | null;
+            RoleClaim?: string | null;
+            RoleMapping?: {
+                [key: string]: "Administrator" | "Operator" | "ReadOnly";
+            } | null;
+            TokenEndpointAuthMethod?: ("client_secret_basic" | "client_secret_post") | null;
+            Enabled?: boolean | null;
+            RequireEmailVerified?: boolean | null;
         } & {
             [key: string]: unknown;
         };
@@ -5526,6 +5790,115 @@ export interface operations {
                 };
                 content: {
                     "application/json": components["schemas"]["JsonWebKeySet"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    oauthAuthorize: {
+        parameters: {
+            query: {
+                response_type: "code";
+                client_id: string;
+                /** @description Exactly one of the client's registered redirect URIs. */
+                redirect_uri: string;
+                /** @description BASE64URL(SHA-256(code_verifier)), 43 to 128 characters. */
+                code_challenge: string;
+                code_challenge_method: "S256";
+                /** @description Handed back to the client unchanged. */
+                state?: string;
+                /** @description The instance name to sign in to. */
+                instance: string;
+                /** @description The user's email: its domain chooses the provider, and the provider receives it. */
+                login_hint?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the identity provider; or back to the client's redirect URI with `error`, `error_description` and `state`. */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description An unknown client or a redirect URI it did not register: a page, never a redirect. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html>… */
+                    "text/html": string;
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    oauthCallback: {
+        parameters: {
+            query: {
+                /** @description Gatehouse's own state (not the client's). */
+                state: string;
+                code?: string;
+                error?: string;
+                iss?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the client's redirect URI with `code` and `state`, or with `error=access_denied`. */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The sign-in is unknown, expired (10 minutes) or already completed: there is no client to send the browser back to. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example <!doctype html>… */
+                    "text/html": string;
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    oauthMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The metadata. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuthorizationServerMetadata"];
                 };
             };
             400: components["responses"]["BadRequest"];
@@ -14942,6 +15315,427 @@ export interface operations {
         };
     };
     deleteLinkItemUsers: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                folderKey: components["parameters"]["folderKey"];
+                /**
+                 * @description The object's key.
+                 * @example 6650f1a2b3c4d5e6f7a8b9c1
+                 */
+                key: components["parameters"]["key"];
+                /**
+                 * @description A link of the object (`notes`, `meta`, `monikers`, `connections`, ...).
+                 * @example notes
+                 */
+                link: components["parameters"]["link"];
+                /**
+                 * @description The key of the item under the link (a note, an event type).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c2
+                 */
+                linkKey: components["parameters"]["linkKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    listIdentityproviders: {
+        parameters: {
+            query?: {
+                /** @description Zero-based page number. */
+                page?: components["parameters"]["page"];
+                /** @description Items per page (1..1000); a short or empty page is the last. */
+                pageSize?: components["parameters"]["pageSize"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                folderKey: components["parameters"]["folderKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of IdentityProviderInfo. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdentityProviderInfo"][];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    createIdentityproviders: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                folderKey: components["parameters"]["folderKey"];
+            };
+            cookie?: never;
+        };
+        /** @description The new IdentityProviderInfo. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IdentityProviderInfoRequest"];
+            };
+        };
+        responses: {
+            /** @description The created object. */
+            201: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdentityProviderInfo"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getIdentityproviders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                folderKey: components["parameters"]["folderKey"];
+                /**
+                 * @description The object's key.
+                 * @example 6650f1a2b3c4d5e6f7a8b9c1
+                 */
+                key: components["parameters"]["key"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The object. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdentityProviderInfo"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    replaceIdentityproviders: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                folderKey: components["parameters"]["folderKey"];
+                /**
+                 * @description The object's key.
+                 * @example 6650f1a2b3c4d5e6f7a8b9c1
+                 */
+                key: components["parameters"]["key"];
+            };
+            cookie?: never;
+        };
+        /** @description The full object. */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["IdentityProviderInfoRequest"];
+            };
+        };
+        responses: {
+            /** @description The updated object. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["IdentityProviderInfo"];
+                };
+            };
+            /** @description Nothing changed. */
+            204: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    removeIdentityproviders: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                folderKey: components["parameters"]["folderKey"];
+                /**
+                 * @description The object's key.
+                 * @example 6650f1a2b3c4d5e6f7a8b9c1
+                 */
+                key: components["parameters"]["key"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getLinkIdentityproviders: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                folderKey: components["parameters"]["folderKey"];
+                /**
+                 * @description The object's key.
+                 * @example 6650f1a2b3c4d5e6f7a8b9c1
+                 */
+                key: components["parameters"]["key"];
+                /**
+                 * @description A link of the object (`notes`, `meta`, `monikers`, `connections`, ...).
+                 * @example notes
+                 */
+                link: components["parameters"]["link"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The link's content. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": unknown;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    postLinkIdentityproviders: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                folderKey: components["parameters"]["folderKey"];
+                /**
+                 * @description The object's key.
+                 * @example 6650f1a2b3c4d5e6f7a8b9c1
+                 */
+                key: components["parameters"]["key"];
+                /**
+                 * @description A link of the object (`notes`, `meta`, `monikers`, `connections`, ...).
+                 * @example notes
+                 */
+                link: components["parameters"]["link"];
+            };
+            cookie?: never;
+        };
+        /** @description A NoteInfo for `notes`; nothing for `takeownership`. */
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["NoteInfoRequest"];
+            };
+        };
+        responses: {
+            /** @description The note as stored. */
+            201: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        $type: string;
+                        Key: string;
+                        NoteText: string;
+                    } & {
+                        [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description Ownership taken (nothing to transfer). */
+            204: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    deleteLinkItemIdentityproviders: {
         parameters: {
             query?: never;
             header?: {

@@ -6,6 +6,7 @@
 import type * as z from 'zod/mini';
 import { builtOnce, commonSchemas } from './common.ts';
 import { deviceSchemas } from './devices.ts';
+import { identityProviderSchemas } from './identity-provider.ts';
 import { accountSchemas } from './instance.ts';
 import { noteInfoSchema } from './note.ts';
 import { personSchemas } from './person.ts';
@@ -13,6 +14,7 @@ import { scheduleSchemas } from './schedules.ts';
 
 export * from './common.ts';
 export * from './devices.ts';
+export * from './identity-provider.ts';
 export * from './instance.ts';
 export * from './note.ts';
 export * from './person.ts';
@@ -50,6 +52,7 @@ const schemas = builtOnce((): Readonly<Record<string, TypeSchema>> => {
     FolderInfo: baseInfoSchema,
     InstanceInfo: accounts.instanceInfoSchema,
     UserInfo: accounts.userInfoSchema,
+    IdentityProviderInfo: identityProviderSchemas().identityProviderInfoSchema,
     InputStatusItem: devices.inputStatusItemSchema,
     NoteInfo: noteInfoSchema(),
     CardAssignmentInfo: person.cardAssignmentInfoSchema,

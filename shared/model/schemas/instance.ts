@@ -35,6 +35,10 @@ export const accountSchemas = builtOnce(() => {
     IsDisabled: optionalBoolean(),
     TwoFactorEnabled: optionalBoolean(),
     Email: optionalString(LIMITS.code),
+    /** Single sign-on: the key of the instance's identity provider this user signs in through (no password login then). */
+    IdentityProviderKey: optionalString(LIMITS.code),
+    /** Single sign-on: the provider's `sub` for this user, set at the first sign-in (unique per provider). */
+    IdentityProviderSubject: optionalString(LIMITS.code),
     MustChangePassword: optionalBoolean(),
     PasswordExpiresOn: optionalDateTime(),
     /** Write-only: hashed into the user's AUTH item, never stored in the document nor returned. */
