@@ -221,7 +221,7 @@ describe('what a cold start loads', () => {
     // issue #40 (SCIM, with its filter and PATCH libraries), which shares another part of the start
     // code with the others, and single sign-on's sealing of identity providers' secrets (secret-box.ts,
     // loaded with the first provider written) splits one more module off: two files more there.
-    const most: Readonly<Record<string, number>> = { apps: 19, alarms: 19, folders: 20 };
+    const most: Readonly<Record<string, number>> = { apps: 19, alarms: 19, folders: 21 };
     for (const name of CRUD) expect(startFiles.get(name), name).toBeLessThanOrEqual(most[name] ?? 16);
     expect(startFiles.get('service')).toBeLessThanOrEqual(12);
   });
