@@ -1,9 +1,11 @@
 /**
  * Access family: access levels (with their connections to schedules and readers), badge types
- * and card formats.
+ * and card formats; access decisions and the troubleshooting calls (who can pass a reader, which
+ * readers a person can pass).
  */
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
+import { operationsOnFirstCall } from '#shared/http/lazy-operations.ts';
 import { metering } from '#shared/usage/middleware.ts';
 import { objectOperations } from '#shared/objects/operations.ts';
 import { relationHooks } from '#shared/objects/relation-hooks.ts';
@@ -11,7 +13,16 @@ import { connectOperation, disconnectOperation, listConnectionsOperation } from 
 
 const objects = objectOperations(relationHooks);
 
-export const operations = { ...objects.collection, connect: connectOperation, listConnections: listConnectionsOperation, disconnect: disconnectOperation };
+/** The decision calls load the engine and the facts with the first of them. */
+const decisions = operationsOnFirstCall(() => import('#shared/access/operations.ts').then((m) => m.decisionOperations), ['accessDecision', 'whoCanPass', 'accessibleReaders']);
+
+export const operations = {
+  ...objects.collection,
+  connect: connectOperation,
+  listConnections: listConnectionsOperation,
+  disconnect: disconnectOperation,
+  ...decisions,
+};
 
 export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'access', operations, deps, middlewares: [metering] });
 
