@@ -111,6 +111,11 @@ export interface LevelGrant {
 
 export interface DecisionFacts {
   readonly at: Date;
+  /**
+   * The card number and facility code the read named (added for the engine's messages: a card
+   * that is not found is named by them). Optional: without it a missing card reads "The card".
+   */
+  readonly requested?: { readonly encodedCardNumber: bigint | string; readonly facilityCode: string | number | null };
   readonly reader: ReaderFacts;
   readonly lookup: CardLookup;
   readonly pinCode: string | null;
@@ -123,7 +128,14 @@ export interface DecisionFacts {
 /** One step of the decision, as a person reads it. */
 export interface Check {
   readonly Step: 'ReaderMode' | 'Card' | 'CardState' | 'Pin' | 'AccessLevel' | 'Schedule';
+  /** False for a step that was not evaluated, or that failed. */
   readonly Passed: boolean;
+  /**
+   * Whether the step was evaluated. Every step that can be is, even after the one that decided
+   * (a troubleshooter sees every problem at once); a step that cannot be (no card, so no person
+   * and no levels; no card needed at an unlocked reader) is listed with `Evaluated: false`.
+   */
+  readonly Evaluated: boolean;
   /** What the step found, in words (never a PIN). */
   readonly Found: string;
 }
