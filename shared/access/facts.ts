@@ -36,8 +36,9 @@ import {
   type ObjectRef,
   type ReaderFacts,
   type ScheduleRule,
-  type ScheduleWindow,
 } from './decision.ts';
+import { holidayDaysOf, scheduleRuleOf } from './schedule.ts';
+import { isTimeZone } from '../model/time.ts';
 
 /** How long readers, levels, schedules, holidays and instances are kept per execution environment. */
 export const CONFIG_TTL_MS = 1_000;
@@ -81,15 +82,7 @@ export function refOf(o: StoredObject): ObjectRef {
 const int = (v: unknown, def: number): number => (typeof v === 'number' && Number.isInteger(v) ? v : def);
 
 /** An IANA zone `Intl` knows, or undefined. */
-function knownZone(v: unknown): string | undefined {
-  if (typeof v !== 'string' || v === '') return undefined;
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: v });
-    return v;
-  } catch {
-    return undefined;
-  }
-}
+const knownZone = (v: unknown): string | undefined => (typeof v === 'string' && isTimeZone(v) ? v : undefined);
 
 /** Instances by key, kept for {@link CONFIG_TTL_MS} (missing ones too). */
 async function instancesByKey(ctx: Ctx, keys: readonly string[]): Promise<Map<string, StoredObject | null>> {
@@ -151,48 +144,13 @@ export async function loadReader(ctx: Ctx, key: string): Promise<LoadedReader | 
   return loaded;
 }
 
-/** `"hh:mm:ss"` or .NET's `"d.hh:mm:ss"` (fractions ignored) in seconds, or undefined. */
-export function timeSpanSeconds(v: unknown): number | undefined {
-  if (typeof v !== 'string') return undefined;
-  const m = /^(?:(\d+)\.)?(\d{1,2}):(\d{2})(?::(\d{2})(?:\.\d+)?)?$/.exec(v.trim());
-  if (!m) return undefined;
-  return Number(m[1] ?? 0) * 86_400 + Number(m[2]) * 3600 + Number(m[3]) * 60 + Number(m[4] ?? 0);
-}
-
-/** A stored schedule as the engine reads it (durations that do not parse are left out: they were validated on write). */
-export function scheduleRule(o: StoredObject): ScheduleRule {
-  const windows: ScheduleWindow[] = [];
-  for (const d of Array.isArray(o.doc.ScheduleDurations) ? o.doc.ScheduleDurations : []) {
-    if (d === null || typeof d !== 'object') continue;
-    const item = d as Record<string, unknown>;
-    const start = timeSpanSeconds(item.StartingAt);
-    const duration = timeSpanSeconds(item.Duration);
-    if (start === undefined || duration === undefined || start >= 86_400 || duration <= 0 || duration > 86_400) continue;
-    windows.push({ dayMask: int(item.DayMask, 0) & 127, startSeconds: start, durationSeconds: duration, holidayExceptions: int(item.HolidayExceptions, 0) & 255 });
-  }
-  return { ref: refOf(o), isAlways: o.doc.IsAlways === true, windows };
-}
-
-/** The holiday days of a stored holiday. */
-function holidayDays(o: StoredObject): HolidayDay[] {
-  const out: HolidayDay[] = [];
-  for (const d of Array.isArray(o.doc.HolidayDays) ? o.doc.HolidayDays : []) {
-    if (d === null || typeof d !== 'object') continue;
-    const item = d as Record<string, unknown>;
-    const date = typeof item.Date === 'string' ? item.Date.slice(0, 10) : '';
-    if (!/^\d{4}-\d{2}-\d{2}$/.test(date)) continue;
-    out.push({ date, numberOfDays: int(item.NumberOfDays, 1), holidayTypes: int(item.HolidayTypes, 0) });
-  }
-  return out;
-}
-
 /** The holidays of an instance chain (each instance's kept for {@link CONFIG_TTL_MS}). */
 export async function loadHolidays(ctx: Ctx, chain: readonly string[]): Promise<HolidayDay[]> {
   const lists = await Promise.all(
     chain.map(async (i) => {
       const hit = holidays.get(id(ctx, i));
       if (hit) return hit;
-      const days = (await objectsOfInstance(ctx.db, i, 'holidays')).flatMap(holidayDays);
+      const days = (await objectsOfInstance(ctx.db, i, 'holidays')).flatMap((h) => holidayDaysOf(h.doc));
       holidays.set(id(ctx, i), days);
       return days;
     }),
@@ -250,7 +208,7 @@ export async function loadSchedules(ctx: Ctx, keys: readonly string[]): Promise<
     const byKey = new Map((await getObjects(ctx.db, missing)).map((o) => [o.key, o]));
     for (const k of missing) {
       const o = byKey.get(k);
-      const s = o && o.collection === 'schedules' ? scheduleRule(o) : null;
+      const s = o && o.collection === 'schedules' ? scheduleRuleOf(refOf(o), o.doc) : null;
       schedules.set(id(ctx, k), s);
       if (s) out.set(k, s);
     }
