@@ -146,6 +146,29 @@ describe('POST accessdecisions', () => {
     expect((await decide({ ReaderKey: reader.Key, EncodedCardNumber: n, At: IN_HOURS })).body.Reason).toBe('NoAccessAtReader');
   });
 
+  it('checks AccessLevelEntries on write and fills their names on read', async () => {
+    const sibReader = await make('readers', { $type: T('VendorReaderInfo'), CommonName: 'Theirs' }, sibling.instance.key, sibling.tokens.Administrator);
+    for (const [entry, field] of [
+      [{ ReaderId: 'nope', ScheduleId: weekdays.Key }, 'AccessLevelEntries[0].ReaderId'],
+      [{ ReaderId: sibReader.Key, ScheduleId: weekdays.Key }, 'AccessLevelEntries[0].ReaderId'],
+      [{ ReaderId: reader.Key, ScheduleId: reader.Key }, 'AccessLevelEntries[0].ScheduleId'],
+      [{ ReaderId: reader.Key, ScheduleId: weekdays.Key, Extra: 1 }, 'AccessLevelEntries[0].Extra'],
+    ] as const) {
+      const r = await api.post(`/api/f/${I}/accesslevels`, { token: root.tokens.Administrator, body: { $type: T('AccessLevelInfo'), CommonName: `Bad ${field}`, AccessLevelEntries: [entry] } });
+      expect(r.status, JSON.stringify(entry)).toBe(400);
+      expect(r.body.Error).toBe('ValidationFailed');
+      expect(r.body.Message).toContain(field);
+    }
+    const named = await make('accesslevels', {
+      $type: T('AccessLevelInfo'),
+      CommonName: 'Named',
+      AccessLevelEntries: [{ ReaderId: reader.Key, ScheduleId: weekdays.Key, ReaderCommonName: 'sent, not kept' }],
+    });
+    expect(named.AccessLevelEntries).toEqual([{ ReaderId: reader.Key, ScheduleId: weekdays.Key, ReaderCommonName: 'Front reader', ScheduleCommonName: 'Weekdays 9-17' }]);
+    const list = await api.get(`/api/f/${I}/accesslevels`, { token: root.tokens.ReadOnly, query: { pageSize: 1000 } });
+    expect(list.body.find((l: any) => l.Key === named.Key).AccessLevelEntries[0].ScheduleCommonName).toBe('Weekdays 9-17');
+  });
+
   it('refuses a bad body with 400 and records nothing', async () => {
     const n = freshCard();
     await holder({ EncodedCardNumber: n });
