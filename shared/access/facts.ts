@@ -69,11 +69,6 @@ const instances = new TtlCache<StoredObject | null>(10_000, CONFIG_TTL_MS);
 
 const id = (ctx: Pick<Ctx, 'db'>, key: string): string => `${ctx.db.tableName}\u0000${key}`;
 
-/** Forgets every kept reader, level, schedule, holiday and instance (tests, the bench). */
-export function clearAccessCaches(): void {
-  for (const c of [readers, levels, schedules, holidays, instances] as TtlCache<unknown>[]) c.clear();
-}
-
 /** `{ Key, CommonName, Href }` of an object. */
 export function refOf(o: StoredObject): ObjectRef {
   return { Key: o.key, CommonName: typeof o.doc.CommonName === 'string' ? o.doc.CommonName : null, Href: objectHref(o) };

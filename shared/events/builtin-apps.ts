@@ -16,13 +16,13 @@ import type { StoredObject } from '../model/stored-object.ts';
 
 export const MERCURY_COMMANDS_APP_KEY = '000000000000000000000011';
 export const SIMULATE_CARD_READ_TYPE_KEY = '000000000000000000000012';
-export const MERCURY_SERVICE_APP_KEY = '000000000000000000000021';
-export const ACCESS_GRANTED_TYPE_KEY = '000000000000000000000022';
-export const ACCESS_DENIED_TYPE_KEY = '000000000000000000000023';
+const MERCURY_SERVICE_APP_KEY = '000000000000000000000021';
+const ACCESS_GRANTED_TYPE_KEY = '000000000000000000000022';
+const ACCESS_DENIED_TYPE_KEY = '000000000000000000000023';
 
-export const COMMANDS_NAMESPACE = 'MercuryServiceCommands';
-export const SERVICE_NAMESPACE = 'MercuryService';
-export const SIMULATE_CARD_READ = 'mercury:command-simulateCardRead';
+const COMMANDS_NAMESPACE = 'MercuryServiceCommands';
+const SERVICE_NAMESPACE = 'MercuryService';
+const SIMULATE_CARD_READ = 'mercury:command-simulateCardRead';
 
 interface TypeDef {
   readonly key: string;
