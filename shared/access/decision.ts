@@ -4,6 +4,7 @@
  * evaluation in the reader's zone) is pure: no I/O, no clock, so a controller holding a
  * credential download can reach the same answer offline.
  */
+import type { AccessMethod } from '../model/readers.ts';
 
 /** An object as a decision names it: `{ Key, CommonName, Href }`. */
 export interface ObjectRef {
@@ -29,9 +30,9 @@ export const REASONS = [
 ] as const;
 export type Reason = (typeof REASONS)[number];
 
-/** A reader's `AccessMethod`: 0 card only, 2 card and PIN, 5 unlocked (free passage), 6 locked down. */
-export const ACCESS_METHODS = [0, 2, 5, 6] as const;
-export type AccessMethod = (typeof ACCESS_METHODS)[number];
+// A reader's `AccessMethod` (0 card only, 2 card and PIN, 5 unlocked, 6 locked down) lives in the
+// model, where the write schemas validate it.
+export { ACCESS_METHODS, type AccessMethod } from '../model/readers.ts';
 
 /** One `ScheduleDurationItem`, parsed: seconds from the start of the local day. */
 export interface ScheduleWindow {

@@ -44,3 +44,27 @@ export function assignCardKeys(sent: readonly unknown[], stored: readonly Card[]
     return { ...c, Key: key ?? newKey() };
   });
 }
+
+/**
+ * The card a write stores, given the card it replaces (`stored`, matched by key; none for a new
+ * card). `CurrentUseCount` and `LastUsed` are the server's (it counts the uses of a recorded
+ * grant): a write keeps the stored ones, except that `CurrentUseCount: 0` re-arms the card, and a
+ * new card starts unused. `PinCode` is never read back, so a client writing back what it read
+ * sends none: a write without `PinCode` keeps the stored PIN, `PinCode: null` removes it.
+ */
+export function withServerCardFields(sent: Card, stored: Card | undefined): Card {
+  const { CurrentUseCount, LastUsed: _lastUsed, PinCode, ...card } = sent;
+  const out: Card = { ...card };
+  if (CurrentUseCount === 0) out.CurrentUseCount = 0;
+  else if (stored?.CurrentUseCount !== undefined) out.CurrentUseCount = stored.CurrentUseCount;
+  if (stored?.LastUsed !== undefined) out.LastUsed = stored.LastUsed;
+  const pin = 'PinCode' in sent ? PinCode : stored?.PinCode;
+  if (pin !== undefined && pin !== null) out.PinCode = pin;
+  return out;
+}
+
+/** {@link withServerCardFields} for the cards of a write of the whole person, keyed by {@link assignCardKeys}. */
+export function withServerFieldsOfCards(sent: readonly unknown[], stored: readonly Card[]): unknown[] {
+  const byKey = new Map(stored.filter((c) => isCardKey(c.Key)).map((c) => [c.Key as string, c]));
+  return sent.map((c) => (isCard(c) ? withServerCardFields(c, byKey.get(c.Key as string)) : c));
+}

@@ -33,6 +33,13 @@ export const READ_ONLY_FIELDS: readonly string[] = ['Key', 'Href', 'Links', 'Con
 /** Fields accepted on input and never stored nor returned. */
 export const WRITE_ONLY_FIELDS: readonly string[] = ['Password'];
 
+/**
+ * Fields of nested elements that are stored but never returned, by element type: a card's
+ * `PinCode` (the decision engine reads it; no answer, search match, event or webhook shows it).
+ * Every element of a typed array is rendered by {@link renderElement}, so this is the one filter.
+ */
+const UNREAD_ELEMENT_FIELDS: Readonly<Record<string, readonly string[]>> = { CardAssignmentInfo: ['PinCode'] };
+
 export { STANDARD_LINKS, type LinkDef } from './standard-links.ts';
 
 /** Display names of the collections (link Relation and Anchor Text). */
@@ -118,7 +125,9 @@ export function renderValue(v: unknown, ns: string): unknown {
 /** Renders an element of a typed array (`Monikers`, `Notes`, ...), giving it its `$type` when it has none. */
 export function renderElement(typeName: string, v: unknown, ns: string): unknown {
   if (!isPlainObject(v)) return renderValue(v, ns);
-  const rendered = renderValue(v, ns) as Record<string, unknown>;
+  const unread = UNREAD_ELEMENT_FIELDS[typeName];
+  const shown = unread ? Object.fromEntries(Object.entries(v).filter(([k]) => !unread.includes(k))) : v;
+  const rendered = renderValue(shown, ns) as Record<string, unknown>;
   return rendered.$type === undefined ? { $type: typeTag(ns, typeName), ...rendered } : rendered;
 }
 

@@ -3,6 +3,7 @@
  * `cards.ts`), loaded with the first of them.
  */
 import { conflict } from '../errors.ts';
+import { withServerCardFields } from '../model/card-keys.ts';
 import { cardIdentity, cardsWithKeys } from '../model/cards.ts';
 import { newKey } from '../model/placement.ts';
 import { renderElement } from '../model/render.ts';
@@ -44,7 +45,7 @@ export async function addCard(ctx: Ctx, loc: Locator, body: unknown): Promise<un
   const { result } = await editAt(ctx, loc, (cur) => {
     const cards = cardsWithKeys(cur.key, cur.doc);
     if (cards.length >= LIMITS.cards) throw invalidField('CardAssignments', `a person holds at most ${LIMITS.cards} cards`);
-    const card: Doc = { $type: CARD_TYPE, ...fields, Key: newKey() };
+    const card: Doc = withServerCardFields({ $type: CARD_TYPE, ...fields, Key: newKey() }, undefined);
     refuseDuplicate(card, cards);
     return { doc: { ...cur.doc, CardAssignments: [...cards, card] }, result: card };
   });
@@ -58,7 +59,7 @@ export async function replaceCard(ctx: Ctx, loc: Locator, cardKey: string, body:
     const cards = cardsWithKeys(cur.key, cur.doc);
     const at = cards.findIndex((c) => c.Key === cardKey);
     if (at < 0) throw cardNotFound();
-    const card: Doc = { $type: CARD_TYPE, ...fields, Key: cardKey };
+    const card: Doc = withServerCardFields({ $type: CARD_TYPE, ...fields, Key: cardKey }, cards[at]);
     if (canonicalJson(card) === canonicalJson(cards[at])) return { doc: undefined, result: card };
     refuseDuplicate(
       card,

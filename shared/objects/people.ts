@@ -13,7 +13,7 @@
  */
 import { ownInstance } from '../db/objects-repo.ts';
 import type { Claim, StoredObject } from '../model/stored-object.ts';
-import { assignCardKeys } from '../model/card-keys.ts';
+import { assignCardKeys, withServerFieldsOfCards } from '../model/card-keys.ts';
 import { cardsWithKeys, presentCardValue as present } from '../model/cards.ts';
 import { cardClaim } from '../model/claims.ts';
 import type { Override } from './behaviour.ts';
@@ -48,7 +48,7 @@ export const peopleBehaviour: Override = (base) => ({
     const doc = base.complete(ctx, input, current);
     if (!Array.isArray(doc.CardAssignments)) return doc;
     const stored = current ? cardsWithKeys(current.key, current.doc) : [];
-    return { ...doc, CardAssignments: assignCardKeys(doc.CardAssignments, stored) };
+    return { ...doc, CardAssignments: withServerFieldsOfCards(assignCardKeys(doc.CardAssignments, stored), stored) };
   },
   claimError: (c) => (c.kind === 'card' ? cardIsAlreadyAssigned(describeCard(c.value)) : base.claimError(c)),
 });

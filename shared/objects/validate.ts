@@ -156,7 +156,7 @@ export async function parseObjectBody(body: unknown, def: CollectionDef): Promis
   if (!accepts(def, typeName)) throw wrongType(String(raw.$type), expectedTypes(def));
   checkLimits(raw);
   const normalized = typeElements(normalizeTypes(raw) as Doc);
-  validate((await loadSchemas()).schemaFor(typeName), normalized);
+  validate((await loadSchemas()).schemaFor(typeName, def.name), normalized);
 
   const doc: Doc = { $type: typeName };
   const writeOnly: Doc = {};

@@ -53,7 +53,7 @@ const SAMPLES: Record<string, { fields: Record<string, unknown>; change: Record<
   doors: { fields: {}, change: { Description: 'side door' }, invalid: ['ObjectLinks', [{ LinkedObjectKey: 1 }]] },
   servicecontainers: { fields: { MacAddress: '00:11:22:33:44:55', IsAuthenticated: true }, change: { IsAuthenticated: false }, invalid: ['IsAuthenticated', 'yes'] },
   schedules: {
-    fields: { Index: 1, IsReadOnly: false, IsAlways: false, ScheduleDurations: [{ Start: '08:00', End: '17:00' }], OneOffDate: null },
+    fields: { Index: 1, IsReadOnly: false, IsAlways: false, ScheduleDurations: [{ DayMask: 62, StartingAt: '08:00:00', Duration: '09:00:00' }], OneOffDate: null },
     change: { IsAlways: true },
     invalid: ['Index', 1.5],
   },

@@ -2742,6 +2742,7 @@ export interface components {
             IsDisabled?: boolean | null;
             MinimumPasswordLength?: number | null;
             License?: string | null;
+            TimeZone?: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -2801,6 +2802,14 @@ export interface components {
             ActiveOn?: string | null;
             ExpiresOn?: string | null;
             FacilityCode?: (number | string) | null;
+            IsDisabled?: boolean | null;
+            /** @description Never returned. A write without it keeps the stored PIN; null removes it. */
+            PinCode?: string | null;
+            OriginalUseCount?: number | null;
+            CurrentUseCount?: number | null;
+            LastUsed?: string | null;
+            ExtendedAccess?: boolean | null;
+            LockdownExempt?: boolean | null;
         } & {
             [key: string]: unknown;
         };
@@ -2933,6 +2942,9 @@ export interface components {
             })[] | null;
             ObjectLinks?: components["schemas"]["ObjectLinkItem"][] | null;
             Tags?: string[] | null;
+            AccessMethod?: number | null;
+            NormalGrantAccessTime?: number | null;
+            ExtendedGrantAccessTime?: number | null;
         } & {
             [key: string]: unknown;
         };
@@ -2960,6 +2972,7 @@ export interface components {
             })[] | null;
             ObjectLinks?: components["schemas"]["ObjectLinkItem"][] | null;
             Tags?: string[] | null;
+            TimeZone?: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -3080,7 +3093,16 @@ export interface components {
             Index?: number | null;
             IsReadOnly?: boolean | null;
             IsAlways?: boolean | null;
-            ScheduleDurations?: unknown[] | null;
+            ScheduleDurations?: ({
+                /** @description The element's type name, bare or with a namespace (answers carry the deployment's namespace). */
+                $type?: string;
+                DayMask: number;
+                StartingAt: string;
+                Duration: string;
+                HolidayExceptions?: number | null;
+            } & {
+                [key: string]: unknown;
+            })[] | null;
             OneOffDate?: string | null;
         } & {
             [key: string]: unknown;
@@ -3110,6 +3132,15 @@ export interface components {
             })[] | null;
             ObjectLinks?: components["schemas"]["ObjectLinkItem"][] | null;
             Tags?: string[] | null;
+            HolidayDays?: ({
+                /** @description The element's type name, bare or with a namespace (answers carry the deployment's namespace). */
+                $type?: string;
+                Date: string;
+                NumberOfDays?: number | null;
+                HolidayTypes: number;
+            } & {
+                [key: string]: unknown;
+            })[] | null;
         } & {
             [key: string]: unknown;
         };
@@ -3456,6 +3487,14 @@ export interface components {
             ActiveOn?: string | null;
             ExpiresOn?: string | null;
             FacilityCode?: (number | string) | null;
+            IsDisabled?: boolean | null;
+            /** @description Never returned. A write without it keeps the stored PIN; null removes it. */
+            PinCode?: string | null;
+            OriginalUseCount?: number | null;
+            CurrentUseCount?: number | null;
+            LastUsed?: string | null;
+            ExtendedAccess?: boolean | null;
+            LockdownExempt?: boolean | null;
         } & {
             [key: string]: unknown;
         };
@@ -3637,6 +3676,7 @@ export interface components {
             IsDisabled?: boolean | null;
             MinimumPasswordLength?: number | null;
             License?: string | null;
+            TimeZone?: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -3728,6 +3768,14 @@ export interface components {
             ActiveOn?: string | null;
             ExpiresOn?: string | null;
             FacilityCode?: (number | string) | null;
+            IsDisabled?: boolean | null;
+            /** @description Never returned. A write without it keeps the stored PIN; null removes it. */
+            PinCode?: string | null;
+            OriginalUseCount?: number | null;
+            CurrentUseCount?: number | null;
+            LastUsed?: string | null;
+            ExtendedAccess?: boolean | null;
+            LockdownExempt?: boolean | null;
             /** @description The card's stable key. */
             Key: string;
         } & {
@@ -3918,6 +3966,9 @@ export interface components {
             })[] | null;
             ObjectLinks?: components["schemas"]["ObjectLinkItem"][] | null;
             Tags?: string[] | null;
+            AccessMethod?: number | null;
+            NormalGrantAccessTime?: number | null;
+            ExtendedGrantAccessTime?: number | null;
         } & {
             [key: string]: unknown;
         };
@@ -3955,6 +4006,7 @@ export interface components {
             })[] | null;
             ObjectLinks?: components["schemas"]["ObjectLinkItem"][] | null;
             Tags?: string[] | null;
+            TimeZone?: string | null;
         } & {
             [key: string]: unknown;
         };
@@ -4115,7 +4167,16 @@ export interface components {
             Index?: number | null;
             IsReadOnly?: boolean | null;
             IsAlways?: boolean | null;
-            ScheduleDurations?: unknown[] | null;
+            ScheduleDurations?: ({
+                /** @description The element's type name, bare or with a namespace (answers carry the deployment's namespace). */
+                $type?: string;
+                DayMask: number;
+                StartingAt: string;
+                Duration: string;
+                HolidayExceptions?: number | null;
+            } & {
+                [key: string]: unknown;
+            })[] | null;
             OneOffDate?: string | null;
         } & {
             [key: string]: unknown;
@@ -4155,6 +4216,15 @@ export interface components {
             })[] | null;
             ObjectLinks?: components["schemas"]["ObjectLinkItem"][] | null;
             Tags?: string[] | null;
+            HolidayDays?: ({
+                /** @description The element's type name, bare or with a namespace (answers carry the deployment's namespace). */
+                $type?: string;
+                Date: string;
+                NumberOfDays?: number | null;
+                HolidayTypes: number;
+            } & {
+                [key: string]: unknown;
+            })[] | null;
         } & {
             [key: string]: unknown;
         };

@@ -11,6 +11,7 @@
 import * as z from 'zod/mini';
 import en from 'zod/v4/locales/en.js';
 import { LIMITS } from '../limits.ts';
+import { isTimeZone } from '../time.ts';
 
 export { ELEMENT_TYPES, LIMITS, POLYMORPHIC_ELEMENTS } from '../limits.ts';
 
@@ -42,6 +43,15 @@ export const dateTime = () =>
     .check(z.maxLength(64))
     .check(z.refine((s) => !Number.isNaN(Date.parse(s)), { message: 'expected an ISO 8601 date-time' }));
 export const optionalDateTime = () => z.nullish(dateTime());
+
+/** An IANA time zone name `Intl` knows (`America/Toronto`); schedules are evaluated in it. */
+export const optionalTimeZone = () =>
+  z.nullish(
+    z
+      .string()
+      .check(z.maxLength(64))
+      .check(z.refine(isTimeZone, { message: 'expected an IANA time zone name such as America/Toronto' })),
+  );
 
 /**
  * A value built on its first use and kept: the schemas. Building them costs CPU (zod constructs

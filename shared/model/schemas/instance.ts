@@ -1,6 +1,6 @@
 /** InstanceInfo: a customer (the top folder of its scope) and UserInfo, a login of an instance. */
 import * as z from 'zod/mini';
-import { LIMITS, builtOnce, commonSchemas, nameString, optionalBoolean, optionalDateTime, optionalString } from './common.ts';
+import { LIMITS, builtOnce, commonSchemas, nameString, optionalBoolean, optionalDateTime, optionalString, optionalTimeZone } from './common.ts';
 
 export const SECURITY_LEVELS = ['Low', 'Medium', 'High'] as const;
 export type SecurityLevel = (typeof SECURITY_LEVELS)[number];
@@ -23,6 +23,8 @@ export const accountSchemas = builtOnce(() => {
     MinimumPasswordLength: z.nullish(z.number().check(z.int()).check(z.gte(1)).check(z.lte(128))),
     /** A licence JWS, checked at login (not when set). */
     License: optionalString(16_384),
+    /** The IANA zone of the instance's readers that have no controller zone (and of the instances below it that set none). */
+    TimeZone: optionalTimeZone(),
   });
 
   const userInfoSchema = z.looseObject({

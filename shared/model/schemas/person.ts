@@ -1,7 +1,7 @@
 /** PersonInfo: BaseInfo plus names, polymorphic addresses and card assignments. */
 import * as z from 'zod/mini';
 import { MAX_CARD_NUMBER, cardNumberInRange } from '../cards.ts';
-import { LIMITS, builtOnce, commonSchemas, optionalDateTime, optionalString } from './common.ts';
+import { LIMITS, builtOnce, commonSchemas, optionalBoolean, optionalDateTime, optionalString } from './common.ts';
 
 export const ADDRESS_TYPES = ['MailingAddressInfo', 'EmailAddressInfo', 'PhoneInfo'] as const;
 
@@ -51,6 +51,14 @@ export const personSchemas = builtOnce(() => {
     error: () => 'expected a number or a string',
   });
 
+  const count = () => z.nullish(z.number().check(z.int()).check(z.gte(0)));
+
+  /**
+   * A card. `ActiveOn` is included, `ExpiresOn` excluded. `PinCode` is write-only (never in an
+   * answer; a write without it keeps the stored one, `null` removes it). `OriginalUseCount` 0 or
+   * absent is unlimited. `CurrentUseCount` and `LastUsed` are the server's: a write may set
+   * `CurrentUseCount` to 0 to re-arm the card, any other value sent is ignored (see card-keys.ts).
+   */
   const cardAssignmentInfoSchema = z.looseObject({
     $type: z.optional(z.string().check(z.maxLength(LIMITS.code))),
     EncodedCardNumber: z.nullish(cardNumberSchema),
@@ -58,6 +66,15 @@ export const personSchemas = builtOnce(() => {
     ActiveOn: optionalDateTime(),
     ExpiresOn: optionalDateTime(),
     FacilityCode: z.nullish(facilityCodeSchema),
+    IsDisabled: optionalBoolean(),
+    PinCode: z
+      .nullish(z.string().check(z.regex(/^\d{4,8}$/, { message: 'expected a PIN of 4 to 8 digits' })))
+      .register(z.globalRegistry, { writeOnly: true, description: 'Never returned. A write without it keeps the stored PIN; null removes it.' }),
+    OriginalUseCount: count(),
+    CurrentUseCount: count(),
+    LastUsed: optionalDateTime(),
+    ExtendedAccess: optionalBoolean(),
+    LockdownExempt: optionalBoolean(),
   });
 
   const personInfoSchema = z.looseObject({
