@@ -258,21 +258,21 @@ async function main(): Promise<number> {
       'decisions',
       mode === 'quick' ? 30_000 : 150_000,
       (measured) =>
-      measureDecisions({
-        h: harness,
-        small: 1_000,
-        large: s.decisionsLarge,
-        samples: s.decisionSamples,
-        seconds: mode === 'quick' ? 1 : 2,
-        whoCanPassPeople: s.whoCanPassPeople,
-        // Seeding the large size stops in time to measure it within the phase.
-        seedDeadline: Date.now() + (mode === 'quick' ? 8_000 : 70_000),
-        measured,
-        progress: (step) => {
-          decisionsStep = step;
-          log(`decisions: ${step}`);
-        },
-      }),
+        measureDecisions({
+          h: harness,
+          small: 1_000,
+          large: s.decisionsLarge,
+          samples: s.decisionSamples,
+          seconds: mode === 'quick' ? 1 : 2,
+          whoCanPassPeople: s.whoCanPassPeople,
+          // Seeding the large size stops in time to measure it within the phase.
+          seedDeadline: Date.now() + (mode === 'quick' ? 8_000 : 70_000),
+          measured,
+          progress: (step) => {
+            decisionsStep = step;
+            log(`decisions: ${step}`);
+          },
+        }),
       () => decisionsStep,
     );
     await phase('token', 60_000, (measured) =>

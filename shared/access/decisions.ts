@@ -166,7 +166,7 @@ function bsonCardNumber(number: string): bigint | string {
 async function publishResult(ctx: Ctx, loaded: LoadedReader, read: CardRead, outcome: Outcome, retentionDays: number, command?: StoredObject): Promise<void> {
   const { decision, found } = outcome;
   const reader = loaded.reader;
-  const { app, type } = accessResultType(decision.granted, reader.instances[0] ?? reader.folder);
+  const result = accessResultType(decision.granted, reader.instances[0] ?? reader.folder);
   const person = found ? refOf(found.person) : null;
   const display = found ? (typeof found.card.DisplayCardNumber === 'string' && found.card.DisplayCardNumber !== '' ? found.card.DisplayCardNumber : read.number) : read.number;
   const short = decision.granted ? 'Access Granted' : 'Access Denied';
@@ -191,12 +191,12 @@ async function publishResult(ctx: Ctx, loaded: LoadedReader, read: CardRead, out
   const w = eventWrite({
     key: newKey(),
     placement: { folder: reader.folder, path: reader.path, instances: reader.instances },
-    appKey: app.key,
-    eventTypeKey: type.key,
-    eventTypeMoniker: type.doc.Monikers ? ((type.doc.Monikers as { Namespace: string; Nickname: string }[])[0]!) : { Namespace: '', Nickname: '' },
+    appKey: result.app.key,
+    eventTypeKey: result.type.key,
+    eventTypeMoniker: result.moniker,
     occurredOn: read.at,
     publishedOn: ctx.now,
-    priority: type.doc.Priority as number,
+    priority: result.priority,
     requiresAcknowledgement: false,
     messageLong: long,
     messageShort: short,

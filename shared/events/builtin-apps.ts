@@ -101,9 +101,13 @@ export function builtinEventType(app: StoredObject, m: { readonly Namespace: str
   };
 }
 
-/** The result type of a card read: "Access Granted" or "Access Denied" of `MercuryService`. */
-export function accessResultType(granted: boolean, rootInstance: string): { readonly app: StoredObject; readonly type: StoredObject } {
-  const app = appObject(APPS[1]!, rootInstance);
-  const type = builtinEventType(app, { Namespace: SERVICE_NAMESPACE, Nickname: granted ? 'access-granted' : 'access-denied' })!;
-  return { app, type };
+/** The result type of a card read: "Access Granted" or "Access Denied" of `MercuryService`, with its moniker and priority. */
+export function accessResultType(
+  granted: boolean,
+  rootInstance: string,
+): { readonly app: StoredObject; readonly type: StoredObject; readonly moniker: { readonly Namespace: string; readonly Nickname: string }; readonly priority: number } {
+  const a = APPS[1]!;
+  const t = a.types[granted ? 0 : 1]!;
+  const app = appObject(a, rootInstance);
+  return { app, type: builtinEventType(app, { Namespace: t.namespace, Nickname: t.nickname })!, moniker: { Namespace: t.namespace, Nickname: t.nickname }, priority: t.priority };
 }
