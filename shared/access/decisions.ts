@@ -113,7 +113,7 @@ export interface Outcome {
 export async function evaluate(ctx: Ctx, loaded: LoadedReader, read: CardRead): Promise<Outcome> {
   const chain = loaded.reader.instances;
   const [card, holidays] = await Promise.all([findCard(ctx, chain, read.number, read.facility), loadHolidays(ctx, chain)]);
-  const { grants } = card.found ? await grantsAt(ctx, personLevels(card.found.conns), loaded.reader.key) : { grants: [] };
+  const { grants } = card.found ? await grantsAt(ctx, personLevels(card.found.person), loaded.reader.key) : { grants: [] };
   const facts: DecisionFacts = { at: read.at, reader: loaded.facts, lookup: lookupOf(card), pinCode: read.pin, grants, holidays };
   return { decision: decide(facts), found: card.found };
 }
