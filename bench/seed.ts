@@ -32,7 +32,7 @@ export interface SeedPeopleOptions {
 }
 
 /** A person document as the API stores one (render adds Href and Links on the way out). */
-function personDoc(n: number, name: string): Record<string, unknown> {
+export function personDoc(n: number, name: string): Record<string, unknown> {
   return {
     $type: 'PersonInfo',
     CommonName: name,
@@ -122,7 +122,7 @@ export async function seedEvents(db: Db, opts: SeedEventsOptions): Promise<void>
  * Writes items 25 at a time with BatchWriteItem, `concurrency` batches in flight, the table's
  * stream off meanwhile (see the module's comment).
  */
-async function writeItems(db: Db, items: readonly Record<string, unknown>[], concurrency = 6): Promise<void> {
+export async function writeItems(db: Db, items: readonly Record<string, unknown>[], concurrency = 6): Promise<void> {
   const batches: Record<string, unknown>[][] = [];
   for (let i = 0; i < items.length; i += 25) batches.push(items.slice(i, i + 25));
   let next = 0;

@@ -83,6 +83,7 @@ const TAG_DESCRIPTIONS: Readonly<Record<string, string>> = {
   Search: 'Queries over the objects of your scope.',
   SCIM: 'SCIM 2.0 provisioning (RFC 7643/7644) of an instance\'s people (Users) and access levels (Groups), with a SCIM token: see docs/scim.md.',
   'SCIM tokens': 'The SCIM tokens of an instance: what an identity provider\'s provisioning authenticates with.',
+  'Access decisions': 'Who may open which door: a decision with its explanation, a recorded card read, and the troubleshooting calls.',
 };
 
 function tagDescription(name: string): string {

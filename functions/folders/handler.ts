@@ -21,7 +21,7 @@ const objects = objectOperations(relationHooks);
 const usage = operationsOnFirstCall(() => import('#shared/usage/usage-operations.ts').then((m) => m.usageOperations), ['usage']);
 
 // SCIM (provisioning by an identity provider) loads with its first call likewise.
-const scim = operationsOnFirstCall(() => import('#shared/scim/operations.ts').then((m) => m.scimOperations), [
+const scim = operationsOnFirstCall(() => import('#shared/scim/scim-operations.ts').then((m) => m.scimOperations), [
   'listScimTokens',
   'createScimToken',
   'removeScimToken',

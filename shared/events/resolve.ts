@@ -41,6 +41,7 @@ import { verdictIn, type Ctx } from '../objects/domain-context.ts';
 import { outOfScope } from '../objects/object-errors.ts';
 import { TtlCache } from '../ttl-cache.ts';
 import { RESOLVE_TTL_MS, appLists, appsByKey } from './app-cache.ts';
+import { builtinApp, builtinEventType, isBuiltinAppKey } from './builtin-apps.ts';
 import { monikersOf } from './monikers.ts';
 import type { Posting, RelatedObject } from './posting.ts';
 import { canonicalHref } from './event-render.ts';
@@ -139,6 +140,9 @@ async function resolveApp(ctx: Ctx, sink: StoredObject, name: string): Promise<S
     );
     if (again) return again;
   }
+  // The built-in apps of the root instance (builtin-apps.ts) come after every stored one.
+  const builtin = builtinApp(name, chain[chain.length - 1] ?? ownInstance(sink));
+  if (builtin) return builtin;
   throw appNotFound(name);
 }
 
@@ -152,6 +156,11 @@ async function resolveEventType(
   const k = typeId(ctx, app.key, moniker);
   const hit = types.get(k);
   if (hit) return hit;
+  if (isBuiltinAppKey(app.key)) {
+    const builtin = builtinEventType(app, moniker);
+    if (!builtin) throw eventTypeNotFound(moniker.Namespace ? `${moniker.Namespace}/${moniker.Nickname}` : moniker.Nickname);
+    return { type: builtin, requiresAck: false };
+  }
   // The moniker's claim in this app, unless it was read already (with the sink: resolvePosting).
   let owner = claimed ? claimed.owner : await claimOwner(ctx.db, monikerClaim(app.key, moniker.Namespace, moniker.Nickname));
   if (!owner && moniker.Namespace === '') owner = await uniqueByNickname(ctx, app.key, moniker.Nickname);

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig } from '#shared/config.ts';
 import { issuerProblem, isLoopbackHost } from '#shared/auth/sso/provider-rules.ts';
 import { authorizationServerMetadata, redirectUrisOf } from '#shared/auth/sso/flow.ts';
-import { domainAllowed, emailDomain, mappedRole } from '#shared/auth/sso/users.ts';
+import { domainAllowed, emailDomain, mappedRole } from '#shared/auth/sso/sso-users.ts';
 import { checkClient, readTokenRequest } from '#shared/auth/token-request.ts';
 import type { StoredObject } from '#shared/model/stored-object.ts';
 

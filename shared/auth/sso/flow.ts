@@ -30,7 +30,7 @@ import { CONSOLE_OAUTH_CLIENT_ID, tokenError, type TokenRequest } from '../token
 import { signInTokens, type TokenResponse } from '../token-service.ts';
 import { providerSecret } from './provider-secret.ts';
 import { authorizationUrl, newLoginSecrets, redeemProviderCode, type ProviderSettings } from './relying-party.ts';
-import { SignInRefused, domainAllowed, emailDomain, signInUser } from './users.ts';
+import { SignInRefused, domainAllowed, emailDomain, signInUser } from './sso-users.ts';
 
 /** How long a login may stay at the provider. */
 export const PENDING_TTL_MS = 10 * 60_000;

@@ -11,7 +11,7 @@ import { scimNotFound } from './scim-errors.ts';
 import * as groups from './groups.ts';
 import { answer } from './resources.ts';
 import { scimTokenOperations } from './tokens.ts';
-import * as users from './users.ts';
+import * as users from './scim-users.ts';
 
 /** An operation of the SCIM base: its caller checked before it runs. */
 const scim =
