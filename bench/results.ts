@@ -381,7 +381,7 @@ export interface Aggregate extends Verdict {
 }
 
 /** One size of the instance in the `decisions` entry: a warm decision's figures. */
-export interface DecisionSize {
+interface DecisionSize {
   /** People in the instance. */
   readonly people: number;
   readonly p50Ms: number | null;

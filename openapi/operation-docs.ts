@@ -5,6 +5,7 @@
  * operation has no entry here still appears in the document, with {@link genericOperation}; the
  * unit test `openapi-document.test.ts` lists those rows so they can be given an entry.
  */
+import { REASONS } from '#shared/access/decision.ts';
 import * as z from 'zod';
 import { collectionByName } from '#shared/model/collections.ts';
 import type { Route } from '#shared/routes.ts';
@@ -33,7 +34,7 @@ import {
   typeDiscriminator,
 } from './schemas.ts';
 
-export type { BodyDoc, OperationContext, OperationDoc, SuccessDoc } from './operation-doc.ts';
+export type {  OperationContext, OperationDoc,  } from './operation-doc.ts';
 import type { BodyDoc, OperationContext, OperationDoc, SuccessDoc } from './operation-doc.ts';
 
 type Describe = (c: OperationContext) => OperationDoc;
@@ -451,8 +452,7 @@ const GET_BODY_NOTE =
 const objectRefSchema = z
   .object({ Key: z.string(), CommonName: z.string().nullable(), Href: z.string() })
   .meta({ id: 'AccessObjectRef', description: 'An object a decision names.' });
-const reasonSchema = z
-  .enum(['ReaderLockedDown', 'FreeAccess', 'CardNotFound', 'InvalidFacilityCode', 'CardDisabled', 'CardNotYetActive', 'CardExpired', 'UseLimitReached', 'InvalidPin', 'NoAccessAtReader', 'OutsideSchedule', 'Granted'])
+const reasonSchema = z.enum(REASONS)
   .meta({ id: 'AccessReason', description: 'The first step that failed (`Granted` and `FreeAccess` grant).' });
 const cardNumberSchema = z.union([z.number().int(), z.string()]).meta({ description: 'An integer, or its digits as a string (exact to 64 bits).' });
 const accessDecisionRequestSchema = z

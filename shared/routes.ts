@@ -17,7 +17,7 @@ import { COLLECTIONS, type CollectionDef, type Family } from './model/collection
  */
 declare const __GATEHOUSE_FAMILY__: string | undefined;
 
-export type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'ANY';
+type Method = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE' | 'ANY';
 
 export interface Route {
   readonly method: Method;

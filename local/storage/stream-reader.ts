@@ -136,7 +136,7 @@ export function createStreamReader(cfg: Pick<Config, 'tableName' | 'dynamodbEndp
 }
 
 /** A stream record as the Lambda event source mapping delivers it. */
-export function toLambdaRecord(r: SdkRecord, region: string): DynamoDBRecord {
+function toLambdaRecord(r: SdkRecord, region: string): DynamoDBRecord {
   const d = r.dynamodb ?? {};
   return {
     eventID: r.eventID,

@@ -43,7 +43,7 @@ import { holidayDaysOf, scheduleRuleOf } from './schedule-windows.ts';
 import { isTimeZone } from '../model/time.ts';
 
 /** How long readers, levels, schedules, holidays and instances are kept per execution environment. */
-export const CONFIG_TTL_MS = 1_000;
+const CONFIG_TTL_MS = 1_000;
 
 /** A reader as a decision reads it: the object, its facts, and what it is connected to. */
 export interface LoadedReader {
@@ -354,7 +354,7 @@ export async function findCard(
 }
 
 /** The person `owner` with the card `identity`, read fresh (strongly consistent); null when the (eventually consistent) index was behind. */
-export async function holderOf(ctx: Ctx, owner: string, instance: string, identity: string): Promise<FoundCard | null> {
+async function holderOf(ctx: Ctx, owner: string, instance: string, identity: string): Promise<FoundCard | null> {
   const person = await getObject(ctx.db, owner, true);
   if (!person || person.collection !== 'people' || ownInstance(person) !== instance) return null;
   const card = cardsWithKeys(person.key, person.doc).find((c) => cardIdentity(c) === identity);

@@ -54,7 +54,7 @@ export const CONSOLE_OAUTH_CLIENT_ID = 'gatehouseConsole';
 export const isOAuthClient = (cfg: Pick<Config, 'oauthClients'>, clientId: string): boolean =>
   clientId === CONSOLE_OAUTH_CLIENT_ID || cfg.oauthClients.some((c) => c.clientId === clientId);
 
-export type GrantType = 'password' | 'refresh_token' | 'authorization_code';
+type GrantType = 'password' | 'refresh_token' | 'authorization_code';
 
 export interface TokenRequest {
   readonly grantType: GrantType;

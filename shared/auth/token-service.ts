@@ -74,7 +74,7 @@ import { splitLoginName, tokenError, type TokenRequest } from './token-request.t
 import { licenseVerifierFor, type LicenseVerifier } from './licenses.ts';
 
 /** True for a user linked to an identity provider: no password logs it in. */
-export const signsInThroughProvider = (user: StoredObject): boolean =>
+const signsInThroughProvider = (user: StoredObject): boolean =>
   typeof user.doc.IdentityProviderKey === 'string' && user.doc.IdentityProviderKey !== '';
 
 /** One-time codes: 6 digits, valid 10 minutes, at most 5 wrong tries. */

@@ -20,7 +20,7 @@ import { OBJECT_SK, objectPk, partitionPk, referencedByPk, referencedBySk, relat
 import { fromItem, send } from './objects-repo.ts';
 import { queryAll } from './requests.ts';
 
-export { cardHolders, type CardHolder } from './search-repo.ts';
+export { cardHolders,  } from './search-repo.ts';
 
 /** Every object of a collection in an instance, whatever its folder (holidays, access levels): one Query of its partition. */
 export async function objectsOfInstance(db: Db, instanceKey: string, collection: 'holidays' | 'accesslevels'): Promise<StoredObject[]> {

@@ -122,7 +122,7 @@ const COMMIT_PROBE = '#commit-probe';
  * either: in the main table, each delivery's queue item would put two records (its put and its
  * delete) on the stream the fan-out reads, work the fan-out does not do in AWS.
  */
-export const queueTableOf = (tableName: string): string => `${tableName}-webhook-queue`;
+const queueTableOf = (tableName: string): string => `${tableName}-webhook-queue`;
 
 /** The queue table's clients: the same as `db`'s, named for {@link queueTableOf} (local/storage/create-tables.ts creates it). */
 export const queueDbOf = (db: Db): Db => ({ ...db, tableName: queueTableOf(db.tableName) });

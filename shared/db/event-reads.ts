@@ -165,7 +165,7 @@ export async function queryPointers(
  * Pointers {@link lastEventOf} reads at most for one object: its first Query reads the newest one
  * alone, the second up to this many less one.
  */
-export const LAST_EVENT_MAX_POINTERS = 25;
+const LAST_EVENT_MAX_POINTERS = 25;
 
 /**
  * The newest event pointer of an object at or after `since` (ISO) whose event lies within the

@@ -95,7 +95,7 @@ export function pointerItems(w: EventWrite): Record<string, unknown>[] {
  * Most pointer items one event may have: the bound the transactional write had (100 items), kept
  * so that what one publish writes stays bounded (RelatedObjects is capped lower by validation).
  */
-export const MAX_POINTERS = 99;
+const MAX_POINTERS = 99;
 
 const isConditionFailure = (err: unknown): boolean => (err as { name?: string }).name === 'ConditionalCheckFailedException';
 
@@ -294,7 +294,7 @@ function sdkImage(image: Record<string, LambdaAttributeValue>): Record<string, S
 }
 
 /** A stream image as a plain item. */
-export function itemOfImage(image: Record<string, LambdaAttributeValue> | undefined): Record<string, unknown> | undefined {
+function itemOfImage(image: Record<string, LambdaAttributeValue> | undefined): Record<string, unknown> | undefined {
   return image ? (unmarshall(sdkImage(image)) as Record<string, unknown>) : undefined;
 }
 

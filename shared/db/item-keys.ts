@@ -206,5 +206,5 @@ function beforeLastHash(kind: ItemKind): string {
 }
 
 /** Object keys are 24 lower-case hex digits (ObjectIds). */
-export const OBJECT_KEY = /^[0-9a-f]{24}$/;
+const OBJECT_KEY = /^[0-9a-f]{24}$/;
 export const isObjectKey = (s: unknown): s is string => typeof s === 'string' && OBJECT_KEY.test(s);

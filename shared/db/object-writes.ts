@@ -174,7 +174,7 @@ export async function updateDoc(db: Db, o: StoredObject, doc: Record<string, unk
 }
 
 /** Writes any item unconditionally (status items). */
-export async function putItem(db: Db, item: Record<string, unknown>): Promise<void> {
+async function putItem(db: Db, item: Record<string, unknown>): Promise<void> {
   await send(db, new PutCommand({ TableName: db.tableName, Item: item }));
 }
 

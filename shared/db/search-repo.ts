@@ -9,7 +9,7 @@ import { queryAll } from './requests.ts';
 import type { StoredObject } from '../model/stored-object.ts';
 
 /** At most this many items are read for one search; past it the search answers 400 (narrow it). */
-export const MAX_SEARCH_READ = 20_000;
+const MAX_SEARCH_READ = 20_000;
 
 export class SearchTooBroad extends Error {
   constructor() {

@@ -10,7 +10,7 @@
  * hole's name says what fills it; the builder takes the values in the holes' order.
  */
 
-export interface IndexDef {
+interface IndexDef {
   readonly name: string;
   readonly partitionKey: string;
   readonly sortKey: string;

@@ -69,7 +69,7 @@ const COLLECTION_LABELS: Readonly<Record<string, readonly [relation: string, tex
 };
 
 /** Collections that only an instance holds (users log in to an instance; instances nest in instances). */
-export const INSTANCE_ONLY_COLLECTIONS: readonly string[] = ['instances', 'users', 'identityproviders'];
+const INSTANCE_ONLY_COLLECTIONS: readonly string[] = ['instances', 'users', 'identityproviders'];
 
 /** The collection links of a folder-like object: an instance links to every collection, a folder to those it can hold. */
 export function collectionLinkDefs(o: Pick<StoredObject, 'collection'>): LinkDef[] {

@@ -39,7 +39,7 @@ function cardClaims(o: StoredObject): Claim[] {
  * `Scim.ExternalId`: see model/scim-record.ts), unique within its instance, written in the
  * person's own transaction like its cards, so two directories racing for one user name have one winner.
  */
-export function scimClaims(o: StoredObject): Claim[] {
+function scimClaims(o: StoredObject): Claim[] {
   const r = scimRecordOf(o.doc);
   return [
     ...(r.UserName !== undefined ? [scimUserNameClaim(ownInstance(o), r.UserName)] : []),

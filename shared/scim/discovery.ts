@@ -4,7 +4,7 @@
  */
 export const USER_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:User';
 export const GROUP_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:Group';
-export const LIST_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
+const LIST_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:ListResponse';
 export const PATCH_SCHEMA = 'urn:ietf:params:scim:api:messages:2.0:PatchOp';
 const SPC_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:ServiceProviderConfig';
 const RESOURCE_TYPE_SCHEMA = 'urn:ietf:params:scim:schemas:core:2.0:ResourceType';

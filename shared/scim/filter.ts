@@ -14,7 +14,7 @@ const FILTERABLE = {
   Group: ['id', 'displayname'],
 } as const;
 
-export type Filterable = 'id' | 'userName' | 'externalId' | 'displayName';
+type Filterable = 'id' | 'userName' | 'externalId' | 'displayName';
 
 const CANONICAL: Readonly<Record<string, Filterable>> = { id: 'id', username: 'userName', externalid: 'externalId', displayname: 'displayName' };
 

@@ -39,7 +39,7 @@ async function memberKeys(call: ScimCall, levelKey: string): Promise<string[]> {
 }
 
 /** An access level as a SCIM Group; `members` undefined leaves them out (`excludedAttributes=members`). */
-export function toScimGroup(o: StoredObject, members: readonly string[] | undefined, base: string): Record<string, unknown> {
+function toScimGroup(o: StoredObject, members: readonly string[] | undefined, base: string): Record<string, unknown> {
   const record = isPlainObject(o.doc[SCIM_FIELD]) ? (o.doc[SCIM_FIELD] as Doc) : {};
   return {
     schemas: [GROUP_SCHEMA],

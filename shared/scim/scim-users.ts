@@ -40,7 +40,7 @@ const EMAIL = 'EmailAddressInfo';
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
 /** A person as a SCIM User. */
-export function toScimUser(o: StoredObject, base: string): Record<string, unknown> {
+function toScimUser(o: StoredObject, base: string): Record<string, unknown> {
   const r = scimRecordOf(o.doc);
   const given = str(o.doc.GivenName);
   const family = str(o.doc.Surname);

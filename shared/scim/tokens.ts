@@ -26,7 +26,7 @@ const PREFIX = 'gh_scim_';
 const TOKEN = /^gh_scim_([0-9a-f]{24})_([A-Za-z0-9_-]{43})$/;
 
 /** The stored form of a token. */
-export const scimTokenHash = (token: string): string => createHash('sha256').update(token, 'utf8').digest('hex');
+const scimTokenHash = (token: string): string => createHash('sha256').update(token, 'utf8').digest('hex');
 
 /** The token key a token names, or undefined when it is not shaped as a SCIM token. */
 export function scimTokenKeyOf(token: string): string | undefined {

@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { SignJWT, exportJWK, generateKeyPair, type JWK } from 'jose';
 import { freePort } from './runtime.ts';
 
-export type Defect = 'none' | 'wrong-issuer' | 'wrong-audience' | 'expired' | 'wrong-nonce' | 'unknown-key';
+type Defect = 'none' | 'wrong-issuer' | 'wrong-audience' | 'expired' | 'wrong-nonce' | 'unknown-key';
 
 export interface RogueIdp {
   readonly issuer: string;

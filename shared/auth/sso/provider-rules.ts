@@ -29,7 +29,7 @@ export function isLoopbackHost(hostname: string): boolean {
  * shared, unspecified or multicast (IPv4), or any IPv6 literal outside the global unicast range.
  * Gatehouse fetches an issuer's documents itself: an issuer must not point it at a private service.
  */
-export function isPrivateAddress(hostname: string): boolean {
+function isPrivateAddress(hostname: string): boolean {
   const h = hostname.replace(/^\[|\]$/g, '').toLowerCase();
   const v4 = /^(\d{1,3})\.(\d{1,3})\.(\d{1,3})\.(\d{1,3})$/.exec(h);
   if (v4) {
