@@ -10,8 +10,7 @@ import { createDb, type Db, type DbOptions } from './db/client.ts';
 import type { BaseDeps } from './http/types.ts';
 import type { Authenticator, Principal } from './auth/principal.ts';
 import { createLogger } from './logger.ts';
-import type { Notifier } from './notify/notifier.ts';
-import { onFirstUse } from './first-use.ts';
+import { outboxOnlyNotifierFor, type Notifier } from './notify/notifier.ts';
 
 export interface CoreDeps extends BaseDeps {
   readonly keys: KeyStore;
@@ -44,12 +43,11 @@ export interface CoreDepsOverrides {
 }
 
 /**
- * The notifier of a function that sends nothing (see `outboxOnlyNotifierFor`), loaded with the
- * first message: only the token function sends, and it passes its own.
+ * The notifier of a function that sends nothing (see `outboxOnlyNotifierFor`): only the token
+ * function sends, and it passes its own.
  */
 function defaultNotifier(config: Config): Notifier {
-  const load = onFirstUse(() => import('./notify/notifier.ts').then((m) => m.outboxOnlyNotifierFor(config)));
-  return { send: async (message) => (await load()).send(message) };
+  return outboxOnlyNotifierFor(config);
 }
 
 /** Builds the authenticator of an environment from its other dependencies. */

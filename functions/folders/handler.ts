@@ -9,15 +9,11 @@ import { makeHandler } from '#shared/http/pipeline.ts';
 import { metering } from '#shared/usage/middleware.ts';
 import { objectOperations } from '#shared/objects/operations.ts';
 import { relationHooks } from '#shared/objects/relation-hooks.ts';
-import { operationsOnFirstCall } from '#shared/http/lazy-operations.ts';
+import { usageOperations } from '#shared/usage/operations.ts';
 
 const objects = objectOperations(relationHooks);
 
-// The usage report (an operator's occasional call) loads with its first call: a cold start
-// serving the folders and the API root does not read it.
-const usage = operationsOnFirstCall(() => import('#shared/usage/operations.ts').then((m) => m.usageOperations), ['usage']);
-
-export const operations = { ...objects.collection, ...objects.folder, ...objects.users, ...usage };
+export const operations = { ...objects.collection, ...objects.folder, ...objects.users, ...usageOperations };
 
 export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'folders', operations, deps, middlewares: [metering] });
 

@@ -143,12 +143,13 @@ describe('what a cold start loads', () => {
     expect(ours('people', 'shared/relations/calls.ts', 'lazy')).toBe(true);
   });
 
-  it('leaves the webhooks calls that write or send, and the queue consumer, to first use', () => {
-    for (const module of ['shared/live/webhooks/webhook-writes.ts', 'shared/live/webhooks/settings.ts', 'shared/live/webhooks/sender.ts', 'shared/live/webhooks/consumer.ts', 'shared/live/webhooks/ssrf.ts']) {
+  it('leaves the webhooks calls that write to first use; the queue consumer, which the function mostly serves, loads at start', () => {
+    for (const module of ['shared/live/webhooks/webhook-writes.ts', 'shared/live/webhooks/settings.ts']) {
       expect(ours('webhooks', module, 'atStart'), module).toBe(false);
       expect(ours('webhooks', module, 'lazy'), module).toBe(true);
     }
-    for (const name of inputs.keys()) expect(ours(name, 'shared/stack.ts', 'atStart'), name).toBe(false);
+    // Deferring the consumer and its sender saved less than a kept import() must (docs/cost.md, "Lazy loading").
+    for (const module of ['shared/live/webhooks/consumer.ts', 'shared/live/webhooks/sender.ts']) expect(ours('webhooks', module, 'atStart'), module).toBe(true);
   });
 
   it('bundles no access-token verification in the functions whose routes are all public (token, service)', () => {
@@ -170,14 +171,7 @@ describe('what a cold start loads', () => {
     }
   });
 
-  it('leaves the error path, the outbox notifier and Powertools Metrics to first use in the HTTP families', () => {
-    // The stack mapping loads with the first unexpected error logged; only the token function sends messages.
-    for (const name of [...CRUD, 'events', 'search']) {
-      for (const module of ['shared/stack.ts', 'shared/notify/notifier.ts']) {
-        expect(ours(name, module, 'atStart'), `${name}: ${module}`).toBe(false);
-        expect(ours(name, module, 'lazy'), `${name}: ${module}`).toBe(true);
-      }
-    }
+  it('leaves Powertools Metrics to first use in the HTTP families', () => {
     // Metrics load with the first request (shared/metrics.ts), beside it: no start file holds them.
     const metrics = (i: string) => i.includes('@aws-lambda-powertools/metrics/');
     for (const name of [...CRUD, 'events', 'search', 'token', 'service', 'webhooks']) {
@@ -186,15 +180,11 @@ describe('what a cold start loads', () => {
     }
   });
 
-  it('bundles the licence check in the token function only, and leaves the local key files to the local runtime', () => {
+  it('bundles the licence check in the token function only, and no jose key import', () => {
     for (const name of inputs.keys()) {
       const lazyOrStart = ours(name, 'shared/auth/licenses.ts', 'atStart') || ours(name, 'shared/auth/licenses.ts', 'lazy');
       expect(lazyOrStart, name).toBe(name === 'token');
       expect(ours(name, 'shared/auth/license-authority.ts', 'atStart') || ours(name, 'shared/auth/license-authority.ts', 'lazy'), name).toBe(false);
-      // Only the key manager makes keys (it takes the maker from key-files.ts).
-      if (name === 'keygen') continue;
-      expect(ours(name, 'shared/auth/key-files.ts', 'atStart'), name).toBe(false);
-      expect(inputs.get(name)!.atStart.some((i) => i.endsWith('jose/dist/webapi/key/generate_key_pair.js')), name).toBe(false);
       // The ring's keys are imported with WebCrypto: no function bundles jose's key import.
       expect([...inputs.get(name)!.atStart, ...inputs.get(name)!.lazy].some((i) => i.endsWith('jose/dist/webapi/key/import.js')), name).toBe(false);
     }
@@ -203,16 +193,14 @@ describe('what a cold start loads', () => {
 
   it('loads few files at start: the lazily loaded modules do not split the start code into many chunks', () => {
     // Each file a cold start loads costs time of its own (the ESM loader reads, compiles and links
-    // it); the bare client loads 9. One write-side module and the local key files split no more;
-    // apps and alarms have a second one (their event types), folders its usage report, and they
-    // load two files more. Powertools Metrics, loaded with the first request, splits two small
-    // ones (Powertools' commons, the SDK's invoke store) that Logger and the SDK load at start:
-    // measured beside the 10 KB it takes out of the start code, no slower. Two small ones more
-    // since issues #34 and #38: the table declaration the Idempotency-Key protocol (45 KB, loaded
-    // with a keyed write) shares with the start code, and the card-number rules the card writes
-    // share with the body checks (in apps, alarms and folders, whose second lazy module does not
-    // load the protocol, the first-use helper splits off too).
-    for (const name of CRUD) expect(startFiles.get(name), name).toBeLessThanOrEqual(['apps', 'alarms', 'folders'].includes(name) ? 19 : 16);
+    // it), and each lazily loaded module splits the start code by what it shares with it: the
+    // object write side (one module: shared/objects/write-operations.ts); Powertools Metrics,
+    // loaded with the first request, which splits off Powertools' commons and the SDK's invoke
+    // store that Logger and the SDK load at start; the Idempotency-Key protocol, which shares the
+    // table declaration; and the card-number rules the card writes share with the body checks.
+    // Apps and alarms have a second lazy module (their event types) and load two files more. What
+    // each import() adds or saves, in bytes and files, is the bench's (docs/cost.md, "Lazy loading").
+    for (const name of CRUD) expect(startFiles.get(name), name).toBeLessThanOrEqual(['apps', 'alarms'].includes(name) ? 17 : 15);
     expect(startFiles.get('service')).toBeLessThanOrEqual(12);
   });
 });
