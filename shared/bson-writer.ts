@@ -1,14 +1,14 @@
 /**
  * BSON encoding of the documents Gatehouse itself writes: the MQTT payload of an event (raw BSON
  * of its EventMessageData, see live/mqtt/mqtt-channel.ts) and the data of an audit event
- * (events/audit-event.ts). Those hold JSON values, dates and 64-bit integers only, so this module
+ * (events/audit.ts). Those hold JSON values, dates and 64-bit integers only, so this module
  * writes those and refuses anything else, byte for byte as the `bson` package's `serialize` writes
  * them with its defaults (test/unit/bson-writer.test.ts checks it against `serialize` on generated
  * documents).
  *
  * Why not `serialize` itself: the fan-out encodes every event it publishes, so the codec is on its
- * cold start, and `bson` is 72 KB of minified code (every BSON type, the decoder and the extended
- * JSON) for the 2 KB this needs. Reading BSON, the event data clients post
+ * cold start, and `bson` carries every BSON type, the decoder and the extended JSON for the few
+ * elements this needs. Reading BSON, the event data clients post
  * (events/event-data.ts), stays with the package.
  *
  * | value                                   | BSON element             |
