@@ -42,14 +42,6 @@ export interface CoreDepsOverrides {
   readonly checkStatus?: false | ((principal: Principal) => Promise<void>);
 }
 
-/**
- * The notifier of a function that sends nothing (see `outboxOnlyNotifierFor`): only the token
- * function sends, and it passes its own.
- */
-function defaultNotifier(config: Config): Notifier {
-  return outboxOnlyNotifierFor(config);
-}
-
 /** Builds the authenticator of an environment from its other dependencies. */
 export type AuthenticatorFor = (parts: { readonly config: Config; readonly db: Db; readonly keys: KeyStore; readonly now: () => Date }) => Authenticator;
 
@@ -61,6 +53,7 @@ export function assembleDeps(over: CoreDepsOverrides, authenticatorFor: Authenti
   const logger = createLogger(config);
   const now = over.now ?? (() => new Date());
   const authenticator = authenticatorFor({ config, db, keys, now });
-  const notifier = over.notifier ?? defaultNotifier(config);
+  // Only the token function sends messages, and it passes its own notifier.
+  const notifier = over.notifier ?? outboxOnlyNotifierFor(config);
   return { config, db, logger, keys, authenticator, now, notifier };
 }
