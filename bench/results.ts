@@ -161,6 +161,12 @@ export interface LazyImportSaving {
    * minus with it lazy. 0 where that module is start code.
    */
   readonly withModuleBytes: number;
+  /**
+   * Made static, the import would carry this function's start code over the bench's bundle-size
+   * goal (the baseline's bytes + `BUNDLE_BYTES_OVER_BASELINE` of bench/measure-cold-start.ts)
+   * that it meets with the import lazy.
+   */
+  readonly breaksBytesGoal: boolean;
 }
 
 export interface LazyImportFigures extends LazyImportSite {
@@ -170,7 +176,10 @@ export interface LazyImportFigures extends LazyImportSite {
   readonly maxStartBytes: number;
   /** The largest saving of bytes read with the holding module's first load (0 where none is lazy). */
   readonly maxWithModuleBytes: number;
-  /** It saves at least {@link LAZY_IMPORT_MIN_BYTES} somewhere: of a start, or of its module's first load. */
+  /**
+   * It saves at least {@link LAZY_IMPORT_MIN_BYTES} somewhere (of a start, or of its module's first
+   * load), or made static it would break a function's bundle-size goal.
+   */
   readonly pays: boolean;
 }
 

@@ -24,7 +24,7 @@ import { measureLazyImports } from './lazy-imports.ts';
 import { costMarkdown, type OperationFigures } from './cost.ts';
 import { startBenchDynamo } from './dynamo.ts';
 import { createHarness, expectStatus, type Harness } from './harness.ts';
-import { REFERENCE_ENTRIES, killDrivers, measureColdStart } from './measure-cold-start.ts';
+import { BASELINE, BUNDLE_BYTES_OVER_BASELINE, REFERENCE_ENTRIES, killDrivers, measureColdStart } from './measure-cold-start.ts';
 import { measureAggregate } from './measure-aggregate.ts';
 import { measureCapacity, measurePaging, setupEvents } from './measure-capacity.ts';
 import { measureHandlerOverhead } from './measure-handler.ts';
@@ -194,7 +194,11 @@ async function main(): Promise<number> {
       !only || only.has('coldStart') ? bundleAll(join(workDir, 'bundles'), REFERENCE_ENTRIES) : Promise.resolve(new Map());
     bundling.then((b) => b.size && log(`bundled ${b.size} functions`), () => {});
     // What each import() saves: every function built again per lazily loaded module it reaches.
-    const lazying: Promise<LazyImportFigures[]> = !only || only.has('coldStart') ? measureLazyImports() : Promise.resolve([]);
+    // After the bundles: the baseline's bytes say which start code would break the size goal.
+    const lazying: Promise<LazyImportFigures[]> =
+      !only || only.has('coldStart')
+        ? bundling.then((b) => measureLazyImports({ maxStartBytes: b.get(BASELINE)!.bundleBytes + BUNDLE_BYTES_OVER_BASELINE }))
+        : Promise.resolve([]);
     lazying.then((l) => l.length && log(`measured ${l.length} import() sites`), (err: unknown) => log(`import() sites not measured: ${(err as Error).message}`));
     const h: Harness = await createHarness(dynamo.endpoint, workDir);
     const harness = h;

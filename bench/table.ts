@@ -291,7 +291,7 @@ export function renderTable(rows: readonly Row[]): string {
 export function lazyImportAnalysis(sites: readonly LazyImportFigures[]): string {
   const lines = [`import() sites: bytes each saves a cold start's code (max over functions; first load of its module where lazy), kept at ${kb(LAZY_IMPORT_MIN_BYTES)} or more`];
   for (const s of sites) {
-    const families = s.savings.map((x) => x.family).join(' ');
+    const families = s.savings.map((x) => `${x.family}${x.breaksBytesGoal ? ' (over the size goal if static)' : ''}`).join(' ');
     lines.push(
       `  ${s.pays ? 'pays ' : 'folds'} ${`${s.file}:${s.line}`.padEnd(44)} ${kb(s.maxStartBytes).padStart(8)} ${s.maxWithModuleBytes ? `(first load ${kb(s.maxWithModuleBytes)})` : ''}  ${s.specifier}  [${families || 'in no function'}]`,
     );

@@ -1,7 +1,7 @@
 /**
  * BSON encoding of the documents Gatehouse itself writes: the MQTT payload of an event (raw BSON
  * of its EventMessageData, see live/mqtt/mqtt-channel.ts) and the data of an audit event
- * (events/audit.ts). Those hold JSON values, dates and 64-bit integers only, so this module
+ * (events/audit-event.ts). Those hold JSON values, dates and 64-bit integers only, so this module
  * writes those and refuses anything else, byte for byte as the `bson` package's `serialize` writes
  * them with its defaults (test/unit/bson-writer.test.ts checks it against `serialize` on generated
  * documents).

@@ -8,10 +8,10 @@
 import type { APIGatewayProxyEventV2, Context, SQSEvent } from 'aws-lambda';
 import { config } from '#shared/config.ts';
 import { createCoreDeps } from '#shared/deps.ts';
+import { onFirstUse } from '#shared/first-use.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
 import { metering } from '#shared/usage/middleware.ts';
 import type { WebhookDeps } from '#shared/live/webhooks/access.ts';
-import { handleQueueBatch } from '#shared/live/webhooks/consumer.ts';
 import { webhookOperations } from '#shared/live/webhooks/operations.ts';
 import { tableQueue } from '#shared/live/webhooks/queue.ts';
 import { createSqsQueue, type SqsWebhookQueue } from '#shared/live/webhooks/sqs-queue.ts';
@@ -22,10 +22,13 @@ export const operations = webhookOperations;
 const isQueueEvent = (event: unknown): event is SQSEvent =>
   Array.isArray((event as SQSEvent).Records) && (event as SQSEvent).Records.every((r) => r.eventSource === 'aws:sqs');
 
+/** The queue's consumer (the sender and its HTTP client), loaded with the first batch of jobs: an API call never reads it. */
+const consumer = onFirstUse(() => import('#shared/live/webhooks/consumer.ts'));
+
 export function createHandler(deps: () => WebhookDeps, sqs?: () => SqsWebhookQueue | undefined) {
   const http = makeHandler({ family: 'webhooks', operations, deps, middlewares: [metering] });
   return async function webhooks(event: APIGatewayProxyEventV2 | SQSEvent, context: Context) {
-    if (isQueueEvent(event)) return handleQueueBatch(deps(), event, sqs?.());
+    if (isQueueEvent(event)) return (await consumer()).handleQueueBatch(deps(), event, sqs?.());
     return http(event, context);
   };
 }

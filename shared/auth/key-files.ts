@@ -1,8 +1,9 @@
 /**
  * The signing keys of the local runtime, kept in files of the data directory: the key ring
  * (`<dataDir>/keys/signing-key.json`, see key-ring.ts), other private JWKs (the local licence
- * authority's), and the making of new keys (the key manager's too). `keyStoreFor` (keys.ts) uses
- * it where keys live in the data directory; functions in AWS read the published keys instead.
+ * authority's), and the making of new keys (the key manager's too). `keyStoreFor` (keys.ts) loads
+ * this module with the first key a local store is asked for; functions in AWS read the published
+ * keys instead and never load it.
  */
 import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -1,6 +1,6 @@
 /**
  * Where the access-token signing keys live. Locally: the key ring (see key-ring.ts) in one file
- * of the data directory (key-files.ts). In AWS: the private ring in a Secrets Manager secret, which only the
+ * of the data directory (key-files.ts, loaded with the first key asked for). In AWS: the private ring in a Secrets Manager secret, which only the
  * token function reads (shared/auth/secret-ring.ts), and the public JWKS in one table item, which
  * every verifying function reads with the DynamoDB client it already has
  * (shared/db/published-keys.ts). The stack's key manager (functions/keygen) writes both.
@@ -17,7 +17,7 @@ import type { RotationPolicy } from './key-ring.ts';
 import { getItems } from '../db/item-reads.ts';
 import { PUBLIC_KEYS_PK, PUBLIC_KEYS_SK } from '../db/keys.ts';
 import { DEFAULT_KEY_CACHE_MS, keyImporter, refreshing, signingKeyAt, type KeyRing, type KeyStore } from './key-store.ts';
-import { fileKeyStore } from './key-files.ts';
+import { onFirstUse } from '../first-use.ts';
 
 export { DEFAULT_KEY_CACHE_MS, JWT_ALG, keyImporter, refreshing, type KeyStore, type SigningKey } from './key-store.ts';
 
@@ -66,6 +66,12 @@ export function keyStoreFor(cfg: Config, db: Pick<Db, 'raw' | 'tableName'>, ring
   const cacheMs = cfg.keyCacheSeconds * 1000;
   if (cfg.publicKeys === 'table') return tableKeyStore(db, { cacheMs, ...(ring ? { ring } : {}) });
   if (ring) throw new Error('a signing key ring outside the data directory needs GATEHOUSE_PUBLIC_KEYS=table: its public keys are published there');
-  return fileKeyStore(cfg.dataDir, { cacheMs });
+  // The file store (key-files.ts) loads with the first key asked for: in AWS it is never used, and
+  // at start it would carry most of the functions over the bench's bundle-size goal (docs/cost.md).
+  const store = onFirstUse(() => import('./key-files.ts').then((m) => m.fileKeyStore(cfg.dataDir, { cacheMs })));
+  return {
+    signingKey: async (at) => (await store()).signingKey(at),
+    publicKeys: async (opts) => (await store()).publicKeys(opts),
+  };
 }
 

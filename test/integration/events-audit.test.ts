@@ -11,7 +11,9 @@ import { beforeAll, describe, expect, it } from 'vitest';
 import { createDb } from '#shared/db/client.ts';
 import { getItem } from '#shared/db/objects-repo.ts';
 import { createStreamReader } from '#shared/db/stream-reader.ts';
-import { SYSTEM_APP_KEY, SYSTEM_EVENT_TYPES, auditEventKey, auditEventsFromStream, type AuditDeps } from '#shared/events/audit.ts';
+import { SYSTEM_APP_KEY, auditEventsFromStream } from '#shared/events/audit.ts';
+import type { AuditDeps } from '#shared/events/audit-event.ts';
+import { SYSTEM_EVENT_TYPES, auditEventKey } from '#shared/events/audit-event.ts';
 import { seedTenant } from '../support/tokens.ts';
 import { setupEvents, tag, type Env } from './events-fixture.ts';
 

@@ -1,7 +1,7 @@
 /** Pure parts of the audit trail and of alarm membership. */
 import { describe, expect, it } from 'vitest';
 import type { StoredObject } from '#shared/model/stored-object.ts';
-import { auditEvent, auditEventKey, auditPlacement, SYSTEM_EVENT_TYPES } from '#shared/events/audit.ts';
+import { auditEvent, auditEventKey, auditPlacement, SYSTEM_EVENT_TYPES } from '#shared/events/audit-event.ts';
 import { SYSTEM_APP_KEY } from '#shared/events/system-app.ts';
 import { eventTypeRef } from '#shared/events/event-type-writes.ts';
 import { TtlCache } from '#shared/ttl-cache.ts';

@@ -1,6 +1,7 @@
 /**
- * What the webhooks collection's calls (operations.ts) need: their dependencies and the instance
- * or subscription a path names, in the caller's scope.
+ * What the webhooks collection's reads (operations.ts) and writes (webhook-writes.ts) both need:
+ * their dependencies and the instance or subscription a path names, in the caller's scope. Kept
+ * apart so the writes, loaded with the first of them, do not import the module that loads them.
  */
 import { ApiError } from '../../errors.ts';
 import { isObjectKey } from '../../db/keys.ts';

@@ -1,6 +1,7 @@
 /**
  * The webhooks function's queue consumer: a batch of delivery jobs (SQS in AWS, the runtime's
- * queue table locally), each handed to the sender.
+ * queue table locally), each handed to the sender. The function loads this module with its first
+ * batch, so a cold start serving the webhooks API does not read the sender.
  */
 import type { SQSBatchResponse, SQSEvent } from 'aws-lambda';
 import type { WebhookDeps } from './access.ts';
