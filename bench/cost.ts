@@ -20,6 +20,7 @@ import {
   WEBSOCKET_PER_MILLION_CONNECTION_MINUTES,
   WEBSOCKET_PER_MILLION_MESSAGES,
 } from '../infra/prices.ts';
+import { LAZY_IMPORT_MIN_BYTES, type LazyImportFigures } from './results.ts';
 
 /** The subscriber counts docs/cost.md prices an event at, for both live protocols. */
 export const SUBSCRIBER_COUNTS = [1, 10, 1000] as const;
@@ -181,7 +182,42 @@ export interface CostDocInput {
   readonly webhookMemoryMb?: number;
   /** Measured p50 of a local delivery attempt to a loopback receiver (ms), shown beside the model; null when not measured. */
   readonly webhookAttemptMs?: number | null;
+  /** What each `import()` of the functions' code saves (bench/lazy-imports.ts); absent or empty: the section is left out. */
+  readonly lazyImports?: readonly LazyImportFigures[];
   readonly notes: readonly string[];
+}
+
+/** Bytes as KB with one decimal (1 KB = 1000 bytes, as the bench prints them). */
+const kb = (bytes: number): string => `${(bytes / 1000).toFixed(1)} KB`;
+
+/**
+ * The section on lazy loading: each `import()` the functions' code keeps, and what it saves the
+ * start code of the functions it is in (or the first load of the chunk holding it, where that
+ * chunk is itself loaded on first use), measured by building each function with it static.
+ */
+export function lazyImportsMarkdown(sites: readonly LazyImportFigures[]): string[] {
+  if (sites.length === 0) return [];
+  const lines = ['## Lazy loading', ''];
+  lines.push(
+    `Each \`import()\` of the functions' code, and what it saves: every function is built as deployed and again with that one ` +
+      'call made a static import (bench/lazy-imports.ts); the saving is the difference in the bytes and files its cold start ' +
+      'loads (or, where the module holding the call is itself loaded on first use, in the bytes that first load reads). ' +
+      `An \`import()\` is kept only where it saves at least ${kb(LAZY_IMPORT_MIN_BYTES)} of some function, or where making it ` +
+      "static would carry a function's start code over the bench's bundle-size goal (the baseline's bytes + 120 KB) that it " +
+      'meets with the import lazy, marked "over the goal if static" (issue #35: every goal met before is still met); the ' +
+      'cold-start time of each function, lazily loaded parts and all, is the coldStart entry of bench/results/latest.json.',
+  );
+  lines.push('');
+  lines.push('| `import()` | of | saves at start | saves on first load of its module | functions (start bytes saved, files) |');
+  lines.push('| --- | --- | ---: | ---: | --- |');
+  for (const s of sites) {
+    const per = s.savings.map((x) => `${x.family} ${kb(x.startBytes)}${x.withModuleBytes ? ` (first load ${kb(x.withModuleBytes)})` : ''}, ${x.startFiles >= 0 ? '+' : ''}${x.startFiles}${x.breaksBytesGoal ? ', over the goal if static' : ''}`).join('; ');
+    lines.push(`| \`${s.file}:${s.line}\` | \`${s.specifier}\` | ${kb(s.maxStartBytes)} | ${kb(s.maxWithModuleBytes)} | ${per || 'in no function'} |`);
+  }
+  const folded = sites.filter((s) => !s.pays);
+  if (folded.length) lines.push('', `Saving less than ${kb(LAZY_IMPORT_MIN_BYTES)} anywhere, to be made static: ${folded.map((s) => `\`${s.file}:${s.line}\``).join(', ')}.`);
+  lines.push('');
+  return lines;
 }
 
 /** The whole of docs/cost.md. */
@@ -324,6 +360,7 @@ export function costMarkdown(input: CostDocInput): string {
     );
   }
   lines.push('');
+  lines.push(...lazyImportsMarkdown(input.lazyImports ?? []));
   lines.push('## Not included');
   lines.push('');
   for (const n of [

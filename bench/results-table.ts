@@ -2,7 +2,7 @@
  * The table `npm run bench` prints: one row per figure (per function for coldStart, per
  * operation for capacity), with its floor, ratio, goal and verdict. Pure; unit-tested.
  */
-import type { ColdStartPhases, Results } from './results.ts';
+import { LAZY_IMPORT_MIN_BYTES, type ColdStartPhases, type LazyImportFigures, type Results } from './results.ts';
 
 export interface Row {
   readonly entry: string;
@@ -292,4 +292,21 @@ export function renderTable(rows: readonly Row[]): string {
   const width = Object.fromEntries(cols.map((k) => [k, Math.max(...[header, ...rows].map((r) => r[k].length))])) as Record<keyof Row, number>;
   const line = (r: Row) => cols.map((k) => r[k].padEnd(width[k])).join('  ').trimEnd();
   return [line(header), cols.map((k) => '-'.repeat(width[k])).join('  '), ...rows.map(line)].join('\n');
+}
+
+/**
+ * What each `import()` of the functions' code saves (bench/lazy-imports.ts), one line per call:
+ * the largest saving of start code over the functions it is in, of the first load of its module
+ * where that module is itself lazily loaded, and whether that reaches the least a kept import()
+ * must save.
+ */
+export function lazyImportAnalysis(sites: readonly LazyImportFigures[]): string {
+  const lines = [`import() sites: bytes each saves a cold start's code (max over functions; first load of its module where lazy), kept at ${kb(LAZY_IMPORT_MIN_BYTES)} or more`];
+  for (const s of sites) {
+    const families = s.savings.map((x) => `${x.family}${x.breaksBytesGoal ? ' (over the size goal if static)' : ''}`).join(' ');
+    lines.push(
+      `  ${s.pays ? 'pays ' : 'folds'} ${`${s.file}:${s.line}`.padEnd(44)} ${kb(s.maxStartBytes).padStart(8)} ${s.maxWithModuleBytes ? `(first load ${kb(s.maxWithModuleBytes)})` : ''}  ${s.specifier}  [${families || 'in no function'}]`,
+    );
+  }
+  return lines.join('\n');
 }

@@ -136,6 +136,53 @@ export interface ColdStartProtectedFloor {
   readonly note?: string;
 }
 
+/** The least a kept `import()` must save of some family's start code (issue #35: 10 KB). */
+export const LAZY_IMPORT_MIN_BYTES = 10_000;
+
+/** One `import()` call with a literal specifier, in a module of the functions' code. */
+export interface LazyImportSite {
+  /** The module holding the call, relative to the repository (`shared/metrics.ts`). */
+  readonly file: string;
+  readonly line: number;
+  /** What it imports, as written (`./stack.ts`, `@aws-lambda-powertools/metrics`). */
+  readonly specifier: string;
+}
+
+/** What one site saves one function. */
+export interface LazyImportSaving {
+  readonly family: string;
+  /** Bytes of code a cold start loads with the import made static, minus with it lazy. */
+  readonly startBytes: number;
+  /** Files a cold start loads with the import made static, minus with it lazy. */
+  readonly startFiles: number;
+  /**
+   * Where the module holding the call is itself loaded on first use (a chunk a cold start does not
+   * read): the bytes its first load reads beyond the start code, with the import made static,
+   * minus with it lazy. 0 where that module is start code.
+   */
+  readonly withModuleBytes: number;
+  /**
+   * Made static, the import would carry this function's start code over the bench's bundle-size
+   * goal (the baseline's bytes + `BUNDLE_BYTES_OVER_BASELINE` of bench/measure-cold-start.ts)
+   * that it meets with the import lazy.
+   */
+  readonly breaksBytesGoal: boolean;
+}
+
+export interface LazyImportFigures extends LazyImportSite {
+  /** Per function whose build reaches the site, largest saving first. */
+  readonly savings: readonly LazyImportSaving[];
+  /** The largest saving of start bytes over those functions (0 when none reaches the site). */
+  readonly maxStartBytes: number;
+  /** The largest saving of bytes read with the holding module's first load (0 where none is lazy). */
+  readonly maxWithModuleBytes: number;
+  /**
+   * It saves at least {@link LAZY_IMPORT_MIN_BYTES} somewhere (of a start, or of its module's first
+   * load), or made static it would break a function's bundle-size goal.
+   */
+  readonly pays: boolean;
+}
+
 export interface ColdStart extends Verdict {
   readonly families: Readonly<Record<string, ColdStartFamily>>;
   readonly baseline: {
@@ -165,6 +212,11 @@ export interface ColdStart extends Verdict {
   readonly worst: string | null;
   readonly maxBundleBytes: number;
   readonly buildMs: number;
+  /**
+   * What each `import()` of the functions' code saves their start code (bench/lazy-imports.ts):
+   * every function built with that one call made static, against as deployed. Reported, not a goal.
+   */
+  readonly lazyImports: readonly LazyImportFigures[];
   readonly measured: Measured;
 }
 

@@ -20,10 +20,11 @@ import { getObject } from '#shared/db/objects-repo.ts';
 import { memoryOf } from '../infra/sizing.ts';
 import { parseArgs, type Mode } from './args.ts';
 import { bundleAll, type BundleResult } from './bundle.ts';
+import { measureLazyImports } from './lazy-imports.ts';
 import { costMarkdown, type OperationFigures } from './cost.ts';
 import { startBenchDynamo } from './in-memory-dynamo.ts';
 import { createHarness, expectStatus, type Harness } from './harness.ts';
-import { REFERENCE_ENTRIES, killDrivers, measureColdStart } from './measure-cold-start.ts';
+import { BASELINE, BUNDLE_BYTES_OVER_BASELINE, REFERENCE_ENTRIES, killDrivers, measureColdStart } from './measure-cold-start.ts';
 import { measureAggregate } from './measure-aggregate.ts';
 import { measureDecisions } from './measure-decisions.ts';
 import { measureCapacity, measurePaging, setupEvents } from './measure-capacity.ts';
@@ -31,8 +32,8 @@ import { measureHandlerOverhead } from './measure-handler.ts';
 import { describeFanoutProgress, measureFanout, newFanoutProgress, measureHttp, startBenchRuntime, type BenchRuntime } from './measure-runtime.ts';
 import { measureToken } from './measure-token.ts';
 import { measureWebhooks } from './measure-webhooks.ts';
-import { RESULT_KEYS, startMeasuring, type Measured, type Results } from './results.ts';
-import { bundleAnalysis, phaseAnalysis, renderTable, rowsOf } from './results-table.ts';
+import { RESULT_KEYS, startMeasuring, type LazyImportFigures, type Measured, type Results } from './results.ts';
+import { bundleAnalysis, lazyImportAnalysis, phaseAnalysis, renderTable, rowsOf } from './results-table.ts';
 import { seedPeople } from './seed.ts';
 import { unmeasured } from './unmeasured.ts';
 
@@ -199,6 +200,13 @@ async function main(): Promise<number> {
     const bundling: Promise<Map<string, BundleResult>> =
       !only || only.has('coldStart') ? bundleAll(join(workDir, 'bundles'), REFERENCE_ENTRIES) : Promise.resolve(new Map());
     bundling.then((b) => b.size && log(`bundled ${b.size} functions`), () => {});
+    // What each import() saves: every function built again per lazily loaded module it reaches.
+    // After the bundles: the baseline's bytes say which start code would break the size goal.
+    const lazying: Promise<LazyImportFigures[]> =
+      !only || only.has('coldStart')
+        ? bundling.then((b) => measureLazyImports({ maxStartBytes: b.get(BASELINE)!.bundleBytes + BUNDLE_BYTES_OVER_BASELINE }))
+        : Promise.resolve([]);
+    lazying.then((l) => l.length && log(`measured ${l.length} import() sites`), (err: unknown) => log(`import() sites not measured: ${(err as Error).message}`));
     const h: Harness = await createHarness(dynamo.endpoint, workDir);
     const harness = h;
     const instanceKey = h.tenant.instance.key;
@@ -230,6 +238,7 @@ async function main(): Promise<number> {
     if (events.reason) log(`events cannot be set up: ${events.reason}`);
     // Nothing else may use the CPU while the timings run.
     const bundles = await bundling.catch((err: unknown) => err as Error);
+    const lazyImports = await lazying.catch(() => []);
 
     await phase('handlerOverhead', 60_000, (measured) =>
       measureHandlerOverhead({ h: harness, personHref: seed.personHref, personKey: seed.personKey, samples: s.handlerSamples, measured }),
@@ -274,6 +283,7 @@ async function main(): Promise<number> {
         },
         rounds: s.coldStartRounds,
         workDir: dir,
+        lazyImports,
         // Leave room for the runtime phases, and start no round the phase's own limit would cut
         // off (a loaded machine: the rounds done still count).
         deadline: Date.now() + Math.max(5_000, Math.min(COLD_START_ROUNDS_MS, left() - (mode === 'quick' ? 20_000 : 60_000))),
@@ -374,6 +384,7 @@ async function main(): Promise<number> {
   await writeFile(RESULTS_FILE, `${JSON.stringify(ordered, null, 2)}\n`);
   process.stdout.write(`\n${renderTable(rowsOf(ordered))}\n\n`);
   if (Object.keys(ordered.coldStart.families).length) process.stdout.write(`${bundleAnalysis(ordered)}\n\n${phaseAnalysis(ordered)}\n\n`);
+  if (ordered.coldStart.lazyImports.length) process.stdout.write(`${lazyImportAnalysis(ordered.coldStart.lazyImports)}\n\n`);
   // A partial run (--only) leaves the cost model as the last whole run wrote it.
   if (!only) await writeFile(COST_FILE, costMarkdown(await costInput(ordered, mode)));
   const met = RESULT_KEYS.filter((k) => ordered[k].meetsGoal);
@@ -421,6 +432,7 @@ async function costInput(r: Results, mode: Mode) {
     mqttMessageBytes: r.fanout.mqtt?.messageBytes ?? null,
     webhookMemoryMb: memoryOf('webhooks'),
     webhookAttemptMs: r.webhooks.attemptMs?.p50 ?? null,
+    lazyImports: r.coldStart.lazyImports,
     notes,
   };
 }

@@ -38,6 +38,7 @@ export const unmeasured: { readonly [K in keyof Results]: (reason: string, measu
     worst: null,
     maxBundleBytes: 0,
     buildMs: 0,
+    lazyImports: [],
     measured,
   }),
   capacity: (reason, measured): Capacity => ({ ...base('every operation meets its goal', reason), operations: {}, worst: null, warmed: '', measured }),

@@ -59,9 +59,9 @@ export interface BundledFile {
 
 /**
  * The files each family ships beside its code. The service family serves the OpenAPI document
- * (docs/openapi.json, ~340 KB) and the reference page's script (4.3 MB, from the
- * `@scalar/api-reference` package): files read on first use, not imports, so neither grows the
- * bundle that every cold start loads, and the other families never carry them.
+ * (docs/openapi.json) and the reference page's script (from the `@scalar/api-reference` package),
+ * both large: files read on first use, not imports, so neither grows the bundle that every cold
+ * start loads, and the other families never carry them.
  */
 export function familyFiles(family: Family): BundledFile[] {
   return family === 'service'
@@ -104,10 +104,9 @@ export interface FunctionBundling {
  *
  * Everything is bundled, `@aws-sdk/*` included: a function runs the exact SDK versions the
  * lockfile pins and the tests ran, not whatever the runtime ships that week, and it starts faster.
- * The SDK is most of a bundle's bytes (the DynamoDB client alone is ~340 KB minified), but the
- * runtime's copy is CommonJS spread over many packages, and importing it from there took longer
- * than importing the bundled, minified copy: on Node 20 here the bare DynamoDB client's import
- * went from 73 ms to 184 ms, a family's from 132 ms to 251 ms. Operators who prefer the runtime's
+ * The SDK is most of a bundle's bytes, but the runtime's copy is CommonJS spread over many
+ * packages, and importing it from there took longer than importing the bundled, minified copy,
+ * for the bare client and for a family alike. Operators who prefer the runtime's
  * SDK (smaller packages, SDK fixes without a redeploy) set the CDK context `gatehouse:bundleAwsSdk`
  * to false (infra/cdk-context.ts).
  */
@@ -129,9 +128,10 @@ export const HANDLER_FILE = 'index.mjs';
  * The esbuild options of one function, written to `outdir`: `index.mjs`, and beside it the chunks
  * it imports. Code splitting puts every module reached only through `import()` in a chunk of its
  * own, which a cold start never reads: the SDK's credential providers other than the
- * environment's (SSO, INI files, processes, web identity: 115 KB of the bare DynamoDB client's
- * 342), and our own lazily loaded parts (the query engine, RE2, the BSON codec, body validation).
- * One file with those modules inlined made V8 scan all of them at every cold start.
+ * environment's (SSO, INI files, processes, web identity: a large part of the bare DynamoDB
+ * client), and our own lazily loaded parts (the query engine, RE2, the BSON codec, body
+ * validation; what each saves: docs/cost.md, "Lazy loading"). One file with those modules inlined
+ * made V8 scan all of them at every cold start.
  */
 export function esbuildOptions(b: FunctionBundling, outdir: string): BuildOptions {
   return {

@@ -102,7 +102,7 @@ export class GatehouseFunction extends Construct {
       logGroup: this.logGroup,
       tracing: Tracing.ACTIVE,
       // No NODE_OPTIONS=--enable-source-maps: it decodes the bundle's whole source map at every cold
-      // start (8-15 ms here). The map still ships beside the bundle, and the stacks that reach the
+      // start. The map still ships beside the bundle, and the stacks that reach the
       // logs are mapped to the TypeScript when they are written (shared/source-mapped-stack.ts).
       environment: { ...props.environment },
       // A version lives as long as an alias may point at it: CloudFormation deletes the previous

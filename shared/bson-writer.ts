@@ -7,8 +7,8 @@
  * documents).
  *
  * Why not `serialize` itself: the fan-out encodes every event it publishes, so the codec is on its
- * cold start, and `bson` is 72 KB of minified code (every BSON type, the decoder and the extended
- * JSON) for the 2 KB this needs. Reading BSON, the event data clients post
+ * cold start, and `bson` carries every BSON type, the decoder and the extended JSON for the few
+ * elements this needs. Reading BSON, the event data clients post
  * (events/event-data.ts), stays with the package.
  *
  * | value                                   | BSON element             |

@@ -2,9 +2,9 @@
  * The one module that reads `process.env`. Everything else receives a typed {@link Config}.
  * Values are validated once; a bad value fails fast with the variable's name.
  */
-// Hand-written readers, not a schema library: zod/mini built and ran this table in ~20 ms of CPU
-// (its own module, ~50 schemas, the first parse), on every cold start of every function; these
-// take well under a millisecond. They decide exactly as the zod/mini schemas did (same accepted
+// Hand-written readers, not a schema library: zod/mini had to load its own module, build a schema
+// per setting and run the first parse on every cold start of every function, for what a few
+// plain functions decide as well. They decide exactly as the zod/mini schemas did (same accepted
 // values, same output, same messages): `Number()` coercion, safe integers, `URL.canParse` on the
 // trimmed value.
 

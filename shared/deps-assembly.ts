@@ -10,8 +10,7 @@ import { createDb, type Db, type DbOptions } from './db/client.ts';
 import type { BaseDeps } from './http/operation-contract.ts';
 import type { Authenticator, Principal } from './auth/principal.ts';
 import { createLogger } from './logger.ts';
-import type { Notifier } from './notify/notifier.ts';
-import { onFirstUse } from './first-use.ts';
+import { outboxOnlyNotifierFor, type Notifier } from './notify/notifier.ts';
 
 export interface CoreDeps extends BaseDeps {
   readonly keys: KeyStore;
@@ -43,15 +42,6 @@ export interface CoreDepsOverrides {
   readonly checkStatus?: false | ((principal: Principal) => Promise<void>);
 }
 
-/**
- * The notifier of a function that sends nothing (see `outboxOnlyNotifierFor`), loaded with the
- * first message: only the token function sends, and it passes its own.
- */
-function defaultNotifier(config: Config): Notifier {
-  const load = onFirstUse(() => import('./notify/notifier.ts').then((m) => m.outboxOnlyNotifierFor(config)));
-  return { send: async (message) => (await load()).send(message) };
-}
-
 /** Builds the authenticator of an environment from its other dependencies. */
 export type AuthenticatorFor = (parts: { readonly config: Config; readonly db: Db; readonly keys: KeyStore; readonly now: () => Date }) => Authenticator;
 
@@ -63,6 +53,7 @@ export function assembleDeps(over: CoreDepsOverrides, authenticatorFor: Authenti
   const logger = createLogger(config);
   const now = over.now ?? (() => new Date());
   const authenticator = authenticatorFor({ config, db, keys, now });
-  const notifier = over.notifier ?? defaultNotifier(config);
+  // Only the token function sends messages, and it passes its own notifier.
+  const notifier = over.notifier ?? outboxOnlyNotifierFor(config);
   return { config, db, logger, keys, authenticator, now, notifier };
 }

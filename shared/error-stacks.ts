@@ -1,12 +1,9 @@
 /**
  * The wrapper of a non-HTTP function's handler: the errors it throws reach the runtime (and the
- * logs) with their stacks mapped to the TypeScript by source-mapped-stack.ts, which is loaded with the first
- * error, so a cold start that throws nothing never reads it (the HTTP families map the stacks they
- * log in the pipeline, the same way).
+ * logs) with their stacks mapped to the TypeScript by source-mapped-stack.ts (the HTTP families map the stacks
+ * they log in the pipeline, the same way).
  */
-import { onFirstUse } from './first-use.ts';
-
-const stacks = onFirstUse(() => import('./source-mapped-stack.ts'));
+import { withSourceMappedStack } from './source-mapped-stack.ts';
 
 /** A handler whose thrown errors reach the runtime with their stacks mapped. */
 export function mappingErrorStacks<A extends unknown[], R>(handler: (...args: A) => Promise<R>): (...args: A) => Promise<R> {
@@ -14,7 +11,7 @@ export function mappingErrorStacks<A extends unknown[], R>(handler: (...args: A)
     try {
       return await handler(...args);
     } catch (err) {
-      throw (await stacks()).withSourceMappedStack(err);
+      throw withSourceMappedStack(err);
     }
   };
 }

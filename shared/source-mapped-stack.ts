@@ -1,9 +1,8 @@
 /**
  * Stack traces that name the TypeScript, with the bundle's source map read only when a stack is
  * written. A function ships `index.mjs` and its chunks, each with its `.map` beside it. Node's
- * `--enable-source-maps` reads and decodes the whole map when the bundle loads (0.9 MB for a
- * family of objects, 1.7 MB for events): about 8 to 15 ms of every cold start here, for the rare
- * error. The functions run without it, and the stacks that reach the logs (the pipeline's
+ * `--enable-source-maps` reads and decodes the whole map when the bundle loads: time of every cold
+ * start, for the rare error. The functions run without it, and the stacks that reach the logs (the pipeline's
  * unexpected errors, the errors a non-HTTP function throws to the runtime) are mapped here, the
  * map read on the first of them.
  *

@@ -12,13 +12,11 @@ import { metering } from '#shared/usage/middleware.ts';
 import { scimAnswers } from '#shared/scim/scim-errors.ts';
 import { objectOperations } from '#shared/objects/object-operations.ts';
 import { relationHooks } from '#shared/objects/relation-hooks.ts';
+import { usageOperations } from '#shared/usage/usage-operations.ts';
 import { operationsOnFirstCall } from '#shared/http/lazy-operations.ts';
 
 const objects = objectOperations(relationHooks);
 
-// The usage report (an operator's occasional call) loads with its first call: a cold start
-// serving the folders and the API root does not read it.
-const usage = operationsOnFirstCall(() => import('#shared/usage/usage-operations.ts').then((m) => m.usageOperations), ['usage']);
 
 // SCIM (provisioning by an identity provider) loads with its first call likewise.
 const scim = operationsOnFirstCall(() => import('#shared/scim/scim-operations.ts').then((m) => m.scimOperations), [
@@ -44,7 +42,7 @@ const scim = operationsOnFirstCall(() => import('#shared/scim/scim-operations.ts
   'scimRemoveGroup',
 ]);
 
-export const operations = { ...objects.collection, ...objects.folder, ...objects.users, ...usage, ...scim };
+export const operations = { ...objects.collection, ...objects.folder, ...objects.users, ...usageOperations, ...scim };
 
 export const createHandler = (deps: () => CoreDeps) =>
   makeHandler({ family: 'folders', operations, deps, middlewares: [() => scimAnswers(), metering] });

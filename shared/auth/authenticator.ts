@@ -24,7 +24,7 @@ import { JWT_ALG, type KeyStore } from './keys.ts';
 /** At most one re-read of the public keys per this many ms for tokens naming an unknown `kid`. */
 const UNKNOWN_KID_RELOAD_MS = 10_000;
 
-/** Verified tokens kept per execution environment (a token is ~600 bytes: about 3 MB at most). */
+/** Verified tokens kept per execution environment: a bound on the cache's memory, whatever the traffic. */
 const VERIFIED_TOKENS_MAX = 5_000;
 
 /** Claims Gatehouse puts in an access token beside the registered ones. */

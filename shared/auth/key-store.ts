@@ -1,10 +1,9 @@
 /**
  * What every key store shares (see keys.ts for where the keys live): the store's interface, the
  * cache of what was read, the choice and the import of a ring's signing key. A module of its own
- * so that verifying functions do not load the ring's other code (key-ring.ts), and so that
- * the local key files (key-files.ts, loaded with `import()` where keys live in the data directory)
- * need nothing else of keys.ts: a lazily loaded module that imported keys.ts, and with it the
- * table reads and the SDK, would split the code every cold start loads into more files.
+ * so that the local key files (key-files.ts, loaded on first use where keys live in the data
+ * directory) need nothing else of keys.ts: a lazily loaded module that imported keys.ts, and with
+ * it the table reads and the SDK, would split the code every cold start loads into more files.
  */
 import type { CryptoKey, JSONWebKeySet, JWK } from 'jose';
 

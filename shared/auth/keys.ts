@@ -66,7 +66,8 @@ export function keyStoreFor(cfg: Config, db: Pick<Db, 'raw' | 'tableName'>, ring
   const cacheMs = cfg.keyCacheSeconds * 1000;
   if (cfg.publicKeys === 'table') return tableKeyStore(db, { cacheMs, ...(ring ? { ring } : {}) });
   if (ring) throw new Error('a signing key ring outside the data directory needs GATEHOUSE_PUBLIC_KEYS=table: its public keys are published there');
-  // The file store (key-files.ts) loads with the first key asked for: in AWS it is never used.
+  // The file store (key-files.ts) loads with the first key asked for: in AWS it is never used, and
+  // at start it would carry most of the functions over the bench's bundle-size goal (docs/cost.md).
   const store = onFirstUse(() => import('./key-files.ts').then((m) => m.fileKeyStore(cfg.dataDir, { cacheMs })));
   return {
     signingKey: async (at) => (await store()).signingKey(at),

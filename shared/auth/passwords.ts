@@ -4,7 +4,8 @@
  * Hashes are scrypt (node:crypto) with the OWASP parameters N=2^17, r=8, p=1, a 16-byte random
  * salt and a 32-byte key, encoded in the self-describing PHC string format
  * `$scrypt$ln=17,r=8,p=1$<salt b64>$<hash b64>` so the parameters can be raised later without
- * breaking stored hashes. One hash costs ~350 ms on one core: give the token function ≥ 1024 MB.
+ * breaking stored hashes. One hash is deliberately CPU-bound (`npm run bench`, token entry): give
+ * the token function ≥ 1024 MB, which buys a larger share of a CPU.
  * Test runs lower N for the hashes they make (`GATEHOUSE_PASSWORD_HASH_COST`, see shared/config.ts):
  * a stored hash is always verified with the parameters it names.
  */

@@ -5,8 +5,8 @@
  *
  * Where the bundle is: in AWS, beside the function's code (infra/gatehouse-function.ts copies it
  * into the service function's asset); locally, in the installed `@scalar/api-reference` package.
- * It is read once per execution environment and kept gzip-compressed too: 4.3 MB of script is
- * about 1.2 MB gzipped, well inside Lambda's 6 MB response limit.
+ * It is read once per execution environment and kept gzip-compressed too: gzipped, the script
+ * fits well inside Lambda's 6 MB response limit.
  */
 import { createHash } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';

@@ -52,8 +52,8 @@ export const DEFAULT_WINDOW_DAYS = 30;
 export const MAX_QUERY_TIMEOUT_SECONDS = 25;
 export const MAX_STAGES = 50;
 /**
- * Whole events (about 3.7 KB each in memory) a pipeline that answers them may hold before its
- * later stages run: twice that would not fit the function's 512 MB. A grouping or an inclusion
+ * Whole events a pipeline that answers them may hold before its later stages run: sized so that
+ * twice that would not fit the function's 512 MB. A grouping or an inclusion
  * `$project` holds only the fields it names (see {@link fieldsRead}) and has no such limit.
  */
 export const MAX_WHOLE_EVENTS = 50_000;
@@ -309,8 +309,8 @@ export interface AggregateLimits {
 /**
  * The reads an aggregation makes, passed in by the events operations: this module is loaded on the
  * first aggregation (`import()`), and esbuild cannot tree-shake what a dynamic import reaches, so
- * importing the repositories here put the whole DynamoDB client (every command, 56 KB) in the
- * events bundle. Nothing reached from here may import the AWS SDK.
+ * importing the repositories here put the whole DynamoDB client (every command) in the events
+ * bundle. Nothing reached from here may import the AWS SDK.
  */
 export interface AggregateReads {
   readonly requireFolderInScope: typeof requireFolderInScope;

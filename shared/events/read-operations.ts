@@ -45,8 +45,8 @@ const lastEventOp: Operation = async (req, deps) => {
 };
 
 /**
- * The aggregation engine (mingo) is loaded on the first aggregation, not on every cold start of the
- * family: evaluating it at start cost about 30 ms. It gets its reads from here (see `AggregateReads`).
+ * The aggregation engine (mingo) is loaded on the first aggregation, not with the first list or
+ * read of events, which load this module (what that saves: docs/cost.md). It gets its reads from here (see `AggregateReads`).
  */
 const aggregation = onFirstUse(() => import('./aggregate.ts'));
 

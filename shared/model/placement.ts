@@ -8,7 +8,7 @@ import type { StoredObject } from './stored-object.ts';
 
 // Keys are MongoDB ObjectIds, as the original service's: 4 bytes of seconds since the epoch, 5
 // random bytes drawn once per process, 3 bytes of a counter that starts at random. Made here
-// rather than with the bson package, which only the events code needs (57 KB of every bundle).
+// rather than with the bson package, which only the events code needs: every bundle would carry it.
 const PROCESS_UNIQUE = randomBytes(5).toString('hex');
 let counter = randomBytes(3).readUIntBE(0, 3);
 

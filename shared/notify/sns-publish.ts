@@ -1,6 +1,6 @@
 /**
- * The SNS publish of a one-time code: the SNS client (about 22 KB minified, its XML protocol
- * included) in a module of its own, which sns-notifier.ts loads when the first code is sent. In a
+ * The SNS publish of a one-time code: the SNS client (its XML protocol included) in a module of
+ * its own, which sns-notifier.ts loads when the first code is sent. In a
  * bundle it is a chunk of the token function that a cold start serving a login without a code, a
  * refresh or the JWKS never reads. Its classes are imported by name: esbuild cannot tree-shake a
  * package reached by `import()` itself, so that form would put every SNS command in the chunk.

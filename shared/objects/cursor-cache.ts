@@ -1,7 +1,7 @@
 import type { StoredObject } from '../model/stored-object.ts';
 import { TtlCache } from '../ttl-cache.ts';
 
-/** Cursor of page N of a listing = the last key of page N-1 (5 minutes, 10 000 entries ≈ 1 MB). */
+/** Cursor of page N of a listing = the last key of page N-1 (5 minutes, 10 000 entries: a bound on its memory). */
 export const cursorCache = new TtlCache<string>(10_000, 5 * 60_000);
 
 /** Where a folder sits (its chain of folders), for scope checks of an empty listing and for creates in it. */

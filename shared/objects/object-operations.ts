@@ -6,8 +6,8 @@
  * `objectOperations(hooks)` gives a family the same operations with its hooks (see `ObjectHooks` in `domain-context.ts`).
  *
  * The reads are here. The operations that change something are in `write-operations.ts`, loaded
- * with the first of them (`import()`): the validators, the behaviours, the transactions and the
- * relationship service they bring are code a cold start that serves a read never reads.
+ * with the first of them: the validators, the behaviours, the transactions and the relationship
+ * service they bring are code a cold start that serves a read never reads.
  */
 import { notFound } from '../errors.ts';
 import { ok, pathParam, queryValue, type ApiRequest, type BaseDeps, type Operation } from '../http/operation-contract.ts';
@@ -23,7 +23,7 @@ import { onFirstUse } from '../first-use.ts';
 type Operations = Readonly<Record<string, Operation<BaseDeps>>>;
 type ContextOf = (req: ApiRequest, deps: BaseDeps) => Ctx;
 /** The write operations' module, loaded by the first write of this execution environment. */
-const writes = onFirstUse(() => import('./writes.ts').then((m) => m.objectWrites));
+const writes = onFirstUse(() => import('./write-operations.ts'));
 
 /** The collection of a generic route row. */
 function collectionOf(req: ApiRequest): CollectionDef {

@@ -5,12 +5,13 @@
  * to the links that point at the object, a delete forgets its connections both ways, and
  * `<Href>/connections` and `<Href>/references` list the connected objects.
  *
- * The service loads with the first hook called (`import()`): a plain GET of an object calls none.
+ * The service loads with the first hook called, with the write side (write-operations.ts): a plain
+ * GET of an object calls none.
  */
 import type { ObjectHooks } from './domain-context.ts';
 import { onFirstUse } from '../first-use.ts';
 
-const relations = onFirstUse(() => import('./writes.ts').then((m) => m.relationService));
+const relations = onFirstUse(() => import('./write-operations.ts').then((m) => m.relationService));
 
 export const relationHooks: ObjectHooks = Object.freeze<ObjectHooks>({
   beforeWrite: async (ctx, draft, previous) => (await relations()).planObjectLinks(ctx, draft, previous),

@@ -1,7 +1,14 @@
 /**
  * The object operations that change something, each given the context and the locator its route
- * row resolved (see `operations.ts`, which loads this module with the first write of an execution
- * environment): create, replace, delete, the writes of sub-resources and "sign out everywhere".
+ * row resolved: create, replace, delete, the writes of sub-resources and "sign out everywhere".
+ *
+ * The write side of the object families loads with this module, on the first write, relationship
+ * hook or relationship call (`operations.ts`, `relation-hooks.ts`, shared/relations/operations.ts
+ * import it on first use): the validators, behaviours and transactions it brings, and the
+ * relationship service and calls it re-exports, are code a cold start serving a read never reads.
+ * One lazily loaded module, not three: esbuild groups the modules a cold start loads by which lazy
+ * modules also reach them, so each more lazy module splits the start code into more files, and
+ * each file costs the loader time of its own (what the deferral saves: docs/cost.md).
  */
 import { created, noContent, ok, type ApiResponse } from '../http/operation-contract.ts';
 import type { CollectionDef } from '../model/collections.ts';
@@ -58,3 +65,8 @@ export async function revokeSessions(ctx: Ctx, loc: Locator): Promise<ApiRespons
   await revokeSessionsAt(ctx, loc);
   return noContent();
 }
+
+/** The relationship service the object hooks call (`relation-hooks.ts`), loaded with the write side. */
+export * as relationService from '../relations/relation-links.ts';
+/** The relationship calls families route (shared/relations/operations.ts), loaded with the write side. */
+export * as relationCalls from '../relations/calls.ts';

@@ -3,8 +3,7 @@
  * could run code or hang a function (the allow-list, the depth cap, the shape of a `$regex`:
  * {@link normalizeQuery}), and planning which index a search reads. Compiling the rest into a
  * matcher (mingo, with a linear-time regular expression engine in place of the backtracking one)
- * is `matcher.ts`: that engine is most of the bytes a query costs (about 200 KB bundled), so a
- * function loads it with {@link loadMatcher} on the first request that carries a query, and an
+ * is `matcher.ts`: that engine is most of the bytes a query costs, so a function loads it with {@link loadMatcher} on the first request that carries a query, and an
  * events function serving a publish or an unfiltered list never does. A search starts its index
  * read before it awaits the engine.
  */
@@ -17,8 +16,7 @@ export const MAX_QUERY_DEPTH = 16;
 
 /**
  * The query engine (`compileQuery`, `checkRegex`, `regexFor`), loaded once per execution
- * environment. Bundled, the `import()` stays in the function's one file: the engine's modules are
- * still scanned when the file loads, but neither run nor compiled until the first query asks.
+ * environment: bundled, it is a chunk a cold start does not read until the first query asks.
  */
 export const loadMatcher = onFirstUse(() => import('./matcher.ts'));
 

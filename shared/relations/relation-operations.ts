@@ -1,12 +1,13 @@
 /**
  * The relationship operations as families route them (see `calls.ts`): each loads the calls with
- * the relationship service, the validators and the write path on its first call (`import()`), so
- * a cold start that serves a plain read of an object never reads that code.
+ * the relationship service, the validators and the write path on its first call (with the object
+ * write side, shared/objects/write-operations.ts), so a cold start that serves a plain read of an
+ * object never reads that code.
  */
 import type { Operation } from '../http/operation-contract.ts';
 import { onFirstUse } from '../first-use.ts';
 
-const load = onFirstUse(() => import('../objects/writes.ts').then((m) => m.relationCalls));
+const load = onFirstUse(() => import('../objects/write-operations.ts').then((m) => m.relationCalls));
 
 /** `POST` or `PUT <Href>/connections/<relation>?relatedKey=` */
 export const connectOperation: Operation = async (req, deps) => (await load()).connectOperation(req, deps);

@@ -4,10 +4,9 @@
  * ObjectLinkItem shows them as `MetaDataBson`, base64 of the BSON document
  * `{ActiveOn: Date|null, ExpiresOn: Date|null}`, which is also the form clients send.
  *
- * The BSON of this one document is read and written here, not with the `bson` package: bson adds
- * about 85 KB (minified) to every family bundle that reaches this module, lazily imported or not
- * (a function is one file, so a dynamic import is bundled too), against about 2 KB for this
- * codec. The document is fixed (two fields; dates, null, or ISO strings sent by clients), and
+ * The BSON of this one document is read and written here, not with the `bson` package: bson (every
+ * BSON type, the decoder and the extended JSON) would ship in every family bundle that reaches
+ * this module, for a codec this small. The document is fixed (two fields; dates, null, or ISO strings sent by clients), and
  * `test/unit/relations-window.test.ts` checks it byte for byte against `bson` itself.
  */
 import { ApiError, validationFailed } from '../errors.ts';

@@ -6,21 +6,15 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Config } from '../../config.ts';
 import { ApiError, ConditionFailed, StoreUnavailable, internalError, serviceUnavailable } from '../../errors.ts';
 import type { Family } from '../../model/collections.ts';
-import { onFirstUse } from '../../first-use.ts';
+import { sourceMappedStack } from '../../source-mapped-stack.ts';
 import { corsHeaders, errorResponse, serialize } from './serializer.ts';
 import { stateOf, type PipelineMiddleware, type PipelineRequest } from './state.ts';
 
-type StackMapping = typeof import('../../source-mapped-stack.ts');
-/** The stack mapping (shared/source-mapped-stack.ts), loaded with the first unexpected error logged: no cold start that answers needs it. */
-const stackMapping = onFirstUse(() => import('../../source-mapped-stack.ts'));
-
-/** An error as logged: name, message, its stack mapped to the TypeScript, and its cause. */
-function describer({ sourceMappedStack }: StackMapping): (err: unknown) => Record<string, unknown> {
-  const describe = (err: unknown): Record<string, unknown> =>
-    err instanceof Error
-      ? { name: err.name, message: err.message, stack: sourceMappedStack(err.stack), cause: err.cause ? describe(err.cause) : undefined }
-      : { value: String(err) };
-  return describe;
+/** An error as logged: name, message, its stack mapped to the TypeScript (shared/source-mapped-stack.ts), and its cause. */
+function describe(err: unknown): Record<string, unknown> {
+  return err instanceof Error
+    ? { name: err.name, message: err.message, stack: sourceMappedStack(err.stack), cause: err.cause ? describe(err.cause) : undefined }
+    : { value: String(err) };
 }
 
 export function errorHandler(family: Family, deps: () => { readonly config: Pick<Config, 'corsOrigins'>; readonly logger: Logger }): PipelineMiddleware {
@@ -35,7 +29,6 @@ export function errorHandler(family: Family, deps: () => { readonly config: Pick
         return;
       }
       const { logger } = deps();
-      const describe = describer(await stackMapping());
       if (err instanceof StoreUnavailable) {
         logger.warn('store unavailable', { requestId: s?.requestId, family, cause: describe(err.cause) });
         const e = serviceUnavailable(1);

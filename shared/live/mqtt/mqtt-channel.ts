@@ -20,10 +20,8 @@ export const MQTT_PUBLISH_ATTEMPTS = 4;
 /**
  * How many publishes run at once. A publish is an HTTPS round trip that mostly waits, and an event
  * goes to several topics, so this is well above the WebSocket's 16: the stream batch (and so the
- * next batch of the JSON WebSocket channel) waits for the slowest channel. Measured locally
- * (`npm run bench -- --only fanout`, 1000 events with 3 related objects, 4 topics each): the
- * WebSocket fan-out p50 went from ~150 ms without MQTT to ~1500 ms with 16 at once and ~650 ms
- * with 64, CPU-bound on a shared 2-core machine where the SDK call costs ~0.75 ms of CPU.
+ * next batch of the JSON WebSocket channel) waits for the slowest channel. With 16 at once the
+ * WebSocket fan-out's latency grew several times over; `npm run bench -- --only fanout` measures it.
  */
 const PUBLISH_CONCURRENCY = 64;
 

@@ -103,7 +103,7 @@ export async function queueWebhooks(deps: WebhookChannelDeps, events: readonly C
 }
 
 const sizes = new WeakMap<ChannelEvent, number>();
-/** Whether an event's job (its rendered data and about 400 bytes of job fields) fits in `max` bytes. */
+/** Whether an event's job (its rendered data and the job's own fields) fits in `max` bytes. */
 function fits(e: ChannelEvent, max: number): boolean {
   let size = sizes.get(e);
   if (size === undefined) {

@@ -9,7 +9,6 @@ import type { StoredObject } from '../../model/stored-object.ts';
 import { claimReplaySlot, deleteWebhook, getAttempt, putWebhook, replaceWebhookSettings, rotateWebhookSecret, type StoredWebhook } from '../../db/webhooks-repo.ts';
 import { foldersOf } from '../../events/timeline-folders.ts';
 import { renderEvent } from '../../events/event-render.ts';
-import { onFirstUse } from '../../first-use.ts';
 import { accepted, created, noContent, ok, type Operation } from '../../http/operation-contract.ts';
 import { linkedObjectKeys } from '../topics.ts';
 import { newKey } from '../../model/placement.ts';
@@ -18,13 +17,11 @@ import { objectNotFound } from '../../objects/object-errors.ts';
 import { instanceOf, manage, webhookOf, type WebhookDeps } from './webhook-scope.ts';
 import type { DeliveryJob } from './queue.ts';
 import { PREVIOUS_SECRET_MS } from './schedule.ts';
+import { sendTest } from './sender.ts';
 import { messageIdOf, newSecret } from './signing.ts';
 import { ownEndpoints } from './self-target.ts';
 import { settingsFrom } from './settings.ts';
 import { matchable, renderWebhook, webhookReceives } from './subscriptions.ts';
-
-/** The sender (its HTTP client and address checks), loaded with the first test delivery. */
-const sender = onFirstUse(() => import('./sender.ts'));
 
 /** Most events one replay may re-send. */
 const MAX_REPLAY = 10_000;
@@ -101,7 +98,7 @@ const testWebhook: Operation<WebhookDeps> = async (req, deps) => {
   const ctx = contextOf(req, deps);
   const hook = await webhookOf(ctx, req);
   manage(ctx);
-  const o = await (await sender()).sendTest(deps, hook);
+  const o = await sendTest(deps, hook);
   return ok({ ...(o.statusCode !== null ? { StatusCode: o.statusCode } : {}), ...(o.error !== null ? { Error: o.error } : {}), DurationMs: o.durationMs });
 };
 

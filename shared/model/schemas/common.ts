@@ -16,7 +16,7 @@ import { isTimeZone } from '../time.ts';
 export { ELEMENT_TYPES, LIMITS, POLYMORPHIC_ELEMENTS } from '../limits.ts';
 
 // zod/mini, not the classic API: every family that validates a body would otherwise load and
-// evaluate the classic API (~75 KB minified) at its cold start beside the mini one the config
+// evaluate the classic API (most of zod's bytes) at its cold start beside the mini one the config
 // already uses. Each classic method call (`.max(n)`) is written as its own `.check(...)` so the
 // schemas are built exactly as before (same definitions, same parents: the OpenAPI document
 // derived from them does not change). The classic API registers English messages when it builds
