@@ -76,6 +76,7 @@ const TAG_DESCRIPTIONS: Readonly<Record<string, string>> = {
   'Alarm definitions': 'The event types an alarm definition references.',
   Events: 'Publishing events, the events list, the last event per object, acknowledgements.',
   Search: 'Queries over the objects of your scope.',
+  'Access decisions': 'Who may open which door: a decision with its explanation, a recorded card read, and the troubleshooting calls.',
 };
 
 function tagDescription(name: string): string {

@@ -468,7 +468,103 @@ const GET_BODY_NOTE =
   'the same call is accepted with';
 
 /** The operations, by route-table name. */
+// Access decisions (issue 36)
+const objectRefSchema = z
+  .object({ Key: z.string(), CommonName: z.string().nullable(), Href: z.string() })
+  .meta({ id: 'AccessObjectRef', description: 'An object a decision names.' });
+const reasonSchema = z
+  .enum(['ReaderLockedDown', 'FreeAccess', 'CardNotFound', 'InvalidFacilityCode', 'CardDisabled', 'CardNotYetActive', 'CardExpired', 'UseLimitReached', 'InvalidPin', 'NoAccessAtReader', 'OutsideSchedule', 'Granted'])
+  .meta({ id: 'AccessReason', description: 'The first step that failed (`Granted` and `FreeAccess` grant).' });
+const cardNumberSchema = z.union([z.number().int(), z.string()]).meta({ description: 'An integer, or its digits as a string (exact to 64 bits).' });
+const accessDecisionRequestSchema = z
+  .strictObject({
+    ReaderKey: z.string().meta({ description: 'The reader\'s key (in the path\'s folder or below it).' }),
+    EncodedCardNumber: cardNumberSchema,
+    FacilityCode: z.union([z.number().int(), z.string()]).nullish(),
+    PinCode: z.string().nullish().meta({ description: 'For a card-and-PIN reader; never answered, published or logged.' }),
+    At: z.string().nullish().meta({ format: 'date-time', description: 'The instant, with Z or an offset (default: now).' }),
+    Record: z.boolean().optional().meta({ description: 'true: a card read (Operator, Administrator): publishes Access Granted/Denied and counts a limited card\'s use.' }),
+  })
+  .meta({ id: 'AccessDecisionRequest', description: 'A card read to decide. Unknown fields are 400.' });
+const accessDecisionSchema = z
+  .looseObject({
+    $type: z.string(),
+    Granted: z.boolean(),
+    Reason: reasonSchema,
+    Message: z.string(),
+    At: z.string().meta({ format: 'date-time' }),
+    LocalTime: z.string().meta({ description: 'The reader\'s local time with its offset.' }),
+    TimeZone: z.string(),
+    StrikeSeconds: z.number().int().nullable(),
+    Reader: objectRefSchema,
+    Door: objectRefSchema.nullable(),
+    Controller: objectRefSchema.nullable(),
+    Person: objectRefSchema.nullable(),
+    Card: z.object({ Key: z.string(), DisplayCardNumber: z.string().nullable() }).nullable(),
+    AccessLevel: objectRefSchema.nullable(),
+    Schedule: objectRefSchema.nullable(),
+    Checks: z.array(z.looseObject({ Step: z.enum(['ReaderMode', 'Card', 'CardState', 'Pin', 'AccessLevel', 'Schedule']), Passed: z.boolean(), Evaluated: z.boolean().optional().meta({ description: 'false: the step could not be evaluated (no card: no levels).' }), Found: z.string() })),
+  })
+  .meta({ id: 'AccessDecisionInfo', description: 'A decision and its explanation: every step with what it found.' });
+const exampleDecision = {
+  $type: ns('AccessDecisionInfo'),
+  Granted: false,
+  Reason: 'CardExpired',
+  Message: 'Card 4242 of Jane Doe expired on 2026-10-01',
+  At: '2026-11-25T15:00:00.000Z',
+  LocalTime: '2026-11-25T10:00:00-05:00',
+  TimeZone: 'America/Toronto',
+  StrikeSeconds: null,
+  Reader: { Key: K, CommonName: 'Front reader', Href: `/api/f/${I}/readers/${K}` },
+  Door: { Key: K2, CommonName: 'Front door', Href: `/api/f/${I}/doors/${K2}` },
+  Controller: null,
+  Person: { Key: K2, CommonName: 'Jane Doe', Href: `/api/f/${I}/people/${K2}` },
+  Card: { Key: K, DisplayCardNumber: '4242' },
+  AccessLevel: null,
+  Schedule: null,
+  Checks: [
+    { Step: 'ReaderMode', Passed: true, Found: 'Card only' },
+    { Step: 'Card', Passed: true, Found: 'Card 4242 of Jane Doe' },
+    { Step: 'CardState', Passed: false, Found: 'Expired on 2026-10-01' },
+  ],
+};
+const whoCanPassSchema = z
+  .array(z.object({ Person: objectRefSchema, Card: z.object({ Key: z.string(), DisplayCardNumber: z.string().nullable() }), AccessLevel: objectRefSchema.nullable(), Schedule: objectRefSchema.nullable() }))
+  .meta({ id: 'WhoCanPassList' });
+const accessibleReadersSchema = z
+  .array(z.object({ Reader: objectRefSchema, Door: objectRefSchema.nullable(), AccessLevel: objectRefSchema.nullable(), Schedule: objectRefSchema.nullable() }))
+  .meta({ id: 'AccessibleReaderList' });
+const atQuery = { at: z.string().optional().meta({ format: 'date-time', description: 'The instant (default: now).' }) };
+
 export const OPERATIONS: Readonly<Record<string, Describe>> = {
+  // Access decisions and troubleshooting (issue 36)
+  accessDecision: () => ({
+    summary: 'Decide a card read at a reader',
+    tag: 'Access decisions',
+    description:
+      'Evaluates reader mode, card (held in the reader\'s instance or one above it, nearest first), card state, PIN, the person\'s levels and their schedules in the reader\'s zone; the first failing step gives `Reason`, and `Checks` explains each step. ' +
+      'Any role with read access to the reader may evaluate. With `Record: true` (Operator, Administrator) it is a card read: the result event ("Access Granted"/"Access Denied" of the built-in MercuryService app) is published in the reader\'s folder, and a granted card with a use limit counts one use, atomically. Bad input is 400 and records nothing.',
+    body: { schema: accessDecisionRequestSchema, example: { ReaderKey: K, EncodedCardNumber: 4242, At: '2026-11-25T15:00:00Z' }, required: true },
+    success: { 200: { description: 'The decision.', schema: accessDecisionSchema, example: exampleDecision } },
+    errors: [403, 404],
+  }),
+  whoCanPass: () => ({
+    summary: 'Who can pass a reader',
+    tag: 'Access decisions',
+    description:
+      'The people whose card would be granted at the reader at `at`, as `{ Person, Card, AccessLevel, Schedule }`. Pages walk the holders of the reader\'s levels (the reverse side of their connections), so a page reads O(pageSize) items; a page may hold fewer rows than pageSize (the holders it read who would be denied are left out).',
+    query: { ...atQuery, ...paging },
+    success: { 200: { description: 'One page of people who can pass.', schema: whoCanPassSchema, example: [{ Person: { Key: K2, CommonName: 'Jane Doe', Href: `/api/f/${I}/people/${K2}` }, Card: { Key: K, DisplayCardNumber: '4242' }, AccessLevel: { Key: K, CommonName: 'Staff', Href: `/api/f/${I}/accesslevels/${K}` }, Schedule: { Key: K2, CommonName: 'Weekdays 9-17', Href: `/api/f/${I}/schedules/${K2}` } }] } },
+    errors: [403, 404],
+  }),
+  accessibleReaders: () => ({
+    summary: 'The readers a person can pass',
+    tag: 'Access decisions',
+    description: 'Each reader of the person\'s levels where one of the person\'s cards would be granted at `at`, as `{ Reader, Door, AccessLevel, Schedule }`.',
+    query: atQuery,
+    success: { 200: { description: 'The readers.', schema: accessibleReadersSchema, example: [{ Reader: { Key: K, CommonName: 'Front reader', Href: `/api/f/${I}/readers/${K}` }, Door: null, AccessLevel: { Key: K, CommonName: 'Staff', Href: `/api/f/${I}/accesslevels/${K}` }, Schedule: null }] } },
+    errors: [403, 404],
+  }),
   // Service
   sysinfo: () => ({
     summary: 'System information',
@@ -617,7 +713,10 @@ export const OPERATIONS: Readonly<Record<string, Describe>> = {
     description:
       'Stores the event (201) and delivers it live; a NonLogging event type is delivered live only (202). ' +
       'Related objects must be within the caller\'s scope (else 403, nothing written); a key that names no object is kept as sent. ' +
-      '`OccurredOn` may be at most one day ahead of the server\'s time, and an event too large for one stored item is refused (400 ValidationFailed).',
+      '`OccurredOn` may be at most one day ahead of the server\'s time, and an event too large for one stored item is refused (400 ValidationFailed). ' +
+      'Every installation has the built-in apps `MercuryCommands` and `MercuryService` in its root instance (an instance\'s own app of the same Nickname takes precedence): ' +
+      'the command `MercuryServiceCommands` / `mercury:command-simulateCardRead` (RelatedObjects with one `Reader`; EventDataBsonBase64 = BSON `{ EncodedCardNumber, FacilityCode?, PinCode?, Reason? }`) ' +
+      'is stored without its PinCode and recorded as a card read at its OccurredOn, publishing "Access Granted" or "Access Denied"; no Reader is 400 InvalidCommand, no card number 400 InvalidEventData.',
     body: {
       schema: eventMessagePostingSchema,
       example: { $type: ns('EventMessagePosting'), OccurredOn: '2026-05-01T12:00:00Z', AppKey: 'acme', EventTypeMoniker: { Namespace: 'acme', Nickname: 'door-forced' }, RelatedObjects: [{ Relation: 'Door', LinkedObjectKey: K, CommonName: 'Front door' }], EventDataBsonBase64: null },

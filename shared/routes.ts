@@ -155,6 +155,15 @@ export const ROUTES: readonly Route[] = Object.freeze([
       ]
     : []),
 
+  ...(typeof __GATEHOUSE_FAMILY__ !== 'string' || __GATEHOUSE_FAMILY__ === 'access'
+    ? [
+        // Access decisions and troubleshooting (literal segments: they win over `{key}/{link}`)
+        route('POST', `${F}/accessdecisions`, 'access', 'accessDecision'),
+        route('GET', `${F}/readers/{key}/whocanpass`, 'access', 'whoCanPass'),
+        route('GET', `${F}/people/{key}/accessiblereaders`, 'access', 'accessibleReaders'),
+      ]
+    : []),
+
   ...(typeof __GATEHOUSE_FAMILY__ !== 'string' || __GATEHOUSE_FAMILY__ === 'devices'
     ? [
         // Any reader, input or output by key

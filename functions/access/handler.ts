@@ -1,17 +1,39 @@
 /**
  * Access family: access levels (with their connections to schedules and readers), badge types
- * and card formats.
+ * and card formats; access decisions and the troubleshooting calls (who can pass a reader, which
+ * readers a person can pass).
  */
 import { createCoreDeps, type CoreDeps } from '#shared/deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
+import { operationsOnFirstCall } from '#shared/http/lazy-operations.ts';
+import type { Operation } from '#shared/http/types.ts';
+import { withEntryChecks, withEntryNames } from '#shared/access/entries.ts';
 import { metering } from '#shared/usage/middleware.ts';
 import { objectOperations } from '#shared/objects/operations.ts';
 import { relationHooks } from '#shared/objects/relation-hooks.ts';
 import { connectOperation, disconnectOperation, listConnectionsOperation } from '#shared/relations/operations.ts';
 
-const objects = objectOperations(relationHooks);
+const objects = objectOperations(withEntryChecks(relationHooks));
 
-export const operations = { ...objects.collection, connect: connectOperation, listConnections: listConnectionsOperation, disconnect: disconnectOperation };
+/** The collection calls that answer access levels, with the names of their entries filled. */
+const namedEntries = (op: Operation): Operation => async (req, deps) => {
+  const res = await op(req, deps);
+  return req.route.collection === 'accesslevels' && res.status < 300 ? withEntryNames(deps, res) : res;
+};
+const collection = Object.fromEntries(
+  Object.entries(objects.collection).map(([name, op]) => [name, ['get', 'list', 'create', 'replace'].includes(name) ? namedEntries(op) : op]),
+);
+
+/** The decision calls load the engine and the facts with the first of them. */
+const decisions = operationsOnFirstCall(() => import('#shared/access/operations.ts').then((m) => m.decisionOperations), ['accessDecision', 'whoCanPass', 'accessibleReaders']);
+
+export const operations = {
+  ...collection,
+  connect: connectOperation,
+  listConnections: listConnectionsOperation,
+  disconnect: disconnectOperation,
+  ...decisions,
+};
 
 export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'access', operations, deps, middlewares: [metering] });
 

@@ -6,15 +6,20 @@
 import { accepted, created, pathParam, type Operation } from '../http/types.ts';
 import { operationsOnFirstCall } from '../http/lazy-operations.ts';
 import { contextOf } from '../objects/context.ts';
-import { publish } from './publish.ts';
+import { publish, type CommandHook } from './publish.ts';
 import { renderEvent } from './render.ts';
 
-const publishOp: Operation = async (req, deps) => {
-  const ctx = contextOf(req, deps);
-  const { event, live } = await publish(ctx, deps.config.eventRetentionDays, pathParam(req, 'folderKey'), req.body);
-  // A NonLogging event is delivered live and not stored: 202 with the event as delivered.
-  return live ? accepted(renderEvent(event, ctx.ns)) : created(renderEvent(event, ctx.ns));
-};
+/** The publish call; a family gives it the commands it carries out (the events family: the card read). */
+export const publishOperation =
+  (commands?: CommandHook): Operation =>
+  async (req, deps) => {
+    const ctx = contextOf(req, deps);
+    const { event, live } = await publish(ctx, deps.config.eventRetentionDays, pathParam(req, 'folderKey'), req.body, commands);
+    // A NonLogging event is delivered live and not stored: 202 with the event as delivered.
+    return live ? accepted(renderEvent(event, ctx.ns)) : created(renderEvent(event, ctx.ns));
+  };
+
+const publishOp = publishOperation();
 
 /**
  * The calls on stored events (read-operations.ts) load with the first of them: publish, the

@@ -17,7 +17,7 @@ import { requireRole } from '../objects/access.ts';
 import { verdictIn, type Ctx } from '../objects/context.ts';
 import { checkDocSize, checkLimits, isPlainObject, normalizeTypes } from '../objects/validate.ts';
 import { monikersOf } from './monikers.ts';
-import { checkPosting, fillTemplate, withEventData, type CheckedPosting } from './posting.ts';
+import { checkPosting, fillTemplate, withEventData, type CheckedPosting, type Posting } from './posting.ts';
 import { EVENT_DATA_TYPE, eventHref, storedLinks } from './render.ts';
 import { resolvePosting } from './resolve.ts';
 
@@ -128,6 +128,23 @@ function monikerOf(typeDoc: Record<string, unknown>, sent: CheckedPosting['event
   return own ?? sent;
 }
 
+/** What a command does once its event is stored, and the event data stored for it (undefined: as posted). */
+export interface CommandHookResult {
+  readonly eventData?: string | null;
+  readonly after: (event: StoredObject) => Promise<void>;
+}
+
+/**
+ * What a command does beside its posting (shared/access/commands.ts: the card read of the
+ * built-in `MercuryCommands` app): called once the posting is resolved and the caller accepted,
+ * before anything is written. It throws to refuse the posting (nothing written), or returns what
+ * to do once the command's event is stored (undefined: the posting is an ordinary event).
+ */
+export type CommandHook = (
+  ctx: Ctx,
+  command: { readonly sink: StoredObject; readonly app: StoredObject; readonly type: StoredObject; readonly posting: Posting; readonly retentionDays: number },
+) => Promise<CommandHookResult | undefined>;
+
 export interface Published {
   readonly event: StoredObject;
   /** True for a NonLogging event type: delivered live, not stored. */
@@ -135,7 +152,7 @@ export interface Published {
 }
 
 /** Publishes a posting to the sink of `folderKey`. */
-export async function publish(ctx: Ctx, retentionDays: number, folderKey: string, body: unknown): Promise<Published> {
+export async function publish(ctx: Ctx, retentionDays: number, folderKey: string, body: unknown, commands?: CommandHook): Promise<Published> {
   requireRole(ctx, 'Operator', 'publish events');
   const checked = checkPosting(body, ctx.now);
   const extra = optionalFields(checked);
@@ -149,6 +166,7 @@ export async function publish(ctx: Ctx, retentionDays: number, folderKey: string
   // Nothing is written for a caller the checks refuse (the pipeline then answers their error).
   await verdictIn(ctx);
   const { type, requiresAck } = resolved;
+  const command = commands ? await commands(ctx, { sink, app, type, posting, retentionDays }) : undefined;
   const t = type.doc;
   const w = eventWrite({
     key: newKey(),
@@ -164,7 +182,7 @@ export async function publish(ctx: Ctx, retentionDays: number, folderKey: string
     messageShort: fillTemplate(t.MessageTemplateShort, posting.eventData, posting.relatedObjects),
     objectLinks: links,
     pointerKeys,
-    eventDataBsonBase64: posting.eventDataBsonBase64,
+    eventDataBsonBase64: command?.eventData !== undefined ? command.eventData : posting.eventDataBsonBase64,
     ...extra,
     retentionDays,
   });
@@ -176,5 +194,6 @@ export async function publish(ctx: Ctx, retentionDays: number, folderKey: string
     return { event: w.event, live: true };
   }
   await putEvent(ctx.db, w);
+  if (command) await command.after(w.event);
   return { event: w.event, live: false };
 }

@@ -39,6 +39,7 @@ import { loadFolder } from '../objects/access.ts';
 import { verdictIn, type Ctx } from '../objects/context.ts';
 import { outOfScope } from '../objects/errors.ts';
 import { TtlCache } from '../ttl-cache.ts';
+import { builtinApp, builtinEventType, isBuiltinAppKey } from './builtin-apps.ts';
 import { monikersOf } from './monikers.ts';
 import type { Posting, RelatedObject } from './posting.ts';
 import { canonicalHref } from './render.ts';
@@ -148,6 +149,9 @@ async function resolveApp(ctx: Ctx, sink: StoredObject, name: string): Promise<S
     );
     if (again) return again;
   }
+  // The built-in apps of the root instance (builtin-apps.ts) come after every stored one.
+  const builtin = builtinApp(name, chain[chain.length - 1] ?? ownInstance(sink));
+  if (builtin) return builtin;
   throw appNotFound(name);
 }
 
@@ -161,6 +165,11 @@ async function resolveEventType(
   const k = typeId(ctx, app.key, moniker);
   const hit = types.get(k);
   if (hit) return hit;
+  if (isBuiltinAppKey(app.key)) {
+    const builtin = builtinEventType(app, moniker);
+    if (!builtin) throw eventTypeNotFound(moniker.Namespace ? `${moniker.Namespace}/${moniker.Nickname}` : moniker.Nickname);
+    return { type: builtin, requiresAck: false };
+  }
   // The moniker's claim in this app, unless it was read already (with the sink: resolvePosting).
   let owner = claimed ? claimed.owner : await claimOwner(ctx.db, monikerClaim(app.key, moniker.Namespace, moniker.Nickname));
   if (!owner && moniker.Namespace === '') owner = await uniqueByNickname(ctx, app.key, moniker.Nickname);

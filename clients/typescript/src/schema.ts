@@ -2090,6 +2090,66 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/f/{folderKey}/accessdecisions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Decide a card read at a reader
+         * @description Evaluates reader mode, card (held in the reader's instance or one above it, nearest first), card state, PIN, the person's levels and their schedules in the reader's zone; the first failing step gives `Reason`, and `Checks` explains each step. Any role with read access to the reader may evaluate. With `Record: true` (Operator, Administrator) it is a card read: the result event ("Access Granted"/"Access Denied" of the built-in MercuryService app) is published in the reader's folder, and a granted card with a use limit counts one use, atomically. Bad input is 400 and records nothing.
+         */
+        post: operations["accessDecision"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/f/{folderKey}/readers/{key}/whocanpass": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who can pass a reader
+         * @description The people whose card would be granted at the reader at `at`, as `{ Person, Card, AccessLevel, Schedule }`. Pages walk the holders of the reader's levels (the reverse side of their connections), so a page reads O(pageSize) items; a page may hold fewer rows than pageSize (the holders it read who would be denied are left out).
+         */
+        get: operations["whoCanPass"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/f/{folderKey}/people/{key}/accessiblereaders": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The readers a person can pass
+         * @description Each reader of the person's levels where one of the person's cards would be granted at `at`, as `{ Reader, Door, AccessLevel, Schedule }`.
+         */
+        get: operations["accessibleReaders"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/f/{folderKey}/peripherals/{key}": {
         parameters: {
             query?: never;
@@ -2242,7 +2302,7 @@ export interface paths {
         put?: never;
         /**
          * Publish an event
-         * @description Stores the event (201) and delivers it live; a NonLogging event type is delivered live only (202). Related objects must be within the caller's scope (else 403, nothing written); a key that names no object is kept as sent. `OccurredOn` may be at most one day ahead of the server's time, and an event too large for one stored item is refused (400 ValidationFailed).
+         * @description Stores the event (201) and delivers it live; a NonLogging event type is delivered live only (202). Related objects must be within the caller's scope (else 403, nothing written); a key that names no object is kept as sent. `OccurredOn` may be at most one day ahead of the server's time, and an event too large for one stored item is refused (400 ValidationFailed). Every installation has the built-in apps `MercuryCommands` and `MercuryService` in its root instance (an instance's own app of the same Nickname takes precedence): the command `MercuryServiceCommands` / `mercury:command-simulateCardRead` (RelatedObjects with one `Reader`; EventDataBsonBase64 = BSON `{ EncodedCardNumber, FacilityCode?, PinCode?, Reason? }`) is stored without its PinCode and recorded as a card read at its OccurredOn, publishing "Access Granted" or "Access Denied"; no Reader is 400 InvalidCommand, no card number 400 InvalidEventData.
          */
         post: operations["publish"];
         delete?: never;
@@ -3258,6 +3318,23 @@ export interface components {
             Password?: string | null;
         } & {
             [key: string]: unknown;
+        };
+        /** @description A card read to decide. Unknown fields are 400. */
+        AccessDecisionRequest: {
+            /** @description The reader's key (in the path's folder or below it). */
+            ReaderKey: string;
+            /** @description An integer, or its digits as a string (exact to 64 bits). */
+            EncodedCardNumber: number | string;
+            FacilityCode?: number | string | null;
+            /** @description For a card-and-PIN reader; never answered, published or logged. */
+            PinCode?: string | null;
+            /**
+             * Format: date-time
+             * @description The instant, with Z or an offset (default: now).
+             */
+            At?: string | null;
+            /** @description true: a card read (Operator, Administrator): publishes Access Granted/Denied and counts a limited card's use. */
+            Record?: boolean;
         };
         /** @description A EventTypeInfo as sent by a client. Without `$type` the body is read as a EventTypeInfo; read-only fields (Key, Href, Links, InFolderHref) are ignored. */
         EventTypeInfoRequest: {
@@ -4385,6 +4462,67 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description A decision and its explanation: every step with what it found. */
+        AccessDecisionInfo: {
+            $type: string;
+            Granted: boolean;
+            Reason: components["schemas"]["AccessReason"];
+            Message: string;
+            /** Format: date-time */
+            At: string;
+            /** @description The reader's local time with its offset. */
+            LocalTime: string;
+            TimeZone: string;
+            StrikeSeconds: number | null;
+            Reader: components["schemas"]["AccessObjectRef"];
+            Door: components["schemas"]["AccessObjectRef"] | null;
+            Controller: components["schemas"]["AccessObjectRef"] | null;
+            Person: components["schemas"]["AccessObjectRef"] | null;
+            Card: {
+                Key: string;
+                DisplayCardNumber: string | null;
+            } | null;
+            AccessLevel: components["schemas"]["AccessObjectRef"] | null;
+            Schedule: components["schemas"]["AccessObjectRef"] | null;
+            Checks: ({
+                /** @enum {string} */
+                Step: "ReaderMode" | "Card" | "CardState" | "Pin" | "AccessLevel" | "Schedule";
+                Passed: boolean;
+                /** @description false: the step could not be evaluated (no card: no levels). */
+                Evaluated?: boolean;
+                Found: string;
+            } & {
+                [key: string]: unknown;
+            })[];
+        } & {
+            [key: string]: unknown;
+        };
+        /**
+         * @description The first step that failed (`Granted` and `FreeAccess` grant).
+         * @enum {string}
+         */
+        AccessReason: "ReaderLockedDown" | "FreeAccess" | "CardNotFound" | "InvalidFacilityCode" | "CardDisabled" | "CardNotYetActive" | "CardExpired" | "UseLimitReached" | "InvalidPin" | "NoAccessAtReader" | "OutsideSchedule" | "Granted";
+        /** @description An object a decision names. */
+        AccessObjectRef: {
+            Key: string;
+            CommonName: string | null;
+            Href: string;
+        };
+        WhoCanPassList: {
+            Person: components["schemas"]["AccessObjectRef"];
+            Card: {
+                Key: string;
+                DisplayCardNumber: string | null;
+            };
+            AccessLevel: components["schemas"]["AccessObjectRef"] | null;
+            Schedule: components["schemas"]["AccessObjectRef"] | null;
+        }[];
+        AccessibleReaderList: {
+            Reader: components["schemas"]["AccessObjectRef"];
+            Door: components["schemas"]["AccessObjectRef"] | null;
+            AccessLevel: components["schemas"]["AccessObjectRef"] | null;
+            Schedule: components["schemas"]["AccessObjectRef"] | null;
+        }[];
         /** @description A EventTypeInfo as the API returns it. */
         EventTypeInfo: {
             /**
@@ -14566,6 +14704,146 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    accessDecision: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                folderKey: components["parameters"]["folderKey"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AccessDecisionRequest"];
+            };
+        };
+        responses: {
+            /** @description The decision. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessDecisionInfo"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    whoCanPass: {
+        parameters: {
+            query?: {
+                /** @description The instant (default: now). */
+                at?: string;
+                /** @description Zero-based page number. */
+                page?: components["parameters"]["page"];
+                /** @description Items per page (1..1000); a short or empty page is the last. */
+                pageSize?: components["parameters"]["pageSize"];
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                folderKey: components["parameters"]["folderKey"];
+                /**
+                 * @description The object's key.
+                 * @example 6650f1a2b3c4d5e6f7a8b9c1
+                 */
+                key: components["parameters"]["key"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of people who can pass. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WhoCanPassList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    accessibleReaders: {
+        parameters: {
+            query?: {
+                /** @description The instant (default: now). */
+                at?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                folderKey: components["parameters"]["folderKey"];
+                /**
+                 * @description The object's key.
+                 * @example 6650f1a2b3c4d5e6f7a8b9c1
+                 */
+                key: components["parameters"]["key"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The readers. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AccessibleReaderList"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];
