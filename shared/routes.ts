@@ -168,6 +168,8 @@ export const ROUTES: readonly Route[] = Object.freeze([
         route('PUT', `${F}/readers/{key}/mode`, 'access', 'setReaderMode'),
         route('POST', `${F}/doors/{key}/unlock`, 'access', 'unlockDoor'),
         route('GET', `${F}/doors/{key}/status`, 'access', 'doorStatus'),
+        // The credential download an edge controller decides from offline
+        route('GET', `${F}/controllers/{key}/credentials`, 'access', 'credentials'),
       ]
     : []),
 

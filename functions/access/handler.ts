@@ -30,7 +30,7 @@ const decisions = operationsOnFirstCall(() => import('#shared/access/operations.
 /** The door calls (lockdown, reader mode, unlock, door status) load with the first of them. */
 const doors = operationsOnFirstCall(
   () => import('#shared/access/door-operations.ts').then((m) => m.doorOperations),
-  ['startLockdown', 'endLockdown', 'getLockdown', 'setReaderMode', 'unlockDoor', 'doorStatus'],
+  ['startLockdown', 'endLockdown', 'getLockdown', 'setReaderMode', 'unlockDoor', 'doorStatus', 'credentials'],
 );
 
 export const operations = {

@@ -10,8 +10,12 @@
  * | PUT `<folder>/readers/<key>/mode`               | Operator, Administrator               |
  * | POST `<folder>/doors/<key>/unlock` `{ Seconds? }` | Operator, Administrator             |
  * | GET `<folder>/doors/<key>/status`               | any role                              |
+ * | GET `<folder>/controllers/<key>/credentials`    | Administrator, Controller             |
  */
+import { parsePaging } from '../http/paging-params.ts';
+import { stringParam } from '../http/params.ts';
 import { created, ok, pathParam, type Operation } from '../http/types.ts';
+import { credentialDownload } from './credentials.ts';
 import { contextOf } from '../objects/context.ts';
 import { doorStatus, endLockdown, getLockdown, setReaderMode, startLockdown, unlockDoor } from './doors.ts';
 
@@ -33,6 +37,18 @@ const unlockDoorOp: Operation = async (req, deps) =>
 
 const doorStatusOp: Operation = async (req, deps) => ok(await doorStatus(contextOf(req, deps), pathParam(req, 'folderKey'), pathParam(req, 'key').toLowerCase()));
 
+const credentialsOp: Operation = async (req, deps) => {
+  const { page, pageSize } = parsePaging(req);
+  const answer = await credentialDownload(contextOf(req, deps), pathParam(req, 'folderKey'), pathParam(req, 'key'), {
+    page,
+    pageSize,
+    since: stringParam(req, 'since'),
+    ifNoneMatch: req.headers['if-none-match'],
+  });
+  const headers = { etag: `"${answer.version}"`, 'cache-control': 'no-cache' };
+  return answer.status === 304 ? { status: 304, headers } : ok(answer.body, headers);
+};
+
 export const doorOperations = {
   startLockdown: startLockdownOp,
   endLockdown: endLockdownOp,
@@ -40,4 +56,5 @@ export const doorOperations = {
   setReaderMode: setReaderModeOp,
   unlockDoor: unlockDoorOp,
   doorStatus: doorStatusOp,
+  credentials: credentialsOp,
 };

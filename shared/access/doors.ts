@@ -395,7 +395,7 @@ export async function setReaderMode(ctx: Ctx, retentionDays: number, folderKey: 
   const before = await readerState(ctx, loaded);
   const from = modeAt(loaded.facts.accessMethod, before.mode, ctx.now);
   const user = by(ctx, loaded.reader);
-  await writeMode(ctx.db, loaded.reader.key, mode ? { accessMethod: mode.accessMethod, until: mode.until, setOn: ctx.now.toISOString(), setBy: user } : null);
+  await writeMode(ctx.db, loaded.reader.key, loaded.reader.instances, mode ? { accessMethod: mode.accessMethod, until: mode.until, setOn: ctx.now.toISOString(), setBy: user } : null);
   const to = mode ? mode.accessMethod : loaded.facts.accessMethod;
   const ref = loaded.facts.ref;
   await publishDoorEvent(ctx, retentionDays, {

@@ -158,7 +158,8 @@ export async function loadHolidays(ctx: Ctx, chain: readonly string[]): Promise<
   return lists.flat();
 }
 
-function loadedLevel(level: StoredObject, conns: readonly Connection[]): LoadedLevel {
+/** A level with its pairs, from its object and its connections (the credential download reads them fresh). */
+export function loadedLevel(level: StoredObject, conns: readonly Connection[]): LoadedLevel {
   const entries: { readerId: string; scheduleId: string }[] = [];
   for (const e of Array.isArray(level.doc.AccessLevelEntries) ? level.doc.AccessLevelEntries : []) {
     if (e === null || typeof e !== 'object') continue;

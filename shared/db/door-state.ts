@@ -6,7 +6,7 @@
  * | item                      | PK                 | SK        | attributes                                           |
  * | ------------------------- | ------------------ | --------- | ---------------------------------------------------- |
  * | lockdown of a folder      | `LD#<folderKey>`   | `LD`      | Folder, FolderName, Path, Instances, StartedOn, StartedBy, Reason |
- * | a reader's set mode       | `O#<readerKey>`    | `MODE`    | AccessMethod, Until (ISO or absent), SetOn, SetBy, ttl (after Until) |
+ * | a reader's set mode       | `O#<readerKey>`    | `MODE`    | AccessMethod, Until (ISO or absent), SetOn, SetBy, Instances (the reader's), ttl (after Until) |
  * | a door's momentary unlock | `O#<doorKey>`      | `UNLOCK`  | Until, Seconds, By, ttl                              |
  *
  * A mode item with `Until` stays readable after it (DynamoDB's TTL removes it some time later):
@@ -129,7 +129,7 @@ export async function deleteLockdown(db: Db, folder: string): Promise<LockdownRe
 const MODE_KEEP_SECONDS = 86_400;
 
 /** Sets a reader's mode (one PutItem), or resets it (`mode` null: one DeleteItem). */
-export async function writeMode(db: Db, reader: string, mode: ModeRecord | null): Promise<void> {
+export async function writeMode(db: Db, reader: string, instances: readonly string[], mode: ModeRecord | null): Promise<void> {
   if (!mode) {
     await send(db, new DeleteCommand({ TableName: db.tableName, Key: modeKey(reader) }));
     return;
@@ -139,7 +139,7 @@ export async function writeMode(db: Db, reader: string, mode: ModeRecord | null)
     db,
     new PutCommand({
       TableName: db.tableName,
-      Item: { ...modeKey(reader), AccessMethod: mode.accessMethod, ...(mode.until ? { Until: mode.until } : {}), SetOn: mode.setOn, SetBy: mode.setBy, ...ttl },
+      Item: { ...modeKey(reader), Instances: [...instances], AccessMethod: mode.accessMethod, ...(mode.until ? { Until: mode.until } : {}), SetOn: mode.setOn, SetBy: mode.setBy, ...ttl },
     }),
   );
 }
