@@ -27,7 +27,7 @@
  * version, so each later page reads its own people only (read units O(cards returned)).
  */
 import { connectedToPage, connectionsFrom, objectsOfInstance, type Connection } from '../db/access-reads.ts';
-import { changesAfter, readCounters, CHANGE_LOG_DAYS, type LoggedChange } from '../db/credential-log.ts';
+import { changesAfter, readCounters, CHANGE_LOG_DAYS, type Counter, type LoggedChange } from '../db/credential-log.ts';
 import { isObjectKey } from '../db/keys.ts';
 import { getObject, getObjects, ownInstance } from '../db/objects-repo.ts';
 import { ApiError } from '../errors.ts';
@@ -48,6 +48,8 @@ export { CHANGE_LOG_DAYS };
 
 /** More changes than this since a version: a full download costs less than the changes. */
 export const MAX_INCREMENTAL_CHANGES = 1000;
+/** How long after its counter moved a change's entry may still be on its way (written right after the counter). */
+const IN_FLIGHT_MS = 60_000;
 /** How long the first page's reads are kept for the later pages of the same version. */
 export const SNAPSHOT_TTL_MS = 60_000;
 
@@ -69,7 +71,7 @@ async function controllerIn(ctx: Ctx, folderKey: string, key: string): Promise<S
   return c;
 }
 
-const versionOf = (chain: readonly string[], counters: ReadonlyMap<string, number>): string => chain.map((i) => counters.get(i) ?? 0).join('.');
+const versionOf = (chain: readonly string[], counters: ReadonlyMap<string, Counter>): string => chain.map((i) => counters.get(i)?.counter ?? 0).join('.');
 
 function parseVersion(v: string, chain: readonly string[]): number[] | null {
   const parts = v.replace(/^W\//, '').replace(/"/g, '').trim().split('.');
@@ -275,18 +277,21 @@ export async function credentialDownload(ctx: Ctx, folderKey: string, controller
 
   if (req.since !== undefined) {
     const old = parseVersion(req.since, chain);
-    if (!old || old.some((n, i) => n > (counters.get(chain[i]!) ?? 0))) throw versionExpired('This version was not given for this controller.');
+    if (!old || old.some((n, i) => n > (counters.get(chain[i]!)?.counter ?? 0))) throw versionExpired('This version was not given for this controller.');
     const logged: LoggedChange[] = [];
     const reached: number[] = [];
     for (const [i, instance] of chain.entries()) {
-      const upTo = counters.get(instance) ?? 0;
+      const { counter: upTo, changedOn } = counters.get(instance) ?? { counter: 0, changedOn: 0 };
       if (upTo === old[i]) {
         reached.push(upTo);
         continue;
       }
       const changes = await changesAfter(ctx.db, instance, old[i]!, upTo, MAX_INCREMENTAL_CHANGES + 1);
       if (changes.length > MAX_INCREMENTAL_CHANGES) throw versionExpired(`More than ${MAX_INCREMENTAL_CHANGES} changes since this version.`);
-      if (changes.length > 0 && changes[0]!.seq !== old[i]! + 1) throw versionExpired('The changes since this version are no longer kept.');
+      // The oldest changes go first (TTL): a first change missing is gone. None at all: gone too,
+      // unless the counter moved just now (its entries are written right after it).
+      const gone = changes.length > 0 ? changes[0]!.seq !== old[i]! + 1 : ctx.now.getTime() - changedOn > IN_FLIGHT_MS;
+      if (gone) throw versionExpired('The changes since this version are no longer kept.');
       // Counted changes whose entries are still being written: this answer goes up to the last one read in order.
       let last = old[i]!;
       for (const c of changes) {

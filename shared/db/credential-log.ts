@@ -5,7 +5,7 @@
  *
  * | item                          | PK                    | SK                       | attributes                                  |
  * | ----------------------------- | --------------------- | ------------------------ | ------------------------------------------- |
- * | an instance's change counter  | `AV#<instanceKey>`    | `AV`                     | Counter (number of changes ever recorded)   |
+ * | an instance's change counter  | `AV#<instanceKey>`    | `AV`                     | Counter (number of changes ever recorded), ChangedOn (epoch ms) |
  * | one change                    | `AC#<instanceKey>`    | `<seq, 12 digits>`       | Kind, Key, Cards (card identities), ttl     |
  *
  * A download's version is the counters of its readers' instance chain, so `If-None-Match` is one
@@ -59,9 +59,9 @@ export async function recordChanges(db: Db, instance: string, changes: readonly 
     new UpdateCommand({
       TableName: db.tableName,
       Key: { PK: counterPk(instance), SK: COUNTER_SK },
-      UpdateExpression: 'ADD #c :n',
-      ExpressionAttributeNames: { '#c': 'Counter' },
-      ExpressionAttributeValues: { ':n': changes.length },
+      UpdateExpression: 'ADD #c :n SET #at = :at',
+      ExpressionAttributeNames: { '#c': 'Counter', '#at': 'ChangedOn' },
+      ExpressionAttributeValues: { ':n': changes.length, ':at': now.getTime() },
       ReturnValues: 'UPDATED_NEW',
     }),
   );
@@ -79,15 +79,21 @@ export async function recordChanges(db: Db, instance: string, changes: readonly 
   }
 }
 
+/** An instance's counter and when it last moved (epoch ms; 0 when it never did). */
+export interface Counter {
+  readonly counter: number;
+  readonly changedOn: number;
+}
+
 /** The counters of some instances (0 for one that never changed): one strongly consistent BatchGetItem. */
-export async function readCounters(db: Db, instances: readonly string[]): Promise<Map<string, number>> {
+export async function readCounters(db: Db, instances: readonly string[]): Promise<Map<string, Counter>> {
   const items = await getItems(
     db,
     instances.map((i) => ({ PK: counterPk(i), SK: COUNTER_SK })),
     true,
   );
-  const out = new Map(instances.map((i) => [i, 0]));
-  for (const it of items) out.set(String(it.PK).slice(3), Number(it.Counter ?? 0));
+  const out = new Map<string, Counter>(instances.map((i) => [i, { counter: 0, changedOn: 0 }]));
+  for (const it of items) out.set(String(it.PK).slice(3), { counter: Number(it.Counter ?? 0), changedOn: Number(it.ChangedOn ?? 0) });
   return out;
 }
 
