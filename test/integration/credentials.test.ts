@@ -343,7 +343,7 @@ class OfflineController {
 }
 
 describe('the same decision offline as online', () => {
-  const seed = Number(process.env.GATEHOUSE_TEST_SEED ?? Date.now() % 1_000_000);
+  const seed = Number(process.env.DOORS_TEST_SEED ?? Date.now() % 1_000_000);
 
   it(`decides every read from the download alone as POST accessdecisions does, before and after changes applied through since (seed ${seed})`, async () => {
     const R = rng(seed);
