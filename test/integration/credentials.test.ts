@@ -188,6 +188,29 @@ describe('credential download', () => {
     expect((await download(controller.Key, {}, { 'if-none-match': inc.body.Version })).status).toBe(304);
   });
 
+  it('reads O(changes) for since, not O(cards)', async () => {
+    let n = 710_000;
+    const holder = async () => {
+      const p = await make('people', { $type: T('PersonInfo'), CommonName: `Holder ${n}`, CardAssignments: [{ EncodedCardNumber: n++ }] });
+      await connect('people', p.Key, 'AccessLevel', level.Key);
+    };
+    const readUnitsOfSince = async () => {
+      await settled();
+      const v = (await download(controller.Key)).body.Version;
+      for (let i = 0; i < 3; i++) await holder();
+      await settled();
+      const before = t.calls.length;
+      const inc = await download(controller.Key, { since: v });
+      expect(inc.body.Incremental).toBe(true);
+      expect(inc.body.Cards).toHaveLength(3);
+      return t.calls.slice(before).reduce((sum, c) => sum + c.read, 0);
+    };
+    const few = await readUnitsOfSince();
+    for (let i = 0; i < 40; i++) await holder();
+    const many = await readUnitsOfSince();
+    expect(many).toBeLessThanOrEqual(few + 1);
+  });
+
   it('answers 410 VersionExpired to a version not given here or whose changes are gone', async () => {
     const full = await download(controller.Key);
     for (const since of ['x', '1.2.3', `${Number(full.body.Version) + 5}`]) {

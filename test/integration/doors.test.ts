@@ -6,7 +6,7 @@
  */
 import { deserialize, serialize, type Document } from 'bson';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createTestDb, type TestDb } from '../support/db.ts';
+import { commandsOf, createTestDb, type TestDb } from '../support/db.ts';
 import { seedTenant, setupApi, type Tenant } from '../support/tokens.ts';
 
 const T = (name: string) => `Acme.${name}, Acme`;
@@ -169,6 +169,27 @@ describe('lockdown', () => {
     // The child cannot end what its parent... can: the lockdown sits on the child instance, which is the child's own folder.
     expect((await api.del(`/api/f/${child.instance.key}/lockdown`, { token: root.tokens.Administrator })).status).toBe(200);
     expect((await ask()).body.Reason).toBe('Granted');
+  });
+
+  it('writes one item whatever the number of readers below, and costs a decision no more requests', async () => {
+    const costOf = async (readerCount: number) => {
+      const folder = await make('folders', { $type: 'FolderInfo', CommonName: `Readers ${readerCount}` });
+      const readers = [];
+      for (let i = 0; i < readerCount; i++) readers.push(await make('readers', { $type: T('VendorReaderInfo'), CommonName: `R${i}` }, folder.Key));
+      const before = t.calls.length;
+      const { result } = await commandsOf(t, () => api.post(`/api/f/${folder.Key}/lockdown`, { token: root.tokens.Operator, body: { Reason: 'Count' } }));
+      expect(result.status).toBe(201);
+      const calls = t.calls.slice(before);
+      const decision = await commandsOf(t, () => decide({ ReaderKey: readers[readerCount - 1].Key, EncodedCardNumber: freshCard() }));
+      expect(decision.result.body.Reason).toBe('ReaderLockedDown');
+      return { puts: calls.filter((c) => c.command === 'PutItem').length, writeUnits: calls.reduce((n, c) => n + c.write, 0), decisionRequests: decision.commands.length };
+    };
+    const few = await costOf(2);
+    const many = await costOf(40);
+    // The lockdown item (PutItem) beside the event's publish (one BatchWriteItem of the event and its pointer).
+    expect(many.puts).toBe(1);
+    expect(many.writeUnits).toBe(few.writeUnits);
+    expect(many.decisionRequests).toBe(few.decisionRequests);
   });
 
   it('refuses by role, scope and body, writing nothing', async () => {
