@@ -380,6 +380,40 @@ export interface Aggregate extends Verdict {
   readonly measured: Measured;
 }
 
+/** One size of the instance in the `decisions` entry: a warm decision's figures. */
+export interface DecisionSize {
+  /** People in the instance. */
+  readonly people: number;
+  readonly p50Ms: number | null;
+  /** DynamoDB request waves of one warm decision (requests that overlap are one wave). */
+  readonly waves: number | null;
+  readonly requests: number | null;
+  readonly rcu: number | null;
+}
+
+/** Access decisions: a warm decision at two instance sizes, recorded decisions against publishes, whocanpass. */
+export interface Decisions extends Verdict {
+  readonly small: DecisionSize;
+  readonly large: DecisionSize;
+  /** False when seeding the large size did not finish in its time (the size reached is `large.people`). */
+  readonly largeReached: boolean;
+  readonly recordedPerSecond: number | null;
+  readonly publishesPerSecond: number | null;
+  /** recorded / publishes. */
+  readonly throughputRatio: number | null;
+  readonly whoCanPass: {
+    readonly holders: number;
+    readonly pageSize: number;
+    readonly rows: number | null;
+    /** Items the page's requests read (ScannedCount, BatchGet responses). */
+    readonly itemsRead: number | null;
+    readonly requests: number | null;
+    readonly rcu: number | null;
+    readonly durationMs: number | null;
+  };
+  readonly measured: Measured;
+}
+
 export interface Results {
   readonly handlerOverhead: HandlerOverhead;
   readonly coldStart: ColdStart;
@@ -390,10 +424,11 @@ export interface Results {
   readonly webhooks: Webhooks;
   readonly http: Http;
   readonly aggregate: Aggregate;
+  readonly decisions: Decisions;
 }
 
 /** The top-level keys, in order: the file has these and no others. */
-export const RESULT_KEYS = ['handlerOverhead', 'coldStart', 'capacity', 'paging', 'token', 'fanout', 'webhooks', 'http', 'aggregate'] as const satisfies ReadonlyArray<keyof Results>;
+export const RESULT_KEYS = ['handlerOverhead', 'coldStart', 'capacity', 'paging', 'token', 'fanout', 'webhooks', 'http', 'aggregate', 'decisions'] as const satisfies ReadonlyArray<keyof Results>;
 
 const load = (): number[] => loadavg().map((x) => Math.round(x * 100) / 100);
 

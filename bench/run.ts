@@ -25,6 +25,7 @@ import { startBenchDynamo } from './dynamo.ts';
 import { createHarness, expectStatus, type Harness } from './harness.ts';
 import { REFERENCE_ENTRIES, killDrivers, measureColdStart } from './measure-cold-start.ts';
 import { measureAggregate } from './measure-aggregate.ts';
+import { measureDecisions } from './measure-decisions.ts';
 import { measureCapacity, measurePaging, setupEvents } from './measure-capacity.ts';
 import { measureHandlerOverhead } from './measure-handler.ts';
 import { describeFanoutProgress, measureFanout, newFanoutProgress, measureHttp, startBenchRuntime, type BenchRuntime } from './measure-runtime.ts';
@@ -62,6 +63,9 @@ const SETTINGS = {
     httpRounds: 1,
     httpWarmRounds: 1,
     aggregateEvents: 10_000,
+    decisionsLarge: 10_000,
+    decisionSamples: 50,
+    whoCanPassPeople: 1_000,
   },
   full: {
     budgetMs: 285_000,
@@ -79,6 +83,9 @@ const SETTINGS = {
     httpRounds: 3,
     httpWarmRounds: 2,
     aggregateEvents: 10_000,
+    decisionsLarge: 100_000,
+    decisionSamples: 300,
+    whoCanPassPeople: 10_000,
   },
 } as const;
 
@@ -246,6 +253,28 @@ async function main(): Promise<number> {
       measurePaging({ h: harness, folderKey: seed.folderKey, people: s.people, pageSize: PAGE_SIZE, quick: mode === 'quick', measured }),
     );
     await phase('aggregate', 60_000, (measured) => measureAggregate({ h: harness, instanceKey, events: s.aggregateEvents, measured }));
+    let decisionsStep = 'setting up';
+    await phase(
+      'decisions',
+      mode === 'quick' ? 30_000 : 150_000,
+      (measured) =>
+        measureDecisions({
+          h: harness,
+          small: 1_000,
+          large: s.decisionsLarge,
+          samples: s.decisionSamples,
+          seconds: mode === 'quick' ? 1 : 2,
+          whoCanPassPeople: s.whoCanPassPeople,
+          // Seeding the large size stops in time to measure it within the phase.
+          seedDeadline: Date.now() + (mode === 'quick' ? 8_000 : 70_000),
+          measured,
+          progress: (step) => {
+            decisionsStep = step;
+            log(`decisions: ${step}`);
+          },
+        }),
+      () => decisionsStep,
+    );
     await phase('token', 60_000, (measured) =>
       measureToken({ h: harness, passwordSamples: s.passwordSamples, refreshSamples: s.refreshSamples, measured }),
     );

@@ -219,6 +219,18 @@ export function rowsOf(r: Results): Row[] {
     goal: '<= 1.05',
     verdict: verdict(a.meetsGoal, a.note),
   });
+  const d = r.decisions;
+  rows.push({
+    entry: 'decisions',
+    figure:
+      `p50 ${n(d.small.p50Ms)} ms / ${n(d.large.p50Ms)} ms (${d.small.people} / ${d.large.people} people), ${n(d.small.waves, 0)} / ${n(d.large.waves, 0)} waves, ` +
+      `${n(d.small.rcu)} / ${n(d.large.rcu)} RCU; recorded ${n(d.recordedPerSecond, 0)}/s vs publish ${n(d.publishesPerSecond, 0)}/s; ` +
+      `whocanpass ${n(d.whoCanPass.itemsRead, 0)} items for ${d.whoCanPass.pageSize} of ${d.whoCanPass.holders}`,
+    floor: `p50 at ${d.small.people} people`,
+    ratio: n(d.ratio, 3),
+    goal: 'p50 <= 1.2, <= 2 waves, same RCU, recorded >= 0.8 x publish',
+    verdict: verdict(d.meetsGoal, d.note),
+  });
   return rows;
 }
 

@@ -2,7 +2,7 @@
  * The entry written for a measurement that could not run (a failure, or the run's time budget
  * spent): every figure null, `meetsGoal: false`, and a `note` saying why. Never invented numbers.
  */
-import { AWS_STREAM_POLLING, type Aggregate, type Capacity, type ColdStart, type Fanout, type HandlerOverhead, type Http, type HttpFloor, type HttpScenario, type Measured, type Paging, type Results, type Token, type Webhooks } from './results.ts';
+import { AWS_STREAM_POLLING, type Aggregate, type Decisions, type Capacity, type ColdStart, type Fanout, type HandlerOverhead, type Http, type HttpFloor, type HttpScenario, type Measured, type Paging, type Results, type Token, type Webhooks } from './results.ts';
 
 const base = (goal: string, reason: string) => ({ floor: null, ratio: null, goal, meetsGoal: false, note: `could not be measured: ${reason}` });
 const noFloor: HttpFloor = { rps: null, p50Ms: null, p99Ms: null, errors: null, non2xx: null };
@@ -113,4 +113,18 @@ export const unmeasured: { readonly [K in keyof Results]: (reason: string, measu
     durationMs: null,
     measured,
   }),
+  decisions: (reason, measured): Decisions => {
+    const size = { people: 0, p50Ms: null, waves: null, requests: null, rcu: null };
+    return {
+      ...base('warm decision: <= 2 waves and the same RCU at both sizes, p50 ratio <= 1.2; recorded/s >= 0.8 x publishes/s; whocanpass items read <= 3 x pageSize', reason),
+      small: size,
+      large: size,
+      largeReached: false,
+      recordedPerSecond: null,
+      publishesPerSecond: null,
+      throughputRatio: null,
+      whoCanPass: { holders: 0, pageSize: 0, rows: null, itemsRead: null, requests: null, rcu: null, durationMs: null },
+      measured,
+    };
+  },
 };

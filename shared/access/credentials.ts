@@ -26,7 +26,7 @@
  * schedules and holders are kept for {@link SNAPSHOT_TTL_MS} per execution environment and
  * version, so each later page reads its own people only (read units O(cards returned)).
  */
-import { connectedToPage, connectionsFrom, objectsOfInstance, type Connection } from '../db/access-reads.ts';
+import { connectedToPage, objectsOfInstance } from '../db/access-reads.ts';
 import { changesAfter, readCounters, CHANGE_LOG_DAYS, type Counter, type LoggedChange } from '../db/credential-log.ts';
 import { isObjectKey } from '../db/keys.ts';
 import { getObject, getObjects, ownInstance } from '../db/objects-repo.ts';
@@ -39,7 +39,7 @@ import type { Ctx } from '../objects/context.ts';
 import { outOfScope, roleForbidden } from '../objects/errors.ts';
 import { TtlCache } from '../ttl-cache.ts';
 import { inCallerScope } from './decisions.ts';
-import { cardFacts, loadedLevel, personLevels, refOf, scheduleKeysAt, type LoadedLevel } from './facts.ts';
+import { cardFacts, linkedKeys, loadedLevel, personLevels, refOf, scheduleKeysAt, type LoadedLevel } from './facts.ts';
 import { pinHash, pinSaltOf } from './pin-hash.ts';
 import { statesOf } from './reader-state.ts';
 import { isTimeZone } from '../model/time.ts';
@@ -102,7 +102,7 @@ const snapshots = new TtlCache<Snapshot>(1_000, SNAPSHOT_TTL_MS);
 
 const int = (v: unknown, def: number): number => (typeof v === 'number' && Number.isInteger(v) ? v : def);
 const knownZone = (v: unknown): string | undefined => (typeof v === 'string' && isTimeZone(v) ? v : undefined);
-const firstTo = (conns: readonly Connection[], relation: string): string | undefined => conns.find((c) => c.relation === relation)?.to;
+const firstTo = (o: StoredObject, relation: string): string | undefined => linkedKeys(o, relation)[0];
 
 /** Reads (strongly consistent where the table allows: objects and connections by key) what every answer carries. */
 async function readSnapshot(ctx: Ctx, controller: StoredObject): Promise<Snapshot> {
@@ -110,11 +110,11 @@ async function readSnapshot(ctx: Ctx, controller: StoredObject): Promise<Snapsho
   const [fresh, connected] = await Promise.all([getObject(db, controller.key, true), connectedToPage(db, controller.key, 'Controller', 1000)]);
   const c = fresh ?? controller;
   const keys = connected.holders.map((h) => h.from);
-  const [readerObjects, readerConns] = await Promise.all([getObjects(db, keys, true), Promise.all(keys.map((k) => connectionsFrom(db, k)))]);
-  const connsOf = new Map(keys.map((k, i) => [k, readerConns[i]!]));
-  const readers = readerObjects.filter((r) => r.collection === 'readers' && firstTo(connsOf.get(r.key) ?? [], 'Controller') === c.key).sort((a, b) => a.key.localeCompare(b.key));
+  // A reader's connections are links of its own (ObjectLinks, written with them): no Query each.
+  const readerObjects = await getObjects(db, keys, true);
+  const readers = readerObjects.filter((r) => r.collection === 'readers' && firstTo(r, 'Controller') === c.key).sort((a, b) => a.key.localeCompare(b.key));
   const chain = [...new Set([...c.instances, ...readers.flatMap((r) => r.instances)])];
-  const doorKeys = readers.map((r) => firstTo(connsOf.get(r.key)!, 'Door')).filter((k): k is string => k !== undefined);
+  const doorKeys = readers.map((r) => firstTo(r, 'Door')).filter((k): k is string => k !== undefined);
   const [doorObjects, instanceObjects, levelsByReader, levelsByInstance, holidays] = await Promise.all([
     getObjects(db, doorKeys, true),
     getObjects(db, chain, true),
@@ -124,20 +124,20 @@ async function readSnapshot(ctx: Ctx, controller: StoredObject): Promise<Snapsho
   ]);
   const instances = new Map(instanceObjects.map((o) => [o.key, o]));
   const parts: ReaderPart[] = readers.map((r) => {
-    const doorKey = firstTo(connsOf.get(r.key)!, 'Door');
+    const doorKey = firstTo(r, 'Door');
     let zone = knownZone(c.doc.TimeZone);
     for (const i of [...r.instances].reverse()) zone ??= knownZone(instances.get(i)?.doc.TimeZone);
     return { reader: r, door: doorObjects.find((d) => d.key === doorKey && d.collection === 'doors') ?? null, timeZone: zone ?? 'UTC' };
   });
   const readerKeys = new Set(readers.map((r) => r.key));
-  const naming = levelsByInstance.flat().filter((l) => loadedLevel(l, []).entries.some((e) => readerKeys.has(e.readerId)));
+  const naming = levelsByInstance.flat().filter((l) => loadedLevel(l).entries.some((e) => readerKeys.has(e.readerId)));
   const levelKeys = [...new Set([...levelsByReader.flat(), ...naming.map((l) => l.key)])];
-  const [levelObjects, levelConns] = await Promise.all([getObjects(db, levelKeys, true), Promise.all(levelKeys.map((k) => connectionsFrom(db, k)))]);
+  const levelObjects = await getObjects(db, levelKeys, true);
   const levels = new Map<string, LoadedLevel>();
-  levelKeys.forEach((k, i) => {
+  levelKeys.forEach((k) => {
     const o = levelObjects.find((x) => x.key === k);
     if (!o || o.collection !== 'accesslevels') return;
-    const l = loadedLevel(o, levelConns[i]!);
+    const l = loadedLevel(o);
     if (readers.some((r) => scheduleKeysAt(l, r.key).length > 0)) levels.set(k, l);
   });
   const scheduleKeys = [...new Set([...levels.values()].flatMap((l) => readers.flatMap((r) => scheduleKeysAt(l, r.key))))];
@@ -198,10 +198,10 @@ async function holdersOf(ctx: Ctx, snap: Snapshot): Promise<string[]> {
 // Card entries.
 
 /** The entries of a person's cards that pass a reader here (none: the person's cards do not pass here). */
-function entriesOf(snap: Snapshot, person: StoredObject, conns: readonly Connection[], salt: string): Record<string, unknown>[] {
+function entriesOf(snap: Snapshot, person: StoredObject, salt: string): Record<string, unknown>[] {
   const own = ownInstance(person);
   const grants: Record<string, unknown>[] = [];
-  for (const pl of personLevels(conns)) {
+  for (const pl of personLevels(person)) {
     const level = snap.levels.get(pl.key);
     if (!level) continue;
     for (const { reader } of snap.readers) {
@@ -239,14 +239,13 @@ function entriesOf(snap: Snapshot, person: StoredObject, conns: readonly Connect
     });
 }
 
-/** The entries of some people (each read strongly consistent, with its connections). */
+/** The entries of some people (read strongly consistent; their levels are links of their own). */
 async function entriesOfPeople(ctx: Ctx, snap: Snapshot, keys: readonly string[], salt: string): Promise<{ entries: Record<string, unknown>[]; found: Set<string> }> {
-  const [people, conns] = await Promise.all([getObjects(ctx.db, keys, true), Promise.all(keys.map((k) => connectionsFrom(ctx.db, k)))]);
-  const connsOf = new Map(keys.map((k, i) => [k, conns[i]!]));
+  const people = await getObjects(ctx.db, keys, true);
   const entries = people
     .filter((p) => p.collection === 'people')
     .sort((a, b) => a.key.localeCompare(b.key))
-    .flatMap((p) => entriesOf(snap, p, connsOf.get(p.key) ?? [], salt));
+    .flatMap((p) => entriesOf(snap, p, salt));
   return { entries, found: new Set(entries.map((e) => `${e.FacilityCode === null ? '' : String(e.FacilityCode)}:${String(e.EncodedCardNumber)}`)) };
 }
 

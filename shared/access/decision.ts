@@ -30,9 +30,9 @@ export const REASONS = [
 ] as const;
 export type Reason = (typeof REASONS)[number];
 
-// A reader's `AccessMethod` (0 card only, 2 card and PIN, 5 unlocked, 6 locked down) and the
-// default strike times live in the model, where the write schemas validate them.
-export { ACCESS_METHODS, DEFAULT_EXTENDED_GRANT_ACCESS_TIME, DEFAULT_GRANT_ACCESS_TIME, type AccessMethod } from '../model/readers.ts';
+// A reader's `AccessMethod` (0 card only, 2 card and PIN, 5 unlocked, 6 locked down) lives in the
+// model, where the write schemas validate it.
+export { ACCESS_METHODS, type AccessMethod } from '../model/readers.ts';
 
 /** One `ScheduleDurationItem`, parsed: seconds from the start of the local day. */
 export interface ScheduleWindow {

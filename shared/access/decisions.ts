@@ -115,7 +115,7 @@ export async function evaluate(ctx: Ctx, loaded: LoadedReader, read: CardRead): 
   const chain = loaded.reader.instances;
   // The reader's set mode and the lockdowns above it (doors issue) are read beside the card.
   const [card, holidays, state] = await Promise.all([findCard(ctx, chain, read.number, read.facility), loadHolidays(ctx, chain), readerState(ctx, loaded)]);
-  const { grants } = card.found ? await grantsAt(ctx, personLevels(card.found.conns), loaded.reader.key) : { grants: [] };
+  const { grants } = card.found ? await grantsAt(ctx, personLevels(card.found.person), loaded.reader.key) : { grants: [] };
   const reader = factsWithState(loaded.facts, state, read.at);
   const facts: DecisionFacts = { at: read.at, reader, lookup: lookupOf(card), pinCode: read.pin, grants, holidays };
   return { decision: decide(facts), found: card.found };
@@ -169,7 +169,7 @@ function bsonCardNumber(number: string): bigint | string {
 async function publishResult(ctx: Ctx, loaded: LoadedReader, read: CardRead, outcome: Outcome, retentionDays: number, command?: StoredObject): Promise<void> {
   const { decision, found } = outcome;
   const reader = loaded.reader;
-  const { app, type } = accessResultType(decision.granted, reader.instances[0] ?? reader.folder);
+  const result = accessResultType(decision.granted, reader.instances[0] ?? reader.folder);
   const person = found ? refOf(found.person) : null;
   const display = found ? (typeof found.card.DisplayCardNumber === 'string' && found.card.DisplayCardNumber !== '' ? found.card.DisplayCardNumber : read.number) : read.number;
   const short = decision.granted ? 'Access Granted' : 'Access Denied';
@@ -194,12 +194,12 @@ async function publishResult(ctx: Ctx, loaded: LoadedReader, read: CardRead, out
   const w = eventWrite({
     key: newKey(),
     placement: { folder: reader.folder, path: reader.path, instances: reader.instances },
-    appKey: app.key,
-    eventTypeKey: type.key,
-    eventTypeMoniker: type.doc.Monikers ? ((type.doc.Monikers as { Namespace: string; Nickname: string }[])[0]!) : { Namespace: '', Nickname: '' },
+    appKey: result.app.key,
+    eventTypeKey: result.type.key,
+    eventTypeMoniker: result.moniker,
     occurredOn: read.at,
     publishedOn: ctx.now,
-    priority: type.doc.Priority as number,
+    priority: result.priority,
     requiresAcknowledgement: false,
     messageLong: long,
     messageShort: short,

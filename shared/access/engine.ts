@@ -40,7 +40,7 @@ export function cardState(card: CardFacts, at: Date): CardState {
 }
 
 /** Whether a level's window (a `ScheduledAccessLevel`'s; none for an `AccessLevel`) contains `at`. */
-export function grantActiveAt(grant: LevelGrant, at: Date): boolean {
+function grantActiveAt(grant: LevelGrant, at: Date): boolean {
   if (grant.window === null) return true;
   const t = at.getTime();
   return !(t < instant(grant.window.activeOn)) && !(t >= instant(grant.window.expiresOn));
@@ -214,7 +214,7 @@ function evaluateCard(facts: DecisionFacts, zone: string): CardOutcome {
   const person = nameOf(card.person);
   const applying = grantsAt(facts.grants, at);
   const others = facts.grants.filter((g) => !applying.includes(g));
-  const otherText = others.length > 0 ? `; not applying now: ${others.map((g) => describeGrant(g, zone)).join('; ')}` : '';
+  const otherText = others.length > 0 ? `; granting nothing now: ${others.map((g) => describeGrant(g, zone)).join('; ')}` : '';
   let pair: GrantingPair | null = null;
   if (applying.length === 0) {
     const found = `No level of ${person} pairs ${readerName(reader)} with a schedule at this time${otherText}`;

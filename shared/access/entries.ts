@@ -16,7 +16,7 @@ import { invalidField } from '../objects/errors.ts';
 const FIELD = 'AccessLevelEntries';
 const ENTRY_FIELDS = new Set(['$type', 'ReaderId', 'ScheduleId', 'ReaderCommonName', 'ScheduleCommonName']);
 /** The most entries a level holds (one BatchGetItem reads their objects). */
-export const MAX_ENTRIES = 100;
+const MAX_ENTRIES = 100;
 
 /** The stored entries of a level document (the pairs only), 400 for a bad one. */
 async function checkedEntries(ctx: Ctx, value: unknown): Promise<{ ReaderId: string; ScheduleId: string }[]> {

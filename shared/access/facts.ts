@@ -12,13 +12,14 @@
  * | wave | requests (in parallel)                                                          |
  * | ---- | ------------------------------------------------------------------------------- |
  * | 1    | one Query of the card index per instance of the reader's chain (`CN#<instance>#<number>`) |
- * | 2    | GetItem of the holder (consistent) + Query of its connections (`O#<person>` `R#`, consistent) |
+ * | 2    | GetItem of the holder (consistent): its cards, and its levels in its `ObjectLinks`          |
  *
  * Neither depends on the number of people in the instance. A cold reader adds two waves (the
- * reader and its connections; its door, controller and instances), cold levels two (the levels and
- * their connections; their schedules), cold holidays none (they go with wave 1).
+ * reader; its door, controller and instances), cold levels two (the levels; their schedules),
+ * cold holidays none (they go with wave 1). The connections of a reader, a level and a person are
+ * read from their own `ObjectLinks` (see {@link linkedKeys}), never with a Query of their own.
  */
-import { cardHolders, connectedToPage, connectionsFrom, objectsOfInstance, type Connection } from '../db/access-reads.ts';
+import { cardHolders, connectedToPage, objectsOfInstance } from '../db/access-reads.ts';
 import { getObject, getObjects, ownInstance } from '../db/objects-repo.ts';
 import { cardIdentity, cardsWithKeys, presentCardValue, type Card } from '../model/cards.ts';
 import { objectHref } from '../model/render.ts';
@@ -26,6 +27,7 @@ import type { StoredObject } from '../model/stored-object.ts';
 import { TtlCache } from '../ttl-cache.ts';
 import type { Ctx } from '../objects/context.ts';
 import { SCHEDULED_ACCESS_LEVEL } from '../relations/rules.ts';
+import { windowFromMetaData } from '../relations/window.ts';
 import {
   ACCESS_METHODS,
   type AccessMethod,
@@ -69,11 +71,6 @@ const instances = new TtlCache<StoredObject | null>(10_000, CONFIG_TTL_MS);
 
 const id = (ctx: Pick<Ctx, 'db'>, key: string): string => `${ctx.db.tableName}\u0000${key}`;
 
-/** Forgets every kept reader, level, schedule, holiday and instance (tests, the bench). */
-export function clearAccessCaches(): void {
-  for (const c of [readers, levels, schedules, holidays, instances] as TtlCache<unknown>[]) c.clear();
-}
-
 /** `{ Key, CommonName, Href }` of an object. */
 export function refOf(o: StoredObject): ObjectRef {
   return { Key: o.key, CommonName: typeof o.doc.CommonName === 'string' ? o.doc.CommonName : null, Href: objectHref(o) };
@@ -104,7 +101,17 @@ async function instancesByKey(ctx: Ctx, keys: readonly string[]): Promise<Map<st
   return out;
 }
 
-const firstTo = (conns: readonly Connection[], relation: string): string | undefined => conns.find((c) => c.relation === relation)?.to;
+/**
+ * The keys an object is connected to by `relation`, from its own `ObjectLinks`: every connection
+ * is also a link of its source, written in the same transaction (shared/relations/service.ts).
+ */
+export function linkedKeys(o: StoredObject, relation: string): string[] {
+  const links = Array.isArray(o.doc.ObjectLinks) ? (o.doc.ObjectLinks as unknown[]) : [];
+  return links
+    .filter((l): l is Record<string, unknown> => l !== null && typeof l === 'object' && (l as Record<string, unknown>).Relation === relation)
+    .map((l) => l.LinkedObjectKey)
+    .filter((k): k is string => typeof k === 'string');
+}
 
 /**
  * A reader with its door, controller and zone (the controller's `TimeZone`, else the nearest
@@ -113,13 +120,13 @@ const firstTo = (conns: readonly Connection[], relation: string): string | undef
 export async function loadReader(ctx: Ctx, key: string): Promise<LoadedReader | null> {
   const hit = readers.get(id(ctx, key));
   if (hit !== undefined) return hit;
-  const [reader, conns] = await Promise.all([getObject(ctx.db, key), connectionsFrom(ctx.db, key)]);
+  const reader = await getObject(ctx.db, key);
   if (!reader || reader.collection !== 'readers') {
     readers.set(id(ctx, key), null);
     return null;
   }
-  const doorKey = firstTo(conns, 'Door');
-  const controllerKey = firstTo(conns, 'Controller');
+  const doorKey = linkedKeys(reader, 'Door')[0];
+  const controllerKey = linkedKeys(reader, 'Controller')[0];
   const [linked, chain] = await Promise.all([
     getObjects(ctx.db, [doorKey, controllerKey].filter((k): k is string => k !== undefined)),
     instancesByKey(ctx, reader.instances),
@@ -158,8 +165,8 @@ export async function loadHolidays(ctx: Ctx, chain: readonly string[]): Promise<
   return lists.flat();
 }
 
-/** A level with its pairs, from its object and its connections (the credential download reads them fresh). */
-export function loadedLevel(level: StoredObject, conns: readonly Connection[]): LoadedLevel {
+/** A level with its pairs, from its object (the credential download reads it fresh). */
+export function loadedLevel(level: StoredObject): LoadedLevel {
   const entries: { readerId: string; scheduleId: string }[] = [];
   for (const e of Array.isArray(level.doc.AccessLevelEntries) ? level.doc.AccessLevelEntries : []) {
     if (e === null || typeof e !== 'object') continue;
@@ -169,12 +176,12 @@ export function loadedLevel(level: StoredObject, conns: readonly Connection[]): 
   return {
     level,
     entries,
-    readers: conns.filter((c) => c.relation === 'Reader').map((c) => c.to),
-    schedules: conns.filter((c) => c.relation === 'Schedule').map((c) => c.to),
+    readers: linkedKeys(level, 'Reader'),
+    schedules: linkedKeys(level, 'Schedule'),
   };
 }
 
-/** Access levels with their pairs, kept for {@link CONFIG_TTL_MS}: the cold ones in one wave (BatchGetItem + a Query each). */
+/** Access levels with their pairs, kept for {@link CONFIG_TTL_MS}: the cold ones in one BatchGetItem. */
 export async function loadLevels(ctx: Ctx, keys: readonly string[]): Promise<Map<string, LoadedLevel>> {
   const out = new Map<string, LoadedLevel>();
   const missing: string[] = [];
@@ -184,11 +191,10 @@ export async function loadLevels(ctx: Ctx, keys: readonly string[]): Promise<Map
     else if (hit) out.set(k, hit);
   }
   if (missing.length > 0) {
-    const [objects, conns] = await Promise.all([getObjects(ctx.db, missing), Promise.all(missing.map((k) => connectionsFrom(ctx.db, k)))]);
-    const byKey = new Map(objects.map((o) => [o.key, o]));
-    missing.forEach((k, i) => {
+    const byKey = new Map((await getObjects(ctx.db, missing)).map((o) => [o.key, o]));
+    missing.forEach((k) => {
       const o = byKey.get(k);
-      const l = o && o.collection === 'accesslevels' ? loadedLevel(o, conns[i]!) : null;
+      const l = o && o.collection === 'accesslevels' ? loadedLevel(o) : null;
       levels.set(id(ctx, k), l);
       if (l) out.set(k, l);
     });
@@ -235,10 +241,30 @@ export interface PersonLevel {
   readonly window: LevelGrant['window'];
 }
 
-export function personLevels(conns: readonly Connection[]): PersonLevel[] {
-  return conns
-    .filter((c) => c.relation === 'AccessLevel' || c.relation === SCHEDULED_ACCESS_LEVEL)
-    .map((c) => ({ key: c.to, window: c.relation === SCHEDULED_ACCESS_LEVEL ? { activeOn: c.activeOn ?? null, expiresOn: c.expiresOn ?? null } : null }));
+/**
+ * A person's levels from its own document: every connection is also an ObjectLinkItem of its
+ * source, written in the same transaction (shared/relations/service.ts), so the person item read
+ * strongly consistent holds its levels as they are, a scheduled one with its window in
+ * `MetaDataBson`. No Query of its connections is needed.
+ */
+export function personLevels(person: StoredObject): PersonLevel[] {
+  const links = Array.isArray(person.doc.ObjectLinks) ? (person.doc.ObjectLinks as unknown[]) : [];
+  const out: PersonLevel[] = [];
+  for (const l of links) {
+    if (l === null || typeof l !== 'object') continue;
+    const { Relation, LinkedObjectKey, MetaDataBson } = l as Record<string, unknown>;
+    if (typeof LinkedObjectKey !== 'string' || (Relation !== 'AccessLevel' && Relation !== SCHEDULED_ACCESS_LEVEL)) continue;
+    if (Relation === 'AccessLevel') {
+      out.push({ key: LinkedObjectKey, window: null });
+      continue;
+    }
+    try {
+      out.push({ key: LinkedObjectKey, window: windowFromMetaData(MetaDataBson) });
+    } catch {
+      // The server wrote it; a window it cannot read grants nothing rather than always.
+    }
+  }
+  return out;
 }
 
 /** The grants of a person's levels at one reader (levels pairing it with no schedule are left out). */
@@ -268,7 +294,6 @@ export async function grantsAt(ctx: Ctx, mine: readonly PersonLevel[], readerKey
 export interface FoundCard {
   readonly person: StoredObject;
   readonly card: Card;
-  readonly conns: readonly Connection[];
 }
 
 /** Card facts of a stored card of `person`. */
@@ -300,7 +325,7 @@ export function cardFacts(person: StoredObject, card: Card): CardFacts {
 
 /**
  * The holder of a card in the reader's instance chain, nearest instance first (wave 1: one Query
- * of the card index per instance; wave 2: the holder and its connections, consistent). With a
+ * of the card index per instance; wave 2: the holder, consistent). With a
  * facility code the card is `<facility code>:<number>` exactly; without one, the card without a
  * facility code, else the number's only holder. `otherFacility`: the number is held only under
  * another facility code (or, without one, by several cards: the read must name which).
@@ -329,12 +354,12 @@ export async function findCard(
   return { found: null, otherFacility };
 }
 
-/** The person `owner` with the card `identity`, read fresh with its connections; null when the (eventually consistent) index was behind. */
+/** The person `owner` with the card `identity`, read fresh (strongly consistent); null when the (eventually consistent) index was behind. */
 export async function holderOf(ctx: Ctx, owner: string, instance: string, identity: string): Promise<FoundCard | null> {
-  const [person, conns] = await Promise.all([getObject(ctx.db, owner, true), connectionsFrom(ctx.db, owner)]);
+  const person = await getObject(ctx.db, owner, true);
   if (!person || person.collection !== 'people' || ownInstance(person) !== instance) return null;
   const card = cardsWithKeys(person.key, person.doc).find((c) => cardIdentity(c) === identity);
-  return card ? { person, card, conns } : null;
+  return card ? { person, card } : null;
 }
 
 /** The lookup a decision reads, from what {@link findCard} found. */
@@ -357,7 +382,7 @@ export async function levelsAtReader(ctx: Ctx, loaded: LoadedReader): Promise<Lo
       const hit = levelKeys.get(id(ctx, i));
       if (hit) return hit;
       const all = await objectsOfInstance(ctx.db, i, 'accesslevels');
-      const keys = all.filter((l) => loadedLevel(l, []).entries.length > 0).map((l) => l.key);
+      const keys = all.filter((l) => loadedLevel(l).entries.length > 0).map((l) => l.key);
       levelKeys.set(id(ctx, i), keys);
       return keys;
     }),

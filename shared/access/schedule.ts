@@ -54,7 +54,7 @@ export function scheduleRuleOf(ref: ObjectRef, doc: Doc): ScheduleRule {
 const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 
 /** The day number (days since 1970-01-01) of a `YYYY-MM-DD` calendar date, or undefined when it is not one. */
-export function dayNumberOf(date: string): number | undefined {
+function dayNumberOf(date: string): number | undefined {
   const m = DATE.exec(date);
   if (!m) return undefined;
   const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
@@ -65,7 +65,7 @@ export function dayNumberOf(date: string): number | undefined {
 }
 
 /** One `HolidayDays` element, or null when it is not a valid one. */
-export function parseHolidayDay(item: unknown): HolidayDay | null {
+function parseHolidayDay(item: unknown): HolidayDay | null {
   if (!isDoc(item) || typeof item.Date !== 'string' || dayNumberOf(item.Date) === undefined) return null;
   const days = item.NumberOfDays ?? 1;
   const types = item.HolidayTypes;
@@ -135,7 +135,7 @@ export function localClock(at: Date, timeZone: string): LocalClock {
 const pad = (n: number, width = 2): string => String(n).padStart(width, '0');
 
 /** `+05:30`, `-04:00`, `+00:00` (seconds of historical offsets are shown when there are any). */
-export function formatOffset(offsetSeconds: number): string {
+function formatOffset(offsetSeconds: number): string {
   const sign = offsetSeconds < 0 ? '-' : '+';
   const abs = Math.abs(offsetSeconds);
   const hm = `${sign}${pad(Math.floor(abs / 3600))}:${pad(Math.floor(abs / 60) % 60)}`;
@@ -156,7 +156,7 @@ export function formatLocalTime(at: Date, timeZone: string): string {
 // Schedules.
 
 /** The holiday types (OR of every holiday covering it) of a local day, 0 when none does. */
-export function holidayTypesOn(holidays: readonly HolidayDay[], dayNumber: number): number {
+function holidayTypesOn(holidays: readonly HolidayDay[], dayNumber: number): number {
   let types = 0;
   for (const h of holidays) {
     const first = dayNumberOf(h.date);

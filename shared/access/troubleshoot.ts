@@ -12,7 +12,7 @@
  * kept skips the connections before it reading keys only. A page lists the rows of its people who
  * would be granted (a page may hold fewer rows than pageSize: the others would be denied).
  */
-import { connectedToPage, connectionsFrom } from '../db/access-reads.ts';
+import { connectedToPage } from '../db/access-reads.ts';
 import { getObjects, ownInstance } from '../db/objects-repo.ts';
 import { cardsWithKeys, type Card } from '../model/cards.ts';
 import type { StoredObject } from '../model/stored-object.ts';
@@ -123,7 +123,7 @@ async function walk(ctx: Ctx, levels: readonly { level: StoredObject }[], start:
 /** `GET people/<key>/accessiblereaders`: `{ Reader, Door, AccessLevel, Schedule }` of each reader the person can pass at `at`. */
 export async function accessibleReaders(ctx: Ctx, folderKey: string, personKey: string, at: Date): Promise<unknown[]> {
   const person = await locate(ctx, { kind: 'member', collection: 'people', folderKey, key: personKey });
-  const mine = personLevels(await connectionsFrom(ctx.db, person.key));
+  const mine = personLevels(person);
   const levels = await loadLevels(
     ctx,
     mine.map((l) => l.key),

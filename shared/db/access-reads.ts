@@ -5,8 +5,7 @@
  * | read                              | request                                                          |
  * | --------------------------------- | ---------------------------------------------------------------- |
  * | the card's holders, per instance  | Query GSI3 `CN#<instance>#<number>` (keys only: `cardHolders`)   |
- * | a person and its connections      | GetItem `O#<person>` (consistent) + Query `O#<person>` `R#` (consistent) |
- * | a level's or a reader's connections | Query `O#<key>` `R#`                                           |
+ * | a person (its cards, its levels in its ObjectLinks) | GetItem `O#<person>` (consistent: objects-repo `getObject`) |
  * | the holidays (access levels) of an instance | Query GSI2 `T#<instance>#holidays` (`accesslevels`)    |
  * | the people holding a level, a page | Query GSI1 `RB#<level>` beginning `<relation>#`, `Limit` = page |
  *
@@ -21,7 +20,6 @@ import { OBJECT_SK, objectPk, partitionPk, referencedByPk } from './keys.ts';
 import { fromItem, queryAll, send } from './objects-repo.ts';
 
 export { cardHolders, type CardHolder } from './search-repo.ts';
-export { connectionsFrom, type Connection } from './relations-repo.ts';
 
 /** Every object of a collection in an instance, whatever its folder (holidays, access levels): one Query of its partition. */
 export async function objectsOfInstance(db: Db, instanceKey: string, collection: 'holidays' | 'accesslevels'): Promise<StoredObject[]> {

@@ -24,19 +24,19 @@ import type { StoredObject } from '../model/stored-object.ts';
 
 export const MERCURY_COMMANDS_APP_KEY = '000000000000000000000011';
 export const SIMULATE_CARD_READ_TYPE_KEY = '000000000000000000000012';
-export const MERCURY_SERVICE_APP_KEY = '000000000000000000000021';
-export const ACCESS_GRANTED_TYPE_KEY = '000000000000000000000022';
-export const ACCESS_DENIED_TYPE_KEY = '000000000000000000000023';
+const MERCURY_SERVICE_APP_KEY = '000000000000000000000021';
+const ACCESS_GRANTED_TYPE_KEY = '000000000000000000000022';
+const ACCESS_DENIED_TYPE_KEY = '000000000000000000000023';
 export const UNLOCK_DOOR_TYPE_KEY = '000000000000000000000013';
-export const DOOR_UNLOCKED_TYPE_KEY = '000000000000000000000024';
-export const READER_MODE_CHANGED_TYPE_KEY = '000000000000000000000025';
-export const LOCKDOWN_ENDED_TYPE_KEY = '000000000000000000000026';
-export const LOCKDOWN_STARTED_TYPE_KEY = '000000000000000000000027';
+const DOOR_UNLOCKED_TYPE_KEY = '000000000000000000000024';
+const READER_MODE_CHANGED_TYPE_KEY = '000000000000000000000025';
+const LOCKDOWN_ENDED_TYPE_KEY = '000000000000000000000026';
+const LOCKDOWN_STARTED_TYPE_KEY = '000000000000000000000027';
 
-export const COMMANDS_NAMESPACE = 'MercuryServiceCommands';
-export const SERVICE_NAMESPACE = 'MercuryService';
-export const SIMULATE_CARD_READ = 'mercury:command-simulateCardRead';
-export const UNLOCK_DOOR = 'mercury:command-unlockDoor';
+const COMMANDS_NAMESPACE = 'MercuryServiceCommands';
+const SERVICE_NAMESPACE = 'MercuryService';
+const SIMULATE_CARD_READ = 'mercury:command-simulateCardRead';
+const UNLOCK_DOOR = 'mercury:command-unlockDoor';
 
 /** The Nicknames of the door event types of `MercuryService`. */
 export type DoorEventNickname = 'door-unlocked' | 'reader-mode-changed' | 'lockdown-started' | 'lockdown-ended';
@@ -133,11 +133,15 @@ export function builtinEventType(app: StoredObject, m: { readonly Namespace: str
   };
 }
 
-/** The result type of a card read: "Access Granted" or "Access Denied" of `MercuryService`. */
-export function accessResultType(granted: boolean, rootInstance: string): { readonly app: StoredObject; readonly type: StoredObject } {
-  const app = appObject(APPS[1]!, rootInstance);
-  const type = builtinEventType(app, { Namespace: SERVICE_NAMESPACE, Nickname: granted ? 'access-granted' : 'access-denied' })!;
-  return { app, type };
+/** The result type of a card read: "Access Granted" or "Access Denied" of `MercuryService`, with its moniker and priority. */
+export function accessResultType(
+  granted: boolean,
+  rootInstance: string,
+): { readonly app: StoredObject; readonly type: StoredObject; readonly moniker: { readonly Namespace: string; readonly Nickname: string }; readonly priority: number } {
+  const a = APPS[1]!;
+  const t = a.types[granted ? 0 : 1]!;
+  const app = appObject(a, rootInstance);
+  return { app, type: builtinEventType(app, { Namespace: t.namespace, Nickname: t.nickname })!, moniker: { Namespace: t.namespace, Nickname: t.nickname }, priority: t.priority };
 }
 
 /** A door event type of `MercuryService` (doors issue): the app, the type, and whether it requires acknowledgement. */

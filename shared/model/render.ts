@@ -38,7 +38,7 @@ export const WRITE_ONLY_FIELDS: readonly string[] = ['Password'];
  * `PinCode` (the decision engine reads it; no answer, search match, event or webhook shows it).
  * Every element of a typed array is rendered by {@link renderElement}, so this is the one filter.
  */
-export const UNREAD_ELEMENT_FIELDS: Readonly<Record<string, readonly string[]>> = { CardAssignmentInfo: ['PinCode'] };
+const UNREAD_ELEMENT_FIELDS: Readonly<Record<string, readonly string[]>> = { CardAssignmentInfo: ['PinCode'] };
 
 export { STANDARD_LINKS, type LinkDef } from './standard-links.ts';
 

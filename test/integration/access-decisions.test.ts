@@ -5,7 +5,7 @@
  */
 import { deserialize, serialize, type Document } from 'bson';
 import { beforeAll, describe, expect, it } from 'vitest';
-import { createTestDb, type TestDb } from '../support/db.ts';
+import { commandsOf, createTestDb, type TestDb } from '../support/db.ts';
 import { seedTenant, setupApi, type Tenant } from '../support/tokens.ts';
 
 const T = (name: string) => `Acme.${name}, Acme`;
@@ -105,6 +105,11 @@ describe('POST accessdecisions', () => {
     expect(new Date(r.body.At).toISOString()).toBe(IN_HOURS.replace('Z', '.000Z'));
     expect(r.body.Checks.map((c: any) => c.Step)).toEqual(['ReaderMode', 'Card', 'CardState', 'Pin', 'AccessLevel', 'Schedule']);
     expect(r.text).not.toContain('4711');
+    // Warm (the reader, its level and schedule kept): the card index and the holder, and beside the
+    // card index the reader's lockdowns and set mode (doors issue: one BatchGetItem), nothing else.
+    const warm = await commandsOf(t, () => decide({ ReaderKey: reader.Key, EncodedCardNumber: n, At: IN_HOURS }));
+    expect(warm.result.body.Reason).toBe('Granted');
+    expect([...warm.commands].sort()).toEqual(['BatchGetItem', 'GetItem', 'Query']);
     // Outside the schedule: denied with its reason; a number nobody holds: CardNotFound.
     const late = await decide({ ReaderKey: reader.Key, EncodedCardNumber: String(n), At: AFTER_HOURS });
     expect(late.body).toMatchObject({ Granted: false, Reason: 'OutsideSchedule', StrikeSeconds: null, Schedule: null });
@@ -133,6 +138,47 @@ describe('POST accessdecisions', () => {
     const put = await api.put(`${p.Href}/cards/${p.CardAssignments[0].Key}`, { token: root.tokens.Operator, body: { EncodedCardNumber: n, IsDisabled: true } });
     expect(put.status, JSON.stringify(put.body)).toBe(200);
     expect((await decide({ ReaderKey: reader.Key, EncodedCardNumber: n, At: IN_HOURS })).body.Reason).toBe('CardDisabled');
+  });
+
+  it('grants a ScheduledAccessLevel within its window only (ActiveOn included, ExpiresOn excluded)', async () => {
+    const n = freshCard();
+    const p = await holder({ EncodedCardNumber: n }, []);
+    const meta = Buffer.from(serialize({ ActiveOn: new Date('2026-11-25T15:00:00Z'), ExpiresOn: new Date('2026-11-25T16:00:00Z') })).toString('base64');
+    const put = await api.put(`/api/f/${I}/people/${p.Key}/scheduledaccesslevelbatch`, {
+      token: root.tokens.Operator,
+      body: [{ Relation: 'ScheduledAccessLevel', LinkedObjectKey: level.Key, MetaDataBson: meta }],
+    });
+    expect(put.status, JSON.stringify(put.body)).toBeLessThan(300);
+    const at = (iso: string) => decide({ ReaderKey: reader.Key, EncodedCardNumber: n, At: iso }).then((r) => r.body.Reason);
+    expect(await at('2026-11-25T14:59:59Z')).toBe('NoAccessAtReader');
+    expect(await at('2026-11-25T15:00:00Z')).toBe('Granted');
+    expect(await at('2026-11-25T15:59:59Z')).toBe('Granted');
+    expect(await at('2026-11-25T16:00:00Z')).toBe('NoAccessAtReader');
+  });
+
+  it('applies a change to a schedule, a holiday of the instance and a reader within a second', async () => {
+    const n = freshCard();
+    const s = await make('schedules', { $type: T('ScheduleInfo'), CommonName: 'Mornings', ScheduleDurations: [{ DayMask: 62, StartingAt: '09:00:00', Duration: '02:00:00', HolidayExceptions: 0 }] });
+    const r = await make('readers', { $type: T('VendorReaderInfo'), CommonName: 'Morning reader' });
+    const l = await make('accesslevels', { $type: T('AccessLevelInfo'), CommonName: 'Mornings', AccessLevelEntries: [{ ReaderId: r.Key, ScheduleId: s.Key }] });
+    await holder({ EncodedCardNumber: n }, [l.Key]);
+    // 10:00 UTC on Wednesday 2026-12-02 (no controller, no instance zone: UTC).
+    const read = () => decide({ ReaderKey: r.Key, EncodedCardNumber: n, At: '2026-12-02T10:00:00Z' }).then((x) => x.body);
+    const later = () => new Promise((resolve) => setTimeout(resolve, 1_100));
+    expect((await read()).Reason).toBe('Granted');
+    // A holiday of type 1 that day: the DayMask windows do not apply, and this duration has no exception for it.
+    await make('holidays', { $type: T('HolidayInfo'), CommonName: 'Founders day', HolidayDays: [{ Date: '2026-12-02', NumberOfDays: 1, HolidayTypes: 1 }] });
+    await later();
+    expect((await read()).Reason).toBe('OutsideSchedule');
+    const now = await api.get(s.Href, { token: root.tokens.ReadOnly });
+    const edit = await api.put(s.Href, { token: root.tokens.Administrator, body: { ...now.body, ScheduleDurations: [{ DayMask: 62, StartingAt: '09:00:00', Duration: '02:00:00', HolidayExceptions: 1 }] } });
+    expect(edit.status, JSON.stringify(edit.body)).toBeLessThan(300);
+    await later();
+    expect((await read()).Reason).toBe('Granted');
+    const rNow = await api.get(r.Href, { token: root.tokens.ReadOnly });
+    expect((await api.put(r.Href, { token: root.tokens.Administrator, body: { ...rNow.body, AccessMethod: 6 } })).status).toBeLessThan(300);
+    await later();
+    expect((await read()).Reason).toBe('ReaderLockedDown');
   });
 
   it('grants at the pairs of AccessLevelEntries', async () => {

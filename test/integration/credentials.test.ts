@@ -14,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { recordCredentialChanges } from '#shared/access/credential-changes.ts';
 import type { CardFacts, Decision, DecisionFacts, LevelGrant, ReaderFacts, ScheduleRule } from '#shared/access/decision.ts';
 import { decide } from '#shared/access/engine.ts';
-import { clearAccessCaches } from '#shared/access/facts.ts';
+import { CONFIG_TTL_MS } from '#shared/access/facts.ts';
 import { asAccessMethod, modeAt } from '#shared/access/modes.ts';
 import { pinHash } from '#shared/access/pin-hash.ts';
 import { holidayDaysOf, scheduleRuleOf } from '#shared/access/schedule.ts';
@@ -418,8 +418,9 @@ describe('the same decision offline as online', () => {
       if (R.chance(0.3)) facilities.set(String(n), (card.FacilityCode = R.int(1, 20)) as number);
       if (R.chance(0.5)) pins.set(String(n), (card.PinCode = String(R.int(1000, 99_999))) as string);
       if (R.chance(0.2)) card.IsDisabled = true;
-      if (R.chance(0.3)) card.ActiveOn = iso(R.int(-72, 48));
-      if (R.chance(0.3)) card.ExpiresOn = iso(R.int(-24, 120));
+      const from = R.int(-72, 48);
+      if (R.chance(0.3)) card.ActiveOn = iso(from);
+      if (R.chance(0.3)) card.ExpiresOn = iso(from + R.int(1, 96));
       if (R.chance(0.2)) card.LockdownExempt = true;
       if (R.chance(0.2)) card.ExtendedAccess = true;
       if (R.chance(0.2)) card.OriginalUseCount = R.int(1, 3);
@@ -429,7 +430,8 @@ describe('the same decision offline as online', () => {
       for (const l of levels) {
         if (R.chance(0.35)) await connect('people', p.Key, 'AccessLevel', l.Key);
         else if (R.chance(0.25)) {
-          const body = { ...(R.chance(0.7) ? { ActiveOn: iso(R.int(-72, 24)) } : {}), ...(R.chance(0.7) ? { ExpiresOn: iso(R.int(0, 120)) } : {}) };
+          const from = R.int(-72, 24);
+          const body = { ...(R.chance(0.7) ? { ActiveOn: iso(from) } : {}), ...(R.chance(0.7) ? { ExpiresOn: iso(from + R.int(1, 96)) } : {}) };
           const res = await api.put(`${p.Href}/connections/ScheduledAccessLevel?isOneToOne=False&relatedKey=${l.Key}&addAsTag=false`, { token: root.tokens.Administrator, body });
           expect(res.status, JSON.stringify(res.body)).toBe(200);
         }
@@ -455,7 +457,8 @@ describe('the same decision offline as online', () => {
     let compared = 0;
     let granted = 0;
     const compareReads = async (round: string) => {
-      clearAccessCaches();
+      // The decisions keep readers, levels and schedules for CONFIG_TTL_MS: let the changes apply.
+      await new Promise((r) => setTimeout(r, CONFIG_TTL_MS + 100));
       for (let i = 0; i < 50; i++) {
         const reader = R.pick(readers);
         const number = R.chance(0.9) ? R.pick(numbers) : String(nextNumber + 1000 + i);

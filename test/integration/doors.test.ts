@@ -174,12 +174,14 @@ describe('lockdown', () => {
   it('writes one item whatever the number of readers below, and costs a decision no more requests', async () => {
     const costOf = async (readerCount: number) => {
       const folder = await make('folders', { $type: 'FolderInfo', CommonName: `Readers ${readerCount}` });
-      const readers = [];
+      const readers: any[] = [];
       for (let i = 0; i < readerCount; i++) readers.push(await make('readers', { $type: T('VendorReaderInfo'), CommonName: `R${i}` }, folder.Key));
       const before = t.calls.length;
       const { result } = await commandsOf(t, () => api.post(`/api/f/${folder.Key}/lockdown`, { token: root.tokens.Operator, body: { Reason: 'Count' } }));
       expect(result.status).toBe(201);
       const calls = t.calls.slice(before);
+      await decide({ ReaderKey: readers[readerCount - 1].Key, EncodedCardNumber: freshCard() });
+      // Warm (the reader and its instance kept): the card index beside the reader's state.
       const decision = await commandsOf(t, () => decide({ ReaderKey: readers[readerCount - 1].Key, EncodedCardNumber: freshCard() }));
       expect(decision.result.body.Reason).toBe('ReaderLockedDown');
       return { puts: calls.filter((c) => c.command === 'PutItem').length, writeUnits: calls.reduce((n, c) => n + c.write, 0), decisionRequests: decision.commands.length };
@@ -190,6 +192,7 @@ describe('lockdown', () => {
     expect(many.puts).toBe(1);
     expect(many.writeUnits).toBe(few.writeUnits);
     expect(many.decisionRequests).toBe(few.decisionRequests);
+    expect(many.decisionRequests).toBe(2);
   });
 
   it('refuses by role, scope and body, writing nothing', async () => {

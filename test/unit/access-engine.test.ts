@@ -180,7 +180,7 @@ describe('decide', () => {
     expect(at('2026-11-28T15:00:00Z').reason).toBe('OutsideSchedule'); // Saturday 10:00
   });
 
-  it('grants by the first level whose schedule is active, whichever order the levels come in', () => {
+  it('grants by the first level, in the order given, whose schedule is active', () => {
     const night: ScheduleRule = { ref: ref('s3', 'Nights'), isAlways: false, windows: [{ dayMask: 127, startSeconds: 22 * 3600, durationSeconds: 8 * 3600, holidayExceptions: 0 }] };
     const cleaners: LevelGrant = { level: ref('l3', 'Cleaners'), window: null, schedules: [night, ALWAYS] };
     const d = decide(facts({ grants: [STAFF, cleaners], at: new Date('2026-11-28T15:00:00Z') }));

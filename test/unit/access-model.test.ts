@@ -1,4 +1,7 @@
+import { deserialize } from 'bson';
 import { describe, expect, it } from 'vitest';
+import { auditEvent } from '#shared/events/audit-event.ts';
+import { renderEvent } from '#shared/events/render.ts';
 import { withServerCardFields, withServerFieldsOfCards } from '#shared/model/card-keys.ts';
 import { renderElement, renderObject } from '#shared/model/render.ts';
 import { schemaFor } from '#shared/model/schemas/index.ts';
@@ -73,5 +76,20 @@ describe('schemas of readers and controllers of any type', () => {
     expect(schemaFor('MercuryControllerInfo', 'controllers').safeParse({ $type: 'X', TimeZone: 'Nowhere/Land' }).success).toBe(false);
     // Outside those collections an unknown type is still BaseInfo.
     expect(schemaFor('MercuryReaderInfo').safeParse({ $type: 'MercuryReaderInfo', AccessMethod: 3 }).success).toBe(true);
+  });
+});
+
+describe('events of a person change', () => {
+  it('carry no card field, so neither the events list, the live channels nor webhooks (which send the rendered event) show a PIN', () => {
+    const doc = { $type: 'PersonInfo', CommonName: 'Jane', CardAssignments: [{ Key: K1, EncodedCardNumber: 1, PinCode: '4321' }] };
+    const o = { key: 'aaaaaaaaaaaaaaaaaaaaaaaa', collection: 'people', type: 'PersonInfo', folder: 'f', path: ['f'], instances: ['f'], version: 2, doc };
+    for (const kind of ['created', 'updated', 'deleted'] as const) {
+      const w = auditEvent({ kind, eventId: kind, at: Date.UTC(2026, 10, 27), before: o, after: kind === 'deleted' ? undefined : o }, new Date(), 30);
+      const rendered = renderEvent(w.event, 'NS');
+      expect(JSON.stringify(rendered)).not.toContain('4321');
+      const data = deserialize(Buffer.from(rendered.EventDataBsonBase64 as string, 'base64'));
+      expect(JSON.stringify(data)).not.toContain('4321');
+      expect(data).toMatchObject({ ObjectKey: o.key, CommonName: 'Jane' });
+    }
   });
 });
