@@ -89,8 +89,8 @@ describe('lockdown', () => {
     await connect('accesslevels', b.level.Key, 'Reader', deep.Key);
     const n = freshCard();
     const exempt = freshCard();
-    await holder({ EncodedCardNumber: n }, b.level.Key);
-    await holder({ EncodedCardNumber: exempt, LockdownExempt: true }, b.level.Key);
+    const plain = await holder({ EncodedCardNumber: n }, b.level.Key);
+    const exemptHolder = await holder({ EncodedCardNumber: exempt, LockdownExempt: true }, b.level.Key);
     for (const r of [...b.readers, deep]) expect((await decide({ ReaderKey: r.Key, EncodedCardNumber: n })).body.Reason).toBe('Granted');
 
     const started = await api.post(`/api/f/${b.folder.Key}/lockdown`, { token: root.tokens.Operator, body: { Reason: 'Fire drill' } });
@@ -107,6 +107,10 @@ describe('lockdown', () => {
       expect(d.body.Message).toContain('Tower');
       expect((await decide({ ReaderKey: r.Key, EncodedCardNumber: exempt })).body).toMatchObject({ Granted: true, Reason: 'Granted' });
     }
+    // The troubleshooting calls see it as the decisions do: only the exempt card passes.
+    const who = await api.get(`/api/f/${I}/readers/${b.readers[0].Key}/whocanpass`, { token: root.tokens.ReadOnly });
+    expect(who.body.map((r: any) => r.Person.Key)).toEqual([exemptHolder.Key]);
+    expect((await api.get(`/api/f/${I}/people/${plain.Key}/accessiblereaders`, { token: root.tokens.ReadOnly })).body).toEqual([]);
     // GET there and below: in effect, started by Tower.
     const below = await api.get(`/api/f/${sub.Key}/lockdown`, { token: root.tokens.ReadOnly });
     expect(below.status).toBe(200);
@@ -138,6 +142,7 @@ describe('lockdown', () => {
     expect(ended.body).toMatchObject({ InEffect: false, Lockdown: null });
     expect(await lastEventOf(b.folder.Key)).toMatchObject({ MessageShort: 'Lockdown Ended', EventTypeMoniker: { Nickname: 'lockdown-ended' }, RequiresAcknowledgement: false });
     for (const r of [...b.readers, deep]) expect((await decide({ ReaderKey: r.Key, EncodedCardNumber: n })).body.Reason).toBe('Granted');
+    expect((await api.get(`/api/f/${I}/people/${plain.Key}/accessiblereaders`, { token: root.tokens.ReadOnly })).body).toHaveLength(3);
     expect((await api.get(`/api/f/${b.folder.Key}/lockdown`, { token: root.tokens.ReadOnly })).body).toMatchObject({ InEffect: false, Lockdown: null });
   });
 
