@@ -18,7 +18,7 @@
  *   Removed: true }` for the cards they held that no longer pass here. A change of a level, a
  *   reader, a controller or a door changes which cards pass where: the answer is then a full one
  *   (`Incremental: false`). A version whose next change is gone from the log (older than
- *   {@link CHANGE_LOG_DAYS} days), or with more than {@link MAX_INCREMENTAL_CHANGES} changes
+ *   `CHANGE_LOG_DAYS` (shared/db/credential-log.ts)), or with more than {@link MAX_INCREMENTAL_CHANGES} changes
  *   since, is 410 `VersionExpired`: download in full.
  *
  * Pages: `Cards` is paged by card holder (people in key order, `pageSize` people a page); every
@@ -27,7 +27,7 @@
  * version, so each later page reads its own people only (read units O(cards returned)).
  */
 import { connectedToPage, objectsOfInstance } from '../db/access-reads.ts';
-import { changesAfter, readCounters, CHANGE_LOG_DAYS, type Counter, type LoggedChange } from '../db/credential-log.ts';
+import { changesAfter, readCounters, type Counter, type LoggedChange } from '../db/credential-log.ts';
 import { isObjectKey } from '../db/keys.ts';
 import { getObject, getObjects, ownInstance } from '../db/objects-repo.ts';
 import { ApiError } from '../errors.ts';
@@ -44,14 +44,13 @@ import { pinHash, pinSaltOf } from './pin-hash.ts';
 import { statesOf } from './reader-state.ts';
 import { isTimeZone } from '../model/time.ts';
 
-export { CHANGE_LOG_DAYS };
 
 /** More changes than this since a version: a full download costs less than the changes. */
-export const MAX_INCREMENTAL_CHANGES = 1000;
+const MAX_INCREMENTAL_CHANGES = 1000;
 /** How long after its counter moved a change's entry may still be on its way (written right after the counter). */
 const IN_FLIGHT_MS = 60_000;
 /** How long the first page's reads are kept for the later pages of the same version. */
-export const SNAPSHOT_TTL_MS = 60_000;
+const SNAPSHOT_TTL_MS = 60_000;
 
 const versionExpired = (why: string): ApiError => new ApiError(410, 'VersionExpired', `${why} Download in full (without since).`);
 

@@ -24,8 +24,8 @@ import { send } from './objects-repo.ts';
 /** Days a change stays in the log (after that, a download from before it is answered in full). */
 export const CHANGE_LOG_DAYS = 7;
 
-export const COUNTER_SK = 'AV';
-export const counterPk = (instance: string): string => `AV#${instance}`;
+const COUNTER_SK = 'AV';
+const counterPk = (instance: string): string => `AV#${instance}`;
 export const changePk = (instance: string): string => `AC#${instance}`;
 const seqSk = (n: number): string => String(n).padStart(12, '0');
 

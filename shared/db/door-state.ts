@@ -20,11 +20,11 @@ import { send } from './objects-repo.ts';
 
 export const LOCKDOWN_SK = 'LD';
 export const MODE_SK = 'MODE';
-export const UNLOCK_SK = 'UNLOCK';
+const UNLOCK_SK = 'UNLOCK';
 
-export const lockdownPk = (folderKey: string): string => `LD#${folderKey}`;
-export const lockdownKey = (folderKey: string): ItemKey => ({ PK: lockdownPk(folderKey), SK: LOCKDOWN_SK });
-export const modeKey = (readerKey: string): ItemKey => ({ PK: objectPk(readerKey), SK: MODE_SK });
+const lockdownPk = (folderKey: string): string => `LD#${folderKey}`;
+const lockdownKey = (folderKey: string): ItemKey => ({ PK: lockdownPk(folderKey), SK: LOCKDOWN_SK });
+const modeKey = (readerKey: string): ItemKey => ({ PK: objectPk(readerKey), SK: MODE_SK });
 
 /** A lockdown as stored: the folder (or instance) that started it, when, by whom, why. */
 export interface LockdownRecord {
@@ -55,7 +55,7 @@ export interface UnlockRecord {
 
 const str = (v: unknown): string | null => (typeof v === 'string' ? v : null);
 
-export function lockdownOf(item: Record<string, unknown>): LockdownRecord {
+function lockdownOf(item: Record<string, unknown>): LockdownRecord {
   return {
     folder: String(item.Folder),
     folderName: str(item.FolderName),
@@ -67,7 +67,7 @@ export function lockdownOf(item: Record<string, unknown>): LockdownRecord {
   };
 }
 
-export function modeOf(item: Record<string, unknown>): ModeRecord {
+function modeOf(item: Record<string, unknown>): ModeRecord {
   return { accessMethod: Number(item.AccessMethod), until: str(item.Until), setOn: String(item.SetOn), setBy: String(item.SetBy) };
 }
 
