@@ -61,7 +61,9 @@ describe('the Gatehouse app', () => {
       [...built.templates].map(([name, t]) => [name, Object.keys(t.toJSON().Resources as object).length]),
     );
     console.log('resources per stack:', counts);
-    for (const count of Object.values(counts)) expect(count).toBeLessThan(450);
+    // CloudFormation's limit is 500. Single sign-on's routes (its collection and /oauth/*) brought a
+    // stack to 456: one route is one resource. A stack split is due before this reaches 480.
+    for (const count of Object.values(counts)) expect(count).toBeLessThan(470);
   });
 });
 
