@@ -385,7 +385,7 @@ export interface DecisionSize {
   /** People in the instance. */
   readonly people: number;
   readonly p50Ms: number | null;
-  /** DynamoDB request waves of one warm decision (requests that overlap are one wave). */
+  /** DynamoDB request waves of one warm decision (requests that overlap are one wave): the median of 9. */
   readonly waves: number | null;
   readonly requests: number | null;
   readonly rcu: number | null;
@@ -401,6 +401,8 @@ export interface Decisions extends Verdict {
   readonly publishesPerSecond: number | null;
   /** recorded / publishes. */
   readonly throughputRatio: number | null;
+  /** Where both were measured: over HTTP on the local runtime, or in process when it was not started. */
+  readonly throughputOn: string;
   readonly whoCanPass: {
     readonly holders: number;
     readonly pageSize: number;

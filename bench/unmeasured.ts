@@ -123,6 +123,7 @@ export const unmeasured: { readonly [K in keyof Results]: (reason: string, measu
       recordedPerSecond: null,
       publishesPerSecond: null,
       throughputRatio: null,
+      throughputOn: '',
       whoCanPass: { holders: 0, pageSize: 0, rows: null, itemsRead: null, requests: null, rcu: null, durationMs: null },
       measured,
     };
