@@ -103,7 +103,7 @@ const int = (v: unknown, def: number): number => (typeof v === 'number' && Numbe
 const knownZone = (v: unknown): string | undefined => (typeof v === 'string' && isTimeZone(v) ? v : undefined);
 const firstTo = (o: StoredObject, relation: string): string | undefined => linkedKeys(o, relation)[0];
 
-/** Reads (strongly consistent where the table allows: objects and connections by key) what every answer carries. */
+/** Reads (strongly consistent where the table allows: objects by key) what every answer carries. */
 async function readSnapshot(ctx: Ctx, controller: StoredObject): Promise<Snapshot> {
   const db = ctx.db;
   const [fresh, connected] = await Promise.all([getObject(db, controller.key, true), connectedToPage(db, controller.key, 'Controller', 1000)]);
