@@ -1,9 +1,9 @@
 /**
  * Doors end to end on the local runtime (issue 37): a lockdown of a folder is "Lockdown Started"
  * on the JSON WebSocket and over MQTT, requiring acknowledgement, and the next decision below it
- * is denied; its end is "Lockdown Ended"; a momentary unlock is "Door Unlocked" live; and the
- * credential download's version follows a write through the runtime's own stream fan-out
- * (If-None-Match 304 before it, the change through `since` after it).
+ * is denied; its end is "Lockdown Ended"; a momentary unlock is "Door Unlocked" live, a mode
+ * "Reader Mode Changed"; and the credential download's version follows a write through the
+ * runtime's own stream fan-out (If-None-Match 304 before it, the change through `since` after it).
  */
 import { randomBytes } from 'node:crypto';
 import { deserialize } from 'bson';
@@ -38,6 +38,15 @@ async function ok(method: string, path: string, body: unknown, status = 201): Pr
   const r = await call(method, path, body);
   expect(r.status, `${method} ${path}: ${r.text}`).toBe(status);
   return r.body;
+}
+
+/** The next event of that MessageShort on the WebSocket (subscribed in the first test). */
+async function next(short: string): Promise<any> {
+  for (;;) {
+    const m = await ws!.next(3_000);
+    if (!m) throw new Error(`no ${short} on the WebSocket`);
+    if (m.type === 'event' && m.event.MessageShort === short) return m.event;
+  }
 }
 
 let folder: any;
@@ -78,13 +87,6 @@ describe('doors on the local runtime', () => {
     const overMqtt: any[] = [];
     mq.on('message', (_t, payload) => overMqtt.push(deserialize(payload)));
     for (const topic of topics) await mq.subscribeAsync(topic);
-    const next = async (short: string) => {
-      for (;;) {
-        const m = await ws!.next(3_000);
-        if (!m) throw new Error(`no ${short} on the WebSocket`);
-        if (m.type === 'event' && m.event.MessageShort === short) return m.event;
-      }
-    };
 
     const started = Date.now();
     const lockdown = await ok('POST', `/api/f/${folder.Key}/lockdown`, { Reason: 'Drill' });
@@ -119,6 +121,9 @@ describe('doors on the local runtime', () => {
     expect((await call('GET', path, undefined, { 'if-none-match': `"${full.body.Version}"` })).status).toBe(304);
     // A mode set on the reader: counted once the fan-out has read it from the stream.
     await ok('PUT', `/api/f/${folder.Key}/readers/${reader.Key}/mode`, { AccessMethod: 5 }, 200);
+    // Live on the door's topic too (the event relates the reader and its door).
+    const changed = await next('Reader Mode Changed');
+    expect(deserialize(Buffer.from(changed.EventDataBsonBase64, 'base64'))).toMatchObject({ Reader: { Key: reader.Key }, From: 0, To: 5, Until: null });
     expect(await waitFor(async () => (await call('GET', path, undefined, { 'if-none-match': full.body.Version })).status === 200, 5_000)).toBe(true);
     const since = await call('GET', `${path}?since=${full.body.Version}`);
     expect(since.body).toMatchObject({ Incremental: true, Cards: [] });
