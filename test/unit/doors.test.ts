@@ -8,6 +8,7 @@ import { describe, expect, it } from 'vitest';
 import { changeOfRecord } from '#shared/access/credential-changes.ts';
 import { asAccessMethod, lockdownOver, modeAt, setModeActive } from '#shared/access/modes.ts';
 import { pinHash, pinSaltOf } from '#shared/access/pin-hash.ts';
+import { enforceVerdict } from '#shared/auth/status-check.ts';
 
 describe('a reader\'s mode', () => {
   const until = '2026-11-27T17:00:00.000Z';
@@ -79,5 +80,15 @@ describe('the credential change log', () => {
     expect(changeOfRecord(record(undefined, object('events')))).toBeUndefined();
     expect(changeOfRecord(record(undefined, object('users')))).toBeUndefined();
     expect(changeOfRecord(record(undefined, { PK: 'O#p1', SK: 'R#AccessLevel#l1' }))).toBeUndefined();
+  });
+});
+
+describe('the Controller role', () => {
+  const ok = (role: 'Administrator' | 'Operator' | 'ReadOnly' | 'Controller') => ({ state: 'ok' as const, sessionGeneration: 0, role });
+  it('is not a rank below the others: a token of it and a user of another role (or the reverse) is refused', () => {
+    expect(() => enforceVerdict({ role: 'Controller', sessionGeneration: 0 }, ok('Controller'))).not.toThrow();
+    expect(() => enforceVerdict({ role: 'Controller', sessionGeneration: 0 }, ok('Administrator'))).toThrow(/role of this user changed/);
+    expect(() => enforceVerdict({ role: 'ReadOnly', sessionGeneration: 0 }, ok('Controller'))).toThrow(/role of this user changed/);
+    expect(() => enforceVerdict({ role: 'ReadOnly', sessionGeneration: 0 }, ok('Operator'))).not.toThrow();
   });
 });
