@@ -231,6 +231,18 @@ export function rowsOf(r: Results): Row[] {
     goal: 'p50 <= 1.2, <= 2 waves, same RCU, recorded >= 0.8 x publish',
     verdict: verdict(d.meetsGoal, d.note),
   });
+  const o = r.doors;
+  rows.push({
+    entry: 'doors',
+    figure:
+      `lockdown of ${o.lockdown.readers} readers: ${n(o.lockdown.puts, 0)} PutItem, ${n(o.lockdown.wcu)} WCU, decision ${n(o.lockdown.decisionWaves, 0)} waves; ` +
+      `download ${o.download.cards} cards ${n(o.download.rcu)} RCU (${n(o.download.rcuPerCard)}/card), 304 ${n(o.download.notModifiedRcu)} RCU, ` +
+      `since ${o.download.changes} changes ${n(o.download.incrementalRcu)} RCU`,
+    floor: `${o.download.changes} cards in the full download`,
+    ratio: n(o.ratio, 3),
+    goal: '1 PutItem, <= 2 waves, since <= 3',
+    verdict: verdict(o.meetsGoal, o.note),
+  });
   return rows;
 }
 

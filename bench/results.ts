@@ -468,6 +468,35 @@ export interface Decisions extends Verdict {
   readonly measured: Measured;
 }
 
+/** Doors: a lockdown's writes with many readers below, and the credential download's read units, full and incremental. */
+export interface Doors extends Verdict {
+  readonly lockdown: {
+    /** Readers below the locked folder. */
+    readonly readers: number;
+    /** PutItem requests of the call (the lockdown item; the event's publish is a BatchWriteItem). */
+    readonly puts: number | null;
+    readonly requests: number | null;
+    readonly wcu: number | null;
+    /** Request waves of a warm decision under it. */
+    readonly decisionWaves: number | null;
+  };
+  readonly download: {
+    readonly cards: number;
+    readonly pageSize: number;
+    /** Every page of the full download. */
+    readonly requests: number | null;
+    readonly rcu: number | null;
+    readonly rcuPerCard: number | null;
+    readonly notModifiedRequests: number | null;
+    readonly notModifiedRcu: number | null;
+    /** People changed before the incremental download. */
+    readonly changes: number;
+    readonly incrementalRequests: number | null;
+    readonly incrementalRcu: number | null;
+  };
+  readonly measured: Measured;
+}
+
 export interface Results {
   readonly handlerOverhead: HandlerOverhead;
   readonly coldStart: ColdStart;
@@ -479,10 +508,11 @@ export interface Results {
   readonly http: Http;
   readonly aggregate: Aggregate;
   readonly decisions: Decisions;
+  readonly doors: Doors;
 }
 
 /** The top-level keys, in order: the file has these and no others. */
-export const RESULT_KEYS = ['handlerOverhead', 'coldStart', 'capacity', 'paging', 'token', 'fanout', 'webhooks', 'http', 'aggregate', 'decisions'] as const satisfies ReadonlyArray<keyof Results>;
+export const RESULT_KEYS = ['handlerOverhead', 'coldStart', 'capacity', 'paging', 'token', 'fanout', 'webhooks', 'http', 'aggregate', 'decisions', 'doors'] as const satisfies ReadonlyArray<keyof Results>;
 
 const load = (): number[] => loadavg().map((x) => Math.round(x * 100) / 100);
 

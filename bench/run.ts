@@ -27,6 +27,7 @@ import { createHarness, expectStatus, type Harness } from './harness.ts';
 import { BASELINE, BUNDLE_BYTES_OVER_BASELINE, REFERENCE_ENTRIES, killDrivers, measureColdStart } from './measure-cold-start.ts';
 import { measureAggregate } from './measure-aggregate.ts';
 import { measureDecisions } from './measure-decisions.ts';
+import { measureDoors } from './measure-doors.ts';
 import { measureCapacity, measurePaging, setupEvents } from './measure-capacity.ts';
 import { measureHandlerOverhead } from './measure-handler.ts';
 import { describeFanoutProgress, measureFanout, newFanoutProgress, measureHttp, startBenchRuntime, type BenchRuntime } from './measure-runtime.ts';
@@ -65,6 +66,7 @@ const SETTINGS = {
     httpWarmRounds: 1,
     aggregateEvents: 10_000,
     decisionsLarge: 10_000,
+    doorsCards: 1_000,
     decisionSamples: 50,
     whoCanPassPeople: 1_000,
   },
@@ -85,6 +87,7 @@ const SETTINGS = {
     httpWarmRounds: 2,
     aggregateEvents: 10_000,
     decisionsLarge: 100_000,
+    doorsCards: 10_000,
     decisionSamples: 300,
     whoCanPassPeople: 10_000,
   },
@@ -262,6 +265,24 @@ async function main(): Promise<number> {
       measurePaging({ h: harness, folderKey: seed.folderKey, people: s.people, pageSize: PAGE_SIZE, quick: mode === 'quick', measured }),
     );
     await phase('aggregate', 60_000, (measured) => measureAggregate({ h: harness, instanceKey, events: s.aggregateEvents, measured }));
+    let doorsStep = 'setting up';
+    await phase(
+      'doors',
+      mode === 'quick' ? 20_000 : 45_000,
+      (measured) =>
+        measureDoors({
+          h: harness,
+          readers: 1_000,
+          cards: s.doorsCards,
+          changes: 10,
+          measured,
+          progress: (step) => {
+            doorsStep = step;
+            log(`doors: ${step}`);
+          },
+        }),
+      () => doorsStep,
+    );
     await phase('token', 60_000, (measured) =>
       measureToken({ h: harness, passwordSamples: s.passwordSamples, refreshSamples: s.refreshSamples, measured }),
     );

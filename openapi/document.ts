@@ -84,6 +84,7 @@ const TAG_DESCRIPTIONS: Readonly<Record<string, string>> = {
   SCIM: 'SCIM 2.0 provisioning (RFC 7643/7644) of an instance\'s people (Users) and access levels (Groups), with a SCIM token: see docs/scim.md.',
   'SCIM tokens': 'The SCIM tokens of an instance: what an identity provider\'s provisioning authenticates with.',
   'Access decisions': 'Who may open which door: a decision with its explanation, a recorded card read, and the troubleshooting calls.',
+  Doors: 'Acting on doors: lockdown of a folder and everything below it, reader modes, momentary unlock, door status, and the credential download a controller decides from offline.',
 };
 
 function tagDescription(name: string): string {
@@ -117,6 +118,7 @@ const ERRORS: Readonly<Record<number, ErrorResponse>> = {
     example: errorExample('ConcurrencyConflict', 'The object was changed by someone else (its ConcurrencyVersion is now 3); read it again and retry.'),
     retryAfter: true,
   },
+  410: { id: 'Gone', description: 'A credential download version whose changes are no longer kept (`VersionExpired`): download in full.', example: errorExample('VersionExpired', 'The changes since this version are no longer kept. Download in full (without since).') },
   413: { id: 'PayloadTooLarge', description: 'The request body is larger than the deployment accepts (1 MiB by default).', example: errorExample('PayloadTooLarge', 'The request body is larger than 1048576 bytes.') },
   422: {
     id: 'IdempotencyKeyReused',

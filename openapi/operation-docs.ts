@@ -515,6 +515,84 @@ const accessibleReadersSchema = z
   .meta({ id: 'AccessibleReaderList' });
 const atQuery = { at: z.string().optional().meta({ format: 'date-time', description: 'The instant (default: now).' }) };
 
+// Doors (issue 37)
+const lockdownSchema = z
+  .object({
+    Folder: objectRefSchema.nullable().meta({ description: 'The folder or instance that started it (null when it was started above the caller\'s instance).' }),
+    StartedOn: z.string().meta({ format: 'date-time' }),
+    StartedBy: z.string(),
+    Reason: z.string(),
+  })
+  .meta({ id: 'LockdownInfo', description: 'A lockdown in effect: which folder started it, when, by whom, why.' });
+const lockdownStatusSchema = z
+  .looseObject({ $type: z.string(), Folder: objectRefSchema, InEffect: z.boolean(), Lockdown: lockdownSchema.nullable().meta({ description: 'The outermost lockdown over the folder, or null.' }) })
+  .meta({ id: 'LockdownStatusInfo', description: 'Whether a lockdown is in effect at a folder (its own, or one above it).' });
+const lockdownRequestSchema = z.strictObject({ Reason: z.string().min(1).max(1000) }).meta({ id: 'LockdownRequest', description: 'Why every reader below is locked down.' });
+const accessMethodSchema = z.union([z.literal(0), z.literal(2), z.literal(5), z.literal(6)]).meta({ description: '0 card only, 2 card and PIN, 5 unlocked (free passage), 6 locked down.' });
+const doorStatusSchema = z
+  .looseObject({
+    $type: z.string(),
+    Door: objectRefSchema.nullable(),
+    Readers: z.array(
+      z.object({
+        Reader: objectRefSchema,
+        AccessMethod: z.number().int().meta({ description: 'The reader\'s normal mode (its AccessMethod).' }),
+        EffectiveAccessMethod: z.number().int().meta({ description: 'What a decision sees now: the set mode while it lasts, 6 under a lockdown.' }),
+        Until: z.string().nullable().meta({ format: 'date-time', description: 'The end of the set mode, or null.' }),
+      }),
+    ),
+    LockedDown: lockdownSchema.nullable(),
+    UnlockedUntil: z.string().nullable().meta({ format: 'date-time', description: 'The end of the momentary unlock while it lasts, else null.' }),
+    LastEvent: objectRefSchema.nullable().meta({ description: 'The newest event related to the door (CommonName: its MessageShort).' }),
+  })
+  .meta({ id: 'DoorStatusInfo', description: 'What a door is doing: its readers\' modes, the lockdown in effect, a momentary unlock, its last event.' });
+const credentialCardSchema = z
+  .looseObject({
+    EncodedCardNumber: z.string().meta({ description: 'Decimal digits (exact to 64 bits).' }),
+    FacilityCode: z.union([z.number(), z.string()]).nullable(),
+    Removed: z.boolean().optional().meta({ description: 'In an incremental answer: the card no longer passes here (only the number and facility code are given).' }),
+    PersonKey: z.string().optional(),
+    PersonName: z.string().nullable().optional(),
+    ActiveOn: z.string().nullable().optional(),
+    ExpiresOn: z.string().nullable().optional(),
+    IsDisabled: z.boolean().optional(),
+    LockdownExempt: z.boolean().optional(),
+    ExtendedAccess: z.boolean().optional(),
+    OriginalUseCount: z.number().int().optional(),
+    CurrentUseCount: z.number().int().optional(),
+    PinHash: z.string().nullable().optional().meta({ description: 'hex SHA-256 of `<PinSalt>:<PIN>`; never the PIN.' }),
+    Grants: z.array(z.looseObject({ ReaderKey: z.string(), ScheduleKey: z.string(), AccessLevelKey: z.string(), ActiveOn: z.string().nullable().optional(), ExpiresOn: z.string().nullable().optional() })).optional(),
+  })
+  .meta({ id: 'CredentialCardItem' });
+const credentialDownloadSchema = z
+  .looseObject({
+    $type: z.string(),
+    Version: z.string().meta({ description: 'The same on every page of one download; give it as `If-None-Match` or `since`.' }),
+    Incremental: z.boolean().meta({ description: 'true: only the cards changed since `since` (upsert them; remove the `Removed` ones); false: the whole download (fetch every page).' }),
+    TimeZone: z.string(),
+    Readers: z.array(z.looseObject({ Key: z.string(), CommonName: z.string().nullable(), AccessMethod: z.number().int(), Door: objectRefSchema.nullable() })),
+    Schedules: z.array(z.looseObject({ Key: z.string(), CommonName: z.string().nullable(), IsAlways: z.boolean(), ScheduleDurations: z.array(z.unknown()) })),
+    Holidays: z.array(z.looseObject({ Key: z.string(), HolidayDays: z.array(z.unknown()) })),
+    Lockdown: z.looseObject({}).nullable(),
+    PinSalt: z.string(),
+    Cards: z.array(credentialCardSchema),
+  })
+  .meta({ id: 'CredentialDownloadInfo', description: 'What a controller needs to decide alone for the readers connected to it.' });
+const exampleLockdownStatus = {
+  $type: ns('LockdownStatusInfo'),
+  Folder: { Key: K, CommonName: 'Building A', Href: `/api/f/${K}` },
+  InEffect: true,
+  Lockdown: { Folder: { Key: K, CommonName: 'Building A', Href: `/api/f/${K}` }, StartedOn: '2026-11-25T15:00:00.000Z', StartedBy: 'operator1', Reason: 'Intruder reported' },
+};
+const exampleDoorStatus = {
+  $type: ns('DoorStatusInfo'),
+  Door: { Key: K2, CommonName: 'Front door', Href: `/api/f/${I}/doors/${K2}` },
+  Readers: [{ Reader: { Key: K, CommonName: 'Front reader', Href: `/api/f/${I}/readers/${K}` }, AccessMethod: 0, EffectiveAccessMethod: 5, Until: '2026-11-25T22:00:00.000Z' }],
+  LockedDown: null,
+  UnlockedUntil: null,
+  LastEvent: { Key: E, CommonName: 'Reader Mode Changed', Href: `/api/f/${I}/events/${E}` },
+};
+
 const OPERATIONS: Readonly<Record<string, Describe>> = {
   // Access decisions and troubleshooting (issue 36)
   accessDecision: () => ({
@@ -543,6 +621,72 @@ const OPERATIONS: Readonly<Record<string, Describe>> = {
     query: atQuery,
     success: { 200: { description: 'The readers.', schema: accessibleReadersSchema, example: [{ Reader: { Key: K, CommonName: 'Front reader', Href: `/api/f/${I}/readers/${K}` }, Door: null, AccessLevel: { Key: K, CommonName: 'Staff', Href: `/api/f/${I}/accesslevels/${K}` }, Schedule: null }] } },
     errors: [403, 404],
+  }),
+  // Doors (issue 37)
+  startLockdown: () => ({
+    summary: 'Lock down a folder or instance and everything below it',
+    tag: 'Doors',
+    description:
+      'Operator or Administrator. One write, whatever the number of readers below: every decision at a reader below denies `ReaderLockedDown` (a `LockdownExempt` card that would otherwise be granted passes) and momentary unlocks are refused (409 `LockedDown`). ' +
+      'Publishes "Lockdown Started" (`MercuryService`/`lockdown-started`, the highest priority of the door events, requiring acknowledgement). A folder locked down already answers 200 with its lockdown and publishes nothing.',
+    body: { schema: lockdownRequestSchema, example: { Reason: 'Intruder reported' }, required: true },
+    success: { 201: { description: 'The lockdown started.', schema: lockdownStatusSchema, example: exampleLockdownStatus }, 200: { description: 'The folder was locked down already.', schema: lockdownStatusSchema, example: exampleLockdownStatus } },
+    errors: [403, 404],
+  }),
+  getLockdown: () => ({
+    summary: 'Whether a lockdown is in effect at a folder',
+    tag: 'Doors',
+    description: 'Any role. The lockdown of the folder or of one above it (the outermost): which folder started it, when, by whom and why.',
+    success: { 200: { description: 'The lockdown status.', schema: lockdownStatusSchema, example: exampleLockdownStatus } },
+    errors: [403, 404],
+  }),
+  endLockdown: () => ({
+    summary: 'End the lockdown a folder started',
+    tag: 'Doors',
+    description: 'Administrator. Publishes "Lockdown Ended" (`lockdown-ended`). 404 `NotLockedDown` when this folder started none (a lockdown above it ends where it started).',
+    success: { 200: { description: 'The lockdown status after it ended.', schema: lockdownStatusSchema, example: { ...exampleLockdownStatus, InEffect: false, Lockdown: null } } },
+    errors: [403, 404],
+  }),
+  setReaderMode: () => ({
+    summary: 'Set or reset a reader\'s mode',
+    tag: 'Doors',
+    description:
+      'Operator or Administrator. `AccessMethod` 0, 2, 5 or 6, until `Until` (an instant with a zone, later than now) when given: decisions after it see the normal mode again, with no job. `{ "AccessMethod": null }` resets the reader to its normal mode. ' +
+      'Publishes "Reader Mode Changed" (`reader-mode-changed`, BSON `{ Reader, From, To, Until, By }`) and answers the status of the reader\'s door (of the reader alone without a door).',
+    body: { schema: z.strictObject({ AccessMethod: accessMethodSchema.nullable(), Until: z.string().nullish().meta({ format: 'date-time' }) }).meta({ id: 'ReaderModeRequest' }), example: { AccessMethod: 5, Until: '2026-11-25T22:00:00Z' }, required: true },
+    success: { 200: { description: 'The door\'s status.', schema: doorStatusSchema, example: exampleDoorStatus } },
+    errors: [403, 404],
+  }),
+  unlockDoor: () => ({
+    summary: 'Unlock a door momentarily',
+    tag: 'Doors',
+    description:
+      'Operator or Administrator. `Seconds` 1 to 3600 (default: the door\'s readers\' `NormalGrantAccessTime`). Publishes "Door Unlocked" (`door-unlocked`, BSON `{ Door, Readers, Seconds, By }`). A door under a lockdown: 409 `LockedDown`, nothing published. ' +
+      'The original service\'s `mercury:command-unlockDoor` (app `MercuryCommands`) posted to the event sink with a `Door` (or a `Reader` of a door) and BSON `{ Duration }` does the same.',
+    body: { schema: z.strictObject({ Seconds: z.number().int().min(1).max(3600).optional() }).meta({ id: 'UnlockRequest' }), example: { Seconds: 10 }, required: false },
+    success: { 200: { description: 'The door\'s status.', schema: doorStatusSchema, example: { ...exampleDoorStatus, UnlockedUntil: '2026-11-25T15:00:10.000Z' } } },
+    errors: [403, 404, 409],
+  }),
+  doorStatus: () => ({
+    summary: 'What a door is doing',
+    tag: 'Doors',
+    description: 'Any role. Each reader\'s normal and effective mode (and the end of a set mode), the lockdown in effect, the end of a momentary unlock, the door\'s last event.',
+    success: { 200: { description: 'The door\'s status.', schema: doorStatusSchema, example: exampleDoorStatus } },
+    errors: [403, 404],
+  }),
+  credentials: () => ({
+    summary: 'The credential download of a controller',
+    tag: 'Doors',
+    description:
+      'Administrator or Controller (a role made for edge controllers: credential downloads and access decisions only). What the controller needs to decide alone with the same engine: its readers (normal mode, `SetMode` and its `Until`, `Lockdown`, zone, strike times), schedules, holidays, and one entry per card that can pass one of them with its grants; `Cards` is paged by card holder. ' +
+      'Every page of one download carries the same `Version` (also the `ETag`). `If-None-Match: <Version>` answers 304 when nothing it depends on changed (one read of the version counters). `?since=<Version>` answers only the cards changed since (`Incremental: true`, removed ones as `{ EncodedCardNumber, FacilityCode, Removed: true }`), or the whole download (`Incremental: false`) after a change of a level, reader, controller or door; a version whose changes are no longer kept (7 days) or with more than 1000 changes since is 410 `VersionExpired`. ' +
+      'Changes are counted from the table\'s stream: a write shows in the version after the stream delivered it (locally at once; in AWS within about a second).',
+    query: { ...paging, since: z.string().optional().meta({ description: 'A Version this controller holds: answer the changes since it.' }) },
+    success: {
+      200: { description: 'One page of the download, or the changes since `since`.', schema: credentialDownloadSchema, example: { $type: ns('CredentialDownloadInfo'), Version: '3.17', Incremental: false, TimeZone: 'America/Toronto', Readers: [{ Key: K, CommonName: 'Front reader', AccessMethod: 0, Door: null }], Schedules: [{ Key: K2, CommonName: 'Weekdays 9-17', IsAlways: false, ScheduleDurations: [{ DayMask: 62, StartingAt: '09:00:00', Duration: '08:00:00' }] }], Holidays: [], Lockdown: null, PinSalt: '5f2c…', Cards: [{ EncodedCardNumber: '4242', FacilityCode: null, PersonKey: K2, PersonName: 'Jane Doe', ActiveOn: null, ExpiresOn: null, IsDisabled: false, LockdownExempt: false, ExtendedAccess: false, OriginalUseCount: 0, CurrentUseCount: 0, PinHash: null, Grants: [{ ReaderKey: K, ScheduleKey: K2, AccessLevelKey: K }] }] } },
+      304: { description: 'Nothing this download depends on changed since the `If-None-Match` version.' },
+    },
+    errors: [403, 404, 410],
   }),
   // Service
   sysinfo: () => ({

@@ -185,6 +185,15 @@ export const ROUTES: readonly Route[] = Object.freeze([
         route('POST', `${F}/accessdecisions`, 'access', 'accessDecision'),
         route('GET', `${F}/readers/{key}/whocanpass`, 'access', 'whoCanPass'),
         route('GET', `${F}/people/{key}/accessiblereaders`, 'access', 'accessibleReaders'),
+        // Doors: lockdown of a folder and below, a reader's mode, a door's unlock and status
+        route('POST', `${F}/lockdown`, 'access', 'startLockdown'),
+        route('GET', `${F}/lockdown`, 'access', 'getLockdown'),
+        route('DELETE', `${F}/lockdown`, 'access', 'endLockdown'),
+        route('PUT', `${F}/readers/{key}/mode`, 'access', 'setReaderMode'),
+        route('POST', `${F}/doors/{key}/unlock`, 'access', 'unlockDoor'),
+        route('GET', `${F}/doors/{key}/status`, 'access', 'doorStatus'),
+        // The credential download an edge controller decides from offline
+        route('GET', `${F}/controllers/{key}/credentials`, 'access', 'credentials'),
       ]
     : []),
 

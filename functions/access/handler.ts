@@ -1,7 +1,7 @@
 /**
  * Access family: access levels (with their connections to schedules and readers), badge types
  * and card formats; access decisions and the troubleshooting calls (who can pass a reader, which
- * readers a person can pass).
+ * readers a person can pass); doors: lockdown, reader modes, momentary unlock, door status.
  */
 import { createCoreDeps, type CoreDeps } from '#shared/core-deps.ts';
 import { makeHandler } from '#shared/http/pipeline.ts';
@@ -27,12 +27,19 @@ const collection = Object.fromEntries(
 /** The decision calls load the engine and the facts with the first of them. */
 const decisions = operationsOnFirstCall(() => import('#shared/access/decision-operations.ts').then((m) => m.decisionOperations), ['accessDecision', 'whoCanPass', 'accessibleReaders']);
 
+/** The door calls (lockdown, reader mode, unlock, door status) load with the first of them. */
+const doors = operationsOnFirstCall(
+  () => import('#shared/access/door-operations.ts').then((m) => m.doorOperations),
+  ['startLockdown', 'endLockdown', 'getLockdown', 'setReaderMode', 'unlockDoor', 'doorStatus', 'credentials'],
+);
+
 export const operations = {
   ...collection,
   connect: connectOperation,
   listConnections: listConnectionsOperation,
   disconnect: disconnectOperation,
   ...decisions,
+  ...doors,
 };
 
 export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'access', operations, deps, middlewares: [metering] });

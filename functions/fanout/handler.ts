@@ -4,9 +4,11 @@
  * (new events to subscribed WebSocket clients, to the MQTT broker and to the webhook queue) and the audit trail (object changes become
  * events). Records either could not handle are returned in `batchItemFailures`
  * (ReportBatchItemFailures); both are safe to retry. The same pass meters the write side of
- * tenant usage (events published, objects created and deleted; see `shared/usage/stream.ts`).
+ * tenant usage (events published, objects created and deleted; see `shared/usage/stream.ts`), and
+ * records the changes credential downloads are versioned by (`shared/access/credential-changes.ts`).
  */
 import type { Context, DynamoDBBatchResponse, DynamoDBStreamEvent } from 'aws-lambda';
+import { recordCredentialChanges } from '#shared/access/credential-changes.ts';
 import { auditEventsFromStream, mergeBatchResponses } from '#shared/events/audit.ts';
 import { config } from '#shared/config.ts';
 import { createLiveDeps, type LiveDeps, type LiveDepsOverrides } from '#shared/live/live-deps.ts';
@@ -22,8 +24,8 @@ export function createHandler(deps: () => LiveDeps) {
   let usage: UsageRecorder | undefined;
   return async function fanout(event: DynamoDBStreamEvent, _context?: Context): Promise<DynamoDBBatchResponse> {
     const records = event.Records ?? [];
-    const [live, audit] = await Promise.all([fanOut(deps(), records), auditEventsFromStream(records, deps())]);
-    const response = mergeBatchResponses(live, audit);
+    const [live, audit, credentials] = await Promise.all([fanOut(deps(), records), auditEventsFromStream(records, deps()), recordCredentialChanges(deps().db, records)]);
+    const response = mergeBatchResponses(live, audit, credentials);
     usage ??= createUsageRecorder(deps());
     meterStreamBatch(usage, records, response);
     await usage.flushIfDue();

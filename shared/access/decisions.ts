@@ -29,6 +29,7 @@ import type { Ctx } from '../objects/domain-context.ts';
 import { outOfScope } from '../objects/object-errors.ts';
 import type { Decision, DecisionFacts, ObjectRef } from './decision.ts';
 import { decide } from './engine.ts';
+import { factsWithState, readerState } from './reader-state.ts';
 import { findCard, grantsAt, loadHolidays, loadReader, lookupOf, personLevels, refOf, type FoundCard, type LoadedReader } from './facts.ts';
 
 /** A card read to decide: what `POST accessdecisions` and the card read command carry. */
@@ -112,9 +113,11 @@ export interface Outcome {
 /** Decides a card read at a reader (not recorded). Warm: two waves of requests (see facts.ts). */
 export async function evaluate(ctx: Ctx, loaded: LoadedReader, read: CardRead): Promise<Outcome> {
   const chain = loaded.reader.instances;
-  const [card, holidays] = await Promise.all([findCard(ctx, chain, read.number, read.facility), loadHolidays(ctx, chain)]);
+  // The reader's set mode and the lockdowns above it (doors issue) are read beside the card.
+  const [card, holidays, state] = await Promise.all([findCard(ctx, chain, read.number, read.facility), loadHolidays(ctx, chain), readerState(ctx, loaded)]);
   const { grants } = card.found ? await grantsAt(ctx, personLevels(card.found.person), loaded.reader.key) : { grants: [] };
-  const facts: DecisionFacts = { at: read.at, reader: loaded.facts, lookup: lookupOf(card), pinCode: read.pin, grants, holidays };
+  const reader = factsWithState(loaded.facts, state, read.at);
+  const facts: DecisionFacts = { at: read.at, reader, lookup: lookupOf(card), pinCode: read.pin, grants, holidays };
   return { decision: decide(facts), found: card.found };
 }
 

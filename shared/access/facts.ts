@@ -43,7 +43,7 @@ import { holidayDaysOf, scheduleRuleOf } from './schedule-windows.ts';
 import { isTimeZone } from '../model/time.ts';
 
 /** How long readers, levels, schedules, holidays and instances are kept per execution environment. */
-const CONFIG_TTL_MS = 1_000;
+export const CONFIG_TTL_MS = 1_000;
 
 /** A reader as a decision reads it: the object, its facts, and what it is connected to. */
 export interface LoadedReader {
@@ -105,7 +105,7 @@ async function instancesByKey(ctx: Ctx, keys: readonly string[]): Promise<Map<st
  * The keys an object is connected to by `relation`, from its own `ObjectLinks`: every connection
  * is also a link of its source, written in the same transaction (shared/relations/service.ts).
  */
-function linkedKeys(o: StoredObject, relation: string): string[] {
+export function linkedKeys(o: StoredObject, relation: string): string[] {
   const links = Array.isArray(o.doc.ObjectLinks) ? (o.doc.ObjectLinks as unknown[]) : [];
   return links
     .filter((l): l is Record<string, unknown> => l !== null && typeof l === 'object' && (l as Record<string, unknown>).Relation === relation)
@@ -165,7 +165,8 @@ export async function loadHolidays(ctx: Ctx, chain: readonly string[]): Promise<
   return lists.flat();
 }
 
-function loadedLevel(level: StoredObject): LoadedLevel {
+/** A level with its pairs, from its object (the credential download reads it fresh). */
+export function loadedLevel(level: StoredObject): LoadedLevel {
   const entries: { readerId: string; scheduleId: string }[] = [];
   for (const e of Array.isArray(level.doc.AccessLevelEntries) ? level.doc.AccessLevelEntries : []) {
     if (e === null || typeof e !== 'object') continue;

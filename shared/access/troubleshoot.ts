@@ -23,6 +23,7 @@ import { TtlCache } from '../ttl-cache.ts';
 import type { Decision, HolidayDay, LevelGrant } from './decision.ts';
 import { inCallerScope, readerIn } from './decisions.ts';
 import { decide } from './engine.ts';
+import { factsWithState, readerState, statesOf } from './reader-state.ts';
 import { cardFacts, grantsAt, levelsAtReader, loadHolidays, loadLevels, loadReader, loadSchedules, personLevels, readerKeysOf, refOf, scheduleKeysAt, type LoadedReader } from './facts.ts';
 
 const RELATIONS = ['AccessLevel', SCHEDULED_ACCESS_LEVEL] as const;
@@ -57,8 +58,10 @@ interface Holder {
 
 /** `GET readers/<key>/whocanpass`: one page of `{ Person, Card, AccessLevel, Schedule }`. */
 export async function whoCanPass(ctx: Ctx, folderKey: string, readerKey: string, at: Date, page: number, pageSize: number): Promise<unknown[]> {
-  const loaded = await readerIn(ctx, folderKey, readerKey);
-  const [levels, holidays] = await Promise.all([levelsAtReader(ctx, loaded), loadHolidays(ctx, loaded.reader.instances)]);
+  const found = await readerIn(ctx, folderKey, readerKey);
+  // The reader's set mode and the lockdowns above it (doors issue), as a decision sees them.
+  const [levels, holidays, state] = await Promise.all([levelsAtReader(ctx, found), loadHolidays(ctx, found.reader.instances), readerState(ctx, found)]);
+  const loaded: LoadedReader = { ...found, facts: factsWithState(found.facts, state, at) };
   const rules = await loadSchedules(
     ctx,
     levels.flatMap((l) => scheduleKeysAt(l, loaded.reader.key)),
@@ -133,10 +136,14 @@ export async function accessibleReaders(ctx: Ctx, folderKey: string, personKey: 
     // A reader finds the person's cards only when the person's instance is in its chain.
     (r): r is LoadedReader => r !== null && inCallerScope(ctx, r.reader) && r.reader.instances.includes(ownInstance(person)),
   );
+  const states = await statesOf(
+    ctx,
+    readers.map((r) => r.reader),
+  );
   const rows = await Promise.all(
     readers.map(async (r) => {
       const [{ grants }, holidays] = await Promise.all([grantsAt(ctx, mine, r.reader.key), loadHolidays(ctx, r.reader.instances)]);
-      const granted = grantedCard(r, person, grants, holidays, at);
+      const granted = grantedCard({ ...r, facts: factsWithState(r.facts, states.of(r.reader), at) }, person, grants, holidays, at);
       return granted ? { Reader: r.facts.ref, Door: r.facts.door, AccessLevel: granted.decision.accessLevel, Schedule: granted.decision.schedule } : undefined;
     }),
   );

@@ -47,7 +47,7 @@ class KeysUnreadable extends Error {
   }
 }
 
-const ROLES: readonly Role[] = ['Administrator', 'Operator', 'ReadOnly'];
+const ROLES: readonly Role[] = ['Administrator', 'Operator', 'ReadOnly', 'Controller'];
 
 /** Turns verified claims into a principal; rejects tokens missing Gatehouse's claims. */
 export function principalFromClaims(p: JWTPayload): Principal {

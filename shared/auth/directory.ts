@@ -13,7 +13,7 @@ import { instanceNameClaim, userNameClaim } from '../model/claims.ts';
 
 export type SecurityLevel = 'Low' | 'Medium' | 'High';
 export const SECURITY_LEVELS: readonly SecurityLevel[] = ['Low', 'Medium', 'High'];
-export const ROLES: readonly Role[] = ['Administrator', 'Operator', 'ReadOnly'];
+export const ROLES: readonly Role[] = ['Administrator', 'Operator', 'ReadOnly', 'Controller'];
 
 export const INSTANCE_COLLECTION = 'instances';
 export const INSTANCE_TYPE = 'InstanceInfo';

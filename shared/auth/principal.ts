@@ -3,7 +3,17 @@
  * layer and the domain folders alike, so none of them imports the http contract for them.
  */
 
-export type Role = 'Administrator' | 'Operator' | 'ReadOnly';
+/**
+ * A user's role. `Controller` (doors issue) is made for edge door controllers: it may read
+ * credential downloads and record access decisions, nothing else (shared/http/pipeline.ts).
+ */
+export type Role = 'Administrator' | 'Operator' | 'ReadOnly' | 'Controller';
+
+/**
+ * The only operations (route-table names) a `Controller` user may call; the pipeline answers 403
+ * to any other: read its credential download, and ask or record access decisions.
+ */
+export const CONTROLLER_OPERATIONS: ReadonlySet<string> = new Set(['credentials', 'accessDecision']);
 
 /** Who is calling, from a verified access token. */
 export interface Principal {

@@ -32,7 +32,7 @@ export interface StatusCheckOptions {
 export type Verdict = { readonly state: 'ok'; readonly sessionGeneration: number; readonly role: Role } | { readonly state: 'user' | 'instance' };
 
 /** How much a role may do: a token may claim at most its user's stored role. */
-const ROLE_RANK: Readonly<Record<Role, number>> = { ReadOnly: 0, Operator: 1, Administrator: 2 };
+const ROLE_RANK: Readonly<Record<Role, number>> = { Controller: 0, ReadOnly: 0, Operator: 1, Administrator: 2 };
 
 /** Why a principal is refused, or 'ok' (reads the user, its instance and the instances above). */
 export async function principalStatus(db: Db, p: Pick<Principal, 'userKey' | 'instanceKey'>): Promise<Verdict> {
@@ -49,7 +49,11 @@ export async function principalStatus(db: Db, p: Pick<Principal, 'userKey' | 'in
 export function enforceVerdict(p: Pick<Principal, 'role' | 'sessionGeneration'>, v: Verdict): void {
   if (v.state !== 'ok') throw unauthorized(`The ${v.state} of this token is disabled or no longer exists.`);
   if ((p.sessionGeneration ?? 0) < v.sessionGeneration) throw unauthorized('The sessions of this user were revoked; sign in again.');
-  if (ROLE_RANK[p.role] > ROLE_RANK[v.role]) throw unauthorized('The role of this user changed; sign in again.');
+  // A Controller's rights are not a rank below the others' (it may record reads, not read objects):
+  // a token of that role and a user of another (or the reverse) is a changed role.
+  if (ROLE_RANK[p.role] > ROLE_RANK[v.role] || (p.role !== v.role && (p.role === 'Controller' || v.role === 'Controller'))) {
+    throw unauthorized('The role of this user changed; sign in again.');
+  }
 }
 
 /**

@@ -30,6 +30,11 @@ import {
   identityProviderSecretItem,
   ssoPendingLoginItem,
   ssoCodeItem,
+  lockdownItem,
+  readerModeItem,
+  doorUnlockItem,
+  credentialCounterItem,
+  credentialChangeItem,
   wsConnectionItem,
   wsSubscriptionItem,
   type ItemKind,
@@ -170,6 +175,13 @@ export const ssoPendingPk = /* @__PURE__ */ keyOfKind(ssoPendingLoginItem, 'pk')
 export const SSO_PENDING_SK = /* @__PURE__ */ literalOf(ssoPendingLoginItem, 'sk');
 export const ssoCodePk = /* @__PURE__ */ keyOfKind(ssoCodeItem, 'pk');
 export const SSO_CODE_SK = /* @__PURE__ */ literalOf(ssoCodeItem, 'sk');
+export const lockdownPk = /* @__PURE__ */ keyOfKind(lockdownItem, 'pk');
+export const LOCKDOWN_SK = /* @__PURE__ */ literalOf(lockdownItem, 'sk');
+export const READER_MODE_SK = /* @__PURE__ */ literalOf(readerModeItem, 'sk');
+export const DOOR_UNLOCK_SK = /* @__PURE__ */ literalOf(doorUnlockItem, 'sk');
+export const credentialCounterPk = /* @__PURE__ */ keyOfKind(credentialCounterItem, 'pk');
+export const CREDENTIAL_COUNTER_SK = /* @__PURE__ */ literalOf(credentialCounterItem, 'sk');
+export const credentialChangePk = /* @__PURE__ */ keyOfKind(credentialChangeItem, 'pk');
 export const scimTokenPk = /* @__PURE__ */ keyOfKind(scimTokenItem, 'pk');
 export const SCIM_TOKEN_PREFIX = /* @__PURE__ */ prefixOf(scimTokenItem.pk);
 /** Delivery attempts of one webhook subscription, newest last (attempt keys are ObjectIds). */

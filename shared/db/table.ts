@@ -245,6 +245,39 @@ export const ssoCodeItem = {
   ttl: true,
 } as const satisfies ItemKind;
 
+export const lockdownItem = {
+  meaning: 'a lockdown of a folder or instance and everything below it: one item, whatever the number of readers (shared/db/door-state.ts)',
+  pk: 'LD#<folderKey>',
+  sk: 'LD',
+} as const satisfies ItemKind;
+
+export const readerModeItem = {
+  meaning: 'a reader’s mode set by an operator, until an instant or until reset (readers compare Until themselves)',
+  pk: 'O#<readerKey>',
+  sk: 'MODE',
+  ttl: true,
+} as const satisfies ItemKind;
+
+export const doorUnlockItem = {
+  meaning: 'a door’s momentary unlock, until an instant',
+  pk: 'O#<doorKey>',
+  sk: 'UNLOCK',
+  ttl: true,
+} as const satisfies ItemKind;
+
+export const credentialCounterItem = {
+  meaning: 'an instance’s count of the changes a credential download depends on (its Version) (shared/db/credential-log.ts)',
+  pk: 'AV#<instanceKey>',
+  sk: 'AV',
+} as const satisfies ItemKind;
+
+export const credentialChangeItem = {
+  meaning: 'one change a credential download depends on, by its sequence number (12 digits): what `since` reads',
+  pk: 'AC#<instanceKey>',
+  sk: '<seq>',
+  ttl: true,
+} as const satisfies ItemKind;
+
 export const webhookJobItem = {
   meaning: 'a job of the local runtime’s webhook queue, sorted by when it is due (15 digits of epoch ms)',
   pk: 'WQ',
@@ -307,6 +340,11 @@ export const ITEM_KINDS = {
   identityProviderSecret: identityProviderSecretItem,
   ssoPendingLogin: ssoPendingLoginItem,
   ssoCode: ssoCodeItem,
+  lockdown: lockdownItem,
+  readerMode: readerModeItem,
+  doorUnlock: doorUnlockItem,
+  credentialCounter: credentialCounterItem,
+  credentialChange: credentialChangeItem,
   webhookJob: webhookJobItem,
   usageDay: usageDayItem,
   usageTotal: usageTotalItem,

@@ -11,6 +11,14 @@
  * | app `MercuryService` (Mercury Driver Service) | `000000000000000000000021` | `MercuryService` / `MercuryService`                  |          |
  * | "Access Granted"                       | `000000000000000000000022` | `MercuryService` / `access-granted`                         | 10       |
  * | "Access Denied"                        | `000000000000000000000023` | `MercuryService` / `access-denied`                          | 20       |
+ * | door unlock command                    | `000000000000000000000013` | `MercuryServiceCommands` / `mercury:command-unlockDoor`     | 0        |
+ * | "Door Unlocked"                        | `000000000000000000000024` | `MercuryService` / `door-unlocked`                          | 10       |
+ * | "Reader Mode Changed"                  | `000000000000000000000025` | `MercuryService` / `reader-mode-changed`                    | 15       |
+ * | "Lockdown Ended"                       | `000000000000000000000026` | `MercuryService` / `lockdown-ended`                         | 30       |
+ * | "Lockdown Started" (requires acknowledgement) | `000000000000000000000027` | `MercuryService` / `lockdown-started`              | 50       |
+ *
+ * The door types (shared/access/doors.ts) follow the doors issue: a lockdown's start is the
+ * highest priority of them all and the only one an operator must acknowledge.
  */
 import type { StoredObject } from '../model/stored-object.ts';
 
@@ -19,10 +27,19 @@ export const SIMULATE_CARD_READ_TYPE_KEY = '000000000000000000000012';
 const MERCURY_SERVICE_APP_KEY = '000000000000000000000021';
 const ACCESS_GRANTED_TYPE_KEY = '000000000000000000000022';
 const ACCESS_DENIED_TYPE_KEY = '000000000000000000000023';
+export const UNLOCK_DOOR_TYPE_KEY = '000000000000000000000013';
+const DOOR_UNLOCKED_TYPE_KEY = '000000000000000000000024';
+const READER_MODE_CHANGED_TYPE_KEY = '000000000000000000000025';
+const LOCKDOWN_ENDED_TYPE_KEY = '000000000000000000000026';
+const LOCKDOWN_STARTED_TYPE_KEY = '000000000000000000000027';
 
 const COMMANDS_NAMESPACE = 'MercuryServiceCommands';
 const SERVICE_NAMESPACE = 'MercuryService';
 const SIMULATE_CARD_READ = 'mercury:command-simulateCardRead';
+const UNLOCK_DOOR = 'mercury:command-unlockDoor';
+
+/** The Nicknames of the door event types of `MercuryService`. */
+export type DoorEventNickname = 'door-unlocked' | 'reader-mode-changed' | 'lockdown-started' | 'lockdown-ended';
 
 interface TypeDef {
   readonly key: string;
@@ -30,6 +47,8 @@ interface TypeDef {
   readonly namespace: string;
   readonly nickname: string;
   readonly priority: number;
+  /** Events of this type require an acknowledgement (Lockdown Started). */
+  readonly requiresAck?: boolean;
 }
 
 interface AppDef {
@@ -46,7 +65,10 @@ const APPS: readonly AppDef[] = [
     name: 'MercuryCommands',
     namespace: COMMANDS_NAMESPACE,
     nickname: 'MercuryCommands',
-    types: [{ key: SIMULATE_CARD_READ_TYPE_KEY, name: 'Simulate Card Read', namespace: COMMANDS_NAMESPACE, nickname: SIMULATE_CARD_READ, priority: 0 }],
+    types: [
+      { key: SIMULATE_CARD_READ_TYPE_KEY, name: 'Simulate Card Read', namespace: COMMANDS_NAMESPACE, nickname: SIMULATE_CARD_READ, priority: 0 },
+      { key: UNLOCK_DOOR_TYPE_KEY, name: 'Unlock Door', namespace: COMMANDS_NAMESPACE, nickname: UNLOCK_DOOR, priority: 0 },
+    ],
   },
   {
     key: MERCURY_SERVICE_APP_KEY,
@@ -56,6 +78,10 @@ const APPS: readonly AppDef[] = [
     types: [
       { key: ACCESS_GRANTED_TYPE_KEY, name: 'Access Granted', namespace: SERVICE_NAMESPACE, nickname: 'access-granted', priority: 10 },
       { key: ACCESS_DENIED_TYPE_KEY, name: 'Access Denied', namespace: SERVICE_NAMESPACE, nickname: 'access-denied', priority: 20 },
+      { key: DOOR_UNLOCKED_TYPE_KEY, name: 'Door Unlocked', namespace: SERVICE_NAMESPACE, nickname: 'door-unlocked', priority: 10 },
+      { key: READER_MODE_CHANGED_TYPE_KEY, name: 'Reader Mode Changed', namespace: SERVICE_NAMESPACE, nickname: 'reader-mode-changed', priority: 15 },
+      { key: LOCKDOWN_ENDED_TYPE_KEY, name: 'Lockdown Ended', namespace: SERVICE_NAMESPACE, nickname: 'lockdown-ended', priority: 30 },
+      { key: LOCKDOWN_STARTED_TYPE_KEY, name: 'Lockdown Started', namespace: SERVICE_NAMESPACE, nickname: 'lockdown-started', priority: 50, requiresAck: true },
     ],
   },
 ];
@@ -97,7 +123,13 @@ export function builtinEventType(app: StoredObject, m: { readonly Namespace: str
     path: [...app.path, app.key],
     instances: app.instances,
     version: 1,
-    doc: { $type: 'EventTypeInfo', CommonName: t.name, Monikers: [moniker(t.namespace, t.nickname)], Priority: t.priority },
+    doc: {
+      $type: 'EventTypeInfo',
+      CommonName: t.name,
+      Monikers: [moniker(t.namespace, t.nickname)],
+      Priority: t.priority,
+      ...(t.requiresAck ? { RequiresAcknowledgement: true } : {}),
+    },
   };
 }
 
@@ -110,4 +142,11 @@ export function accessResultType(
   const t = a.types[granted ? 0 : 1]!;
   const app = appObject(a, rootInstance);
   return { app, type: builtinEventType(app, { Namespace: t.namespace, Nickname: t.nickname })!, moniker: { Namespace: t.namespace, Nickname: t.nickname }, priority: t.priority };
+}
+
+/** A door event type of `MercuryService` (doors issue): the app, the type, and whether it requires acknowledgement. */
+export function doorEventType(nickname: DoorEventNickname, rootInstance: string): { readonly app: StoredObject; readonly type: StoredObject; readonly requiresAck: boolean } {
+  const app = appObject(APPS[1]!, rootInstance);
+  const type = builtinEventType(app, { Namespace: SERVICE_NAMESPACE, Nickname: nickname })!;
+  return { app, type, requiresAck: type.doc.RequiresAcknowledgement === true };
 }

@@ -15,7 +15,8 @@
  */
 import middy, { type MiddlewareObj } from '@middy/core';
 import type { Context } from 'aws-lambda';
-import { ApiError } from '../errors.ts';
+import { CONTROLLER_OPERATIONS } from '../auth/principal.ts';
+import { ApiError, forbidden } from '../errors.ts';
 import type { Family } from '../model/collections.ts';
 import { withIdempotencyKey } from './idempotency.ts';
 import { withCapacityScope } from '../db/capacity.ts';
@@ -64,6 +65,11 @@ export function makeHandler<D extends BaseDeps>(spec: HandlerSpec<D>) {
     if (!s.req) throw new Error('pipeline state missing');
     const op = spec.operations[s.operation!];
     if (!op) throw new ApiError(501, 'NotImplemented', `${s.operation} is not implemented yet.`);
+    // A controller's user calls its credential download and access decisions, nothing else.
+    if (s.req.principal?.role === 'Controller' && !CONTROLLER_OPERATIONS.has(s.operation!)) {
+      await s.status;
+      throw forbidden('Your role (Controller) allows credential downloads and access decisions only.');
+    }
     let res: ApiResponse;
     try {
       const answer = op(s.req, getDeps());

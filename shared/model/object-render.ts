@@ -20,7 +20,7 @@ const FOLDER_COLLECTIONS: readonly string[] = ['folders', 'instances'];
 export const isFolderLike = (o: Pick<StoredObject, 'collection'>): boolean => FOLDER_COLLECTIONS.includes(o.collection);
 
 /** Href of a folder or an instance. */
-const folderHref = (key: string): string => `/api/f/${key}`;
+export const folderHref = (key: string): string => `/api/f/${key}`;
 
 /** Href of any stored object. */
 export function objectHref(o: Pick<StoredObject, 'key' | 'collection' | 'folder'>): string {

@@ -11,7 +11,8 @@
  * reads the path's folder to tell 403 from 404.
  *
  * Roles: ReadOnly may not write; Operator writes everything except users and instances;
- * Administrator writes everything.
+ * Administrator writes everything. Controller (an edge door controller) calls only the operations
+ * of `CONTROLLER_OPERATIONS` (auth/principal.ts; the pipeline refuses the others).
  */
 import type { Role } from '../auth/principal.ts';
 import { getObject, getObjectOrTombstone, type Tombstone } from '../db/objects-repo.ts';
@@ -24,7 +25,7 @@ import { placementCache, type FolderPlacement } from './cursor-cache.ts';
 import type { Ctx } from './domain-context.ts';
 import { invalidFolder, objectNotFound, outOfScope, roleForbidden } from './object-errors.ts';
 
-const RANK: Readonly<Record<Role, number>> = { ReadOnly: 0, Operator: 1, Administrator: 2 };
+const RANK: Readonly<Record<Role, number>> = { Controller: 0, ReadOnly: 0, Operator: 1, Administrator: 2 };
 
 /** Throws 403 unless the caller's role is at least `needed` for writing `what`. */
 export function requireRole(ctx: Ctx, needed: Role, what: string): void {

@@ -18,7 +18,9 @@ import { newKey, placeIn, placeInstance } from '#shared/model/placement.ts';
 import { createApi } from './api.ts';
 import type { TestDb } from './db.ts';
 
-const ROLES: readonly Role[] = ['Administrator', 'Operator', 'ReadOnly'];
+/** The roles every seeded tenant has a user of (a `Controller` user is seeded where a test needs one). */
+type TenantRole = Exclude<Role, 'Controller'>;
+const ROLES: readonly TenantRole[] = ['Administrator', 'Operator', 'ReadOnly'];
 
 /** A unique name for parallel tests (`prefix-1a2b3c`). */
 export const uniqueName = (prefix: string): string => `${prefix}-${randomBytes(4).toString('hex')}`;
@@ -125,16 +127,16 @@ export async function invalidTokens(
 
 export interface Tenant {
   readonly instance: StoredObject;
-  readonly users: Readonly<Record<Role, StoredObject>>;
+  readonly users: Readonly<Record<TenantRole, StoredObject>>;
   /** An access token per role. */
-  readonly tokens: Readonly<Record<Role, string>>;
+  readonly tokens: Readonly<Record<TenantRole, string>>;
 }
 
 /** An instance (root, or below `parent`) with one user and one token per role. */
 export async function seedTenant(t: TestDb, deps: CoreDeps, opts: { name?: string; parent?: StoredObject } = {}): Promise<Tenant> {
   const instance = await seedInstance(t, opts.name ?? uniqueName('Tenant'), opts.parent);
-  const users = {} as Record<Role, StoredObject>;
-  const tokens = {} as Record<Role, string>;
+  const users = {} as Record<TenantRole, StoredObject>;
+  const tokens = {} as Record<TenantRole, string>;
   for (const role of ROLES) {
     users[role] = await seedUser(t, instance, role);
     tokens[role] = await mintToken(deps.config, deps.keys, users[role], instance);

@@ -35,7 +35,7 @@ describe('the table declaration', () => {
     }
     // An event is an object (same key, `A`): the only deliberate overlap.
     const objects = byPk.get('O#<>')!.filter((sk, i, all) => all.indexOf(sk) === i);
-    expect(objects.sort()).toEqual(['A', 'ALARM#', 'AUTH', 'GONE', 'IDPSECRET', 'R#', 'STATUS']);
+    expect(objects.sort()).toEqual(['A', 'ALARM#', 'AUTH', 'GONE', 'IDPSECRET', 'MODE', 'R#', 'STATUS', 'UNLOCK']);
     for (const [pk, sks] of byPk) {
       if (pk === 'O#<>') continue;
       const literal = sks.filter((s) => s !== '');

@@ -2297,6 +2297,114 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/f/{folderKey}/lockdown": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Whether a lockdown is in effect at a folder
+         * @description Any role. The lockdown of the folder or of one above it (the outermost): which folder started it, when, by whom and why.
+         */
+        get: operations["getLockdown"];
+        put?: never;
+        /**
+         * Lock down a folder or instance and everything below it
+         * @description Operator or Administrator. One write, whatever the number of readers below: every decision at a reader below denies `ReaderLockedDown` (a `LockdownExempt` card that would otherwise be granted passes) and momentary unlocks are refused (409 `LockedDown`). Publishes "Lockdown Started" (`MercuryService`/`lockdown-started`, the highest priority of the door events, requiring acknowledgement). A folder locked down already answers 200 with its lockdown and publishes nothing.
+         */
+        post: operations["startLockdown"];
+        /**
+         * End the lockdown a folder started
+         * @description Administrator. Publishes "Lockdown Ended" (`lockdown-ended`). 404 `NotLockedDown` when this folder started none (a lockdown above it ends where it started).
+         */
+        delete: operations["endLockdown"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/f/{folderKey}/readers/{key}/mode": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set or reset a reader's mode
+         * @description Operator or Administrator. `AccessMethod` 0, 2, 5 or 6, until `Until` (an instant with a zone, later than now) when given: decisions after it see the normal mode again, with no job. `{ "AccessMethod": null }` resets the reader to its normal mode. Publishes "Reader Mode Changed" (`reader-mode-changed`, BSON `{ Reader, From, To, Until, By }`) and answers the status of the reader's door (of the reader alone without a door).
+         */
+        put: operations["setReaderMode"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/f/{folderKey}/doors/{key}/unlock": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Unlock a door momentarily
+         * @description Operator or Administrator. `Seconds` 1 to 3600 (default: the door's readers' `NormalGrantAccessTime`). Publishes "Door Unlocked" (`door-unlocked`, BSON `{ Door, Readers, Seconds, By }`). A door under a lockdown: 409 `LockedDown`, nothing published. The original service's `mercury:command-unlockDoor` (app `MercuryCommands`) posted to the event sink with a `Door` (or a `Reader` of a door) and BSON `{ Duration }` does the same.
+         */
+        post: operations["unlockDoor"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/f/{folderKey}/doors/{key}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What a door is doing
+         * @description Any role. Each reader's normal and effective mode (and the end of a set mode), the lockdown in effect, the end of a momentary unlock, the door's last event.
+         */
+        get: operations["doorStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/f/{folderKey}/controllers/{key}/credentials": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The credential download of a controller
+         * @description Administrator or Controller (a role made for edge controllers: credential downloads and access decisions only). What the controller needs to decide alone with the same engine: its readers (normal mode, `SetMode` and its `Until`, `Lockdown`, zone, strike times), schedules, holidays, and one entry per card that can pass one of them with its grants; `Cards` is paged by card holder. Every page of one download carries the same `Version` (also the `ETag`). `If-None-Match: <Version>` answers 304 when nothing it depends on changed (one read of the version counters). `?since=<Version>` answers only the cards changed since (`Incremental: true`, removed ones as `{ EncodedCardNumber, FacilityCode, Removed: true }`), or the whole download (`Incremental: false`) after a change of a level, reader, controller or door; a version whose changes are no longer kept (7 days) or with more than 1000 changes since is 410 `VersionExpired`. Changes are counted from the table's stream: a write shows in the version after the stream delivered it (locally at once; in AWS within about a second).
+         */
+        get: operations["credentials"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/f/{folderKey}/peripherals/{key}": {
         parameters: {
             query?: never;
@@ -3673,7 +3781,7 @@ export interface components {
             })[] | null;
             ObjectLinks?: components["schemas"]["ObjectLinkItem"][] | null;
             Tags?: string[] | null;
-            Role?: ("Administrator" | "Operator" | "ReadOnly") | null;
+            Role?: ("Administrator" | "Operator" | "ReadOnly" | "Controller") | null;
             IsDisabled?: boolean | null;
             TwoFactorEnabled?: boolean | null;
             Email?: string | null;
@@ -3743,6 +3851,18 @@ export interface components {
             At?: string | null;
             /** @description true: a card read (Operator, Administrator): publishes Access Granted/Denied and counts a limited card's use. */
             Record?: boolean;
+        };
+        /** @description Why every reader below is locked down. */
+        LockdownRequest: {
+            Reason: string;
+        };
+        ReaderModeRequest: {
+            AccessMethod: (0 | 2 | 5 | 6) | null;
+            /** Format: date-time */
+            Until?: string | null;
+        };
+        UnlockRequest: {
+            Seconds?: number;
         };
         /** @description A EventTypeInfo as sent by a client. Without `$type` the body is read as a EventTypeInfo; read-only fields (Key, Href, Links, InFolderHref) are ignored. */
         EventTypeInfoRequest: {
@@ -4942,7 +5062,7 @@ export interface components {
             })[] | null;
             ObjectLinks?: components["schemas"]["ObjectLinkItem"][] | null;
             Tags?: string[] | null;
-            Role?: ("Administrator" | "Operator" | "ReadOnly") | null;
+            Role?: ("Administrator" | "Operator" | "ReadOnly" | "Controller") | null;
             IsDisabled?: boolean | null;
             TwoFactorEnabled?: boolean | null;
             Email?: string | null;
@@ -5066,6 +5186,119 @@ export interface components {
             AccessLevel: components["schemas"]["AccessObjectRef"] | null;
             Schedule: components["schemas"]["AccessObjectRef"] | null;
         }[];
+        /** @description Whether a lockdown is in effect at a folder (its own, or one above it). */
+        LockdownStatusInfo: {
+            $type: string;
+            Folder: components["schemas"]["AccessObjectRef"];
+            InEffect: boolean;
+            /** @description The outermost lockdown over the folder, or null. */
+            Lockdown: components["schemas"]["LockdownInfo"] | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description A lockdown in effect: which folder started it, when, by whom, why. */
+        LockdownInfo: {
+            /** @description The folder or instance that started it (null when it was started above the caller's instance). */
+            Folder: components["schemas"]["AccessObjectRef"] | null;
+            /** Format: date-time */
+            StartedOn: string;
+            StartedBy: string;
+            Reason: string;
+        };
+        /** @description What a door is doing: its readers' modes, the lockdown in effect, a momentary unlock, its last event. */
+        DoorStatusInfo: {
+            $type: string;
+            Door: components["schemas"]["AccessObjectRef"] | null;
+            Readers: {
+                Reader: components["schemas"]["AccessObjectRef"];
+                /** @description The reader's normal mode (its AccessMethod). */
+                AccessMethod: number;
+                /** @description What a decision sees now: the set mode while it lasts, 6 under a lockdown. */
+                EffectiveAccessMethod: number;
+                /**
+                 * Format: date-time
+                 * @description The end of the set mode, or null.
+                 */
+                Until: string | null;
+            }[];
+            LockedDown: components["schemas"]["LockdownInfo"] | null;
+            /**
+             * Format: date-time
+             * @description The end of the momentary unlock while it lasts, else null.
+             */
+            UnlockedUntil: string | null;
+            /** @description The newest event related to the door (CommonName: its MessageShort). */
+            LastEvent: components["schemas"]["AccessObjectRef"] | null;
+        } & {
+            [key: string]: unknown;
+        };
+        /** @description What a controller needs to decide alone for the readers connected to it. */
+        CredentialDownloadInfo: {
+            $type: string;
+            /** @description The same on every page of one download; give it as `If-None-Match` or `since`. */
+            Version: string;
+            /** @description true: only the cards changed since `since` (upsert them; remove the `Removed` ones); false: the whole download (fetch every page). */
+            Incremental: boolean;
+            TimeZone: string;
+            Readers: ({
+                Key: string;
+                CommonName: string | null;
+                AccessMethod: number;
+                Door: components["schemas"]["AccessObjectRef"] | null;
+            } & {
+                [key: string]: unknown;
+            })[];
+            Schedules: ({
+                Key: string;
+                CommonName: string | null;
+                IsAlways: boolean;
+                ScheduleDurations: unknown[];
+            } & {
+                [key: string]: unknown;
+            })[];
+            Holidays: ({
+                Key: string;
+                HolidayDays: unknown[];
+            } & {
+                [key: string]: unknown;
+            })[];
+            Lockdown: {
+                [key: string]: unknown;
+            } | null;
+            PinSalt: string;
+            Cards: components["schemas"]["CredentialCardItem"][];
+        } & {
+            [key: string]: unknown;
+        };
+        CredentialCardItem: {
+            /** @description Decimal digits (exact to 64 bits). */
+            EncodedCardNumber: string;
+            FacilityCode: number | string | null;
+            /** @description In an incremental answer: the card no longer passes here (only the number and facility code are given). */
+            Removed?: boolean;
+            PersonKey?: string;
+            PersonName?: string | null;
+            ActiveOn?: string | null;
+            ExpiresOn?: string | null;
+            IsDisabled?: boolean;
+            LockdownExempt?: boolean;
+            ExtendedAccess?: boolean;
+            OriginalUseCount?: number;
+            CurrentUseCount?: number;
+            /** @description hex SHA-256 of `<PinSalt>:<PIN>`; never the PIN. */
+            PinHash?: string | null;
+            Grants?: ({
+                ReaderKey: string;
+                ScheduleKey: string;
+                AccessLevelKey: string;
+                ActiveOn?: string | null;
+                ExpiresOn?: string | null;
+            } & {
+                [key: string]: unknown;
+            })[];
+        } & {
+            [key: string]: unknown;
+        };
         /** @description A EventTypeInfo as the API returns it. */
         EventTypeInfo: {
             /**
@@ -5449,6 +5682,21 @@ export interface components {
                  * @example {
                  *       "Error": "ConcurrencyConflict",
                  *       "Message": "The object was changed by someone else (its ConcurrencyVersion is now 3); read it again and retry."
+                 *     }
+                 */
+                "application/json": components["schemas"]["Error"];
+            };
+        };
+        /** @description A credential download version whose changes are no longer kept (`VersionExpired`): download in full. */
+        Gone: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example {
+                 *       "Error": "VersionExpired",
+                 *       "Message": "The changes since this version are no longer kept. Download in full (without since)."
                  *     }
                  */
                 "application/json": components["schemas"]["Error"];
@@ -16154,6 +16402,350 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    getLockdown: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                folderKey: components["parameters"]["folderKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The lockdown status. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LockdownStatusInfo"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    startLockdown: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                folderKey: components["parameters"]["folderKey"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["LockdownRequest"];
+            };
+        };
+        responses: {
+            /** @description The folder was locked down already. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LockdownStatusInfo"];
+                };
+            };
+            /** @description The lockdown started. */
+            201: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LockdownStatusInfo"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    endLockdown: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                folderKey: components["parameters"]["folderKey"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The lockdown status after it ended. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LockdownStatusInfo"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    setReaderMode: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                folderKey: components["parameters"]["folderKey"];
+                /**
+                 * @description The object's key.
+                 * @example 6650f1a2b3c4d5e6f7a8b9c1
+                 */
+                key: components["parameters"]["key"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ReaderModeRequest"];
+            };
+        };
+        responses: {
+            /** @description The door's status. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DoorStatusInfo"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    unlockDoor: {
+        parameters: {
+            query?: never;
+            header?: {
+                /**
+                 * @description Makes a retry safe: a key you choose (1 to 255 printable ASCII characters, bare or as a quoted structured-field string), kept 24 hours for your user, this method and this path. The same key with the same query and body answers the first success again (status, headers such as Location, body) without doing anything again; with another request, 422 `IdempotencyKeyReused`; while the first still runs, 409 `IdempotencyKeyInProgress` with `Retry-After`. An error answer is not kept: a retry runs again.
+                 * @example 8e03978e-40d5-43e8-bc93-6894a57f9324
+                 */
+                "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
+            };
+            path: {
+                /**
+                 * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                folderKey: components["parameters"]["folderKey"];
+                /**
+                 * @description The object's key.
+                 * @example 6650f1a2b3c4d5e6f7a8b9c1
+                 */
+                key: components["parameters"]["key"];
+            };
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/json": components["schemas"]["UnlockRequest"];
+            };
+        };
+        responses: {
+            /** @description The door's status. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DoorStatusInfo"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            409: components["responses"]["Conflict"];
+            413: components["responses"]["PayloadTooLarge"];
+            422: components["responses"]["IdempotencyKeyReused"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    doorStatus: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                folderKey: components["parameters"]["folderKey"];
+                /**
+                 * @description The object's key.
+                 * @example 6650f1a2b3c4d5e6f7a8b9c1
+                 */
+                key: components["parameters"]["key"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The door's status. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DoorStatusInfo"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    credentials: {
+        parameters: {
+            query?: {
+                /** @description Zero-based page number. */
+                page?: components["parameters"]["page"];
+                /** @description Items per page (1..1000); a short or empty page is the last. */
+                pageSize?: components["parameters"]["pageSize"];
+                /** @description A Version this controller holds: answer the changes since it. */
+                since?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
+                 * @example 6650f1a2b3c4d5e6f7a8b9c0
+                 */
+                folderKey: components["parameters"]["folderKey"];
+                /**
+                 * @description The object's key.
+                 * @example 6650f1a2b3c4d5e6f7a8b9c1
+                 */
+                key: components["parameters"]["key"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One page of the download, or the changes since `since`. */
+            200: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CredentialDownloadInfo"];
+                };
+            };
+            /** @description Nothing this download depends on changed since the `If-None-Match` version. */
+            304: {
+                headers: {
+                    "RateLimit-Policy": components["headers"]["RateLimit-Policy"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            410: components["responses"]["Gone"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

@@ -24,8 +24,10 @@ export class SignInRefused extends Error {
   }
 }
 
-const RANK: Readonly<Record<Role, number>> = { ReadOnly: 0, Operator: 1, Administrator: 2 };
-const isRole = (v: unknown): v is Role => typeof v === 'string' && v in RANK;
+/** The roles a person signing in may be mapped to (never `Controller`: a door controller's, not a person's). */
+type PersonRole = Exclude<Role, 'Controller'>;
+const RANK: Readonly<Record<PersonRole, number>> = { ReadOnly: 0, Operator: 1, Administrator: 2 };
+const isRole = (v: unknown): v is PersonRole => typeof v === 'string' && Object.hasOwn(RANK, v);
 
 /**
  * The role the provider's RoleMapping gives the token's `RoleClaim` values (a string or an array
@@ -38,7 +40,7 @@ export function mappedRole(provider: StoredObject, claims: JWTPayload): Role | u
   if (typeof claimName !== 'string' || claimName === '' || !mapping || typeof mapping !== 'object') return undefined;
   const raw = claims[claimName];
   const values = typeof raw === 'string' ? [raw] : Array.isArray(raw) ? raw.filter((v): v is string => typeof v === 'string') : [];
-  let best: Role | undefined;
+  let best: PersonRole | undefined;
   for (const v of values) {
     const r = mapping[v];
     if (isRole(r) && (best === undefined || RANK[r] > RANK[best])) best = r;

@@ -8,6 +8,9 @@ import * as z from 'zod/mini';
 import { LIMITS, builtOnce, commonSchemas, nameString, optionalBoolean, optionalString } from './common.ts';
 import { ROLES } from './instance.ts';
 
+/** The roles a person signing in may get: every role but a door controller's. */
+const PERSON_ROLES = ROLES.filter((r) => r !== 'Controller') as ['Administrator', 'Operator', 'ReadOnly'];
+
 export const TOKEN_ENDPOINT_AUTH_METHODS = ['client_secret_basic', 'client_secret_post'] as const;
 
 /** A domain name as an email address ends (`example.com`), compared lower-case. */
@@ -32,11 +35,11 @@ export const identityProviderSchemas = builtOnce(() => {
     Scopes: optionalString(1024),
     EmailDomains: z.nullish(z.array(z.string().check(z.refine((s) => DOMAIN.test(s), { message: 'must be a domain name such as example.com' })))),
     JitProvisioning: optionalBoolean(),
-    DefaultRole: z.nullish(z.enum(ROLES)),
+    DefaultRole: z.nullish(z.enum(PERSON_ROLES)),
     /** The ID token claim RoleMapping reads (`groups`, `roles`): a string or an array of strings. */
     RoleClaim: optionalString(LIMITS.code),
     /** Claim value → role; the most privileged role any value maps to wins, else DefaultRole. */
-    RoleMapping: z.nullish(z.record(z.string(), z.enum(ROLES))),
+    RoleMapping: z.nullish(z.record(z.string(), z.enum(PERSON_ROLES))),
     TokenEndpointAuthMethod: z.nullish(z.enum(TOKEN_ENDPOINT_AUTH_METHODS)),
     Enabled: optionalBoolean(),
     /** Refuse an ID token whose `email_verified` is not true (default true). */

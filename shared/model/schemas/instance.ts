@@ -9,7 +9,7 @@ export type SecurityLevel = (typeof SECURITY_LEVELS)[number];
 const loginName = () =>
   nameString().check(z.refine((s) => s.trim() === s && s.trim() !== '', { message: 'must be non-empty without leading or trailing blanks' }));
 
-export const ROLES = ['Administrator', 'Operator', 'ReadOnly'] as const;
+export const ROLES = ['Administrator', 'Operator', 'ReadOnly', 'Controller'] as const;
 
 /** The instance and user schemas, built on first use (see `builtOnce`). */
 export const accountSchemas = builtOnce(() => {
