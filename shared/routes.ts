@@ -186,9 +186,9 @@ export const ROUTES: readonly Route[] = Object.freeze([
         route('GET', `${F}/readers/{key}/whocanpass`, 'access', 'whoCanPass'),
         route('GET', `${F}/people/{key}/accessiblereaders`, 'access', 'accessibleReaders'),
         // Doors: lockdown of a folder and below, a reader's mode, a door's unlock and status
-        route('POST', `${F}/lockdown`, 'access', 'startLockdown'),
-        route('GET', `${F}/lockdown`, 'access', 'getLockdown'),
-        route('DELETE', `${F}/lockdown`, 'access', 'endLockdown'),
+        route('POST', `${F}/lockdown`, 'access', 'startLockdown', { gateway: `ANY ${F}/lockdown` }),
+        route('GET', `${F}/lockdown`, 'access', 'getLockdown', { gateway: `ANY ${F}/lockdown` }),
+        route('DELETE', `${F}/lockdown`, 'access', 'endLockdown', { gateway: `ANY ${F}/lockdown` }),
         route('PUT', `${F}/readers/{key}/mode`, 'access', 'setReaderMode'),
         route('POST', `${F}/doors/{key}/unlock`, 'access', 'unlockDoor'),
         route('GET', `${F}/doors/{key}/status`, 'access', 'doorStatus'),

@@ -139,7 +139,10 @@ describe.each(stacksOf(canary))('Canary10Percent5Minutes in %s', (_region, stack
   it('stays under the CloudFormation limit of 500 resources with the deployment groups', () => {
     const count = Object.keys(template.toJSON().Resources as object).length;
     console.log(`${stack.stackName} with deployment groups: ${count} resources`);
-    expect(count).toBeLessThan(475);
+    // The decisions, doors and single sign-on brought this to about 480 (one route is one resource;
+    // rows share a route where they can: Route.gateway). The next routes need the stack split (the
+    // routes into a nested stack) before this reaches 490.
+    expect(count).toBeLessThan(490);
   });
 });
 
