@@ -98,7 +98,9 @@ const exampleGroup = {
   schemas: ['urn:ietf:params:scim:schemas:core:2.0:Group'],
   id: K2,
   displayName: 'Staff',
-  members: [{ value: K, $ref: `${BASE}/Users/${K}`, type: 'User' }],
+  // No `$ref` in an example: OpenAPI tools resolve every `$ref` key, example values included (SCIM
+  // answers carry one per member).
+  members: [{ value: K, display: 'Ada Lovelace', type: 'User' }],
   meta: { resourceType: 'Group', created: '2026-05-01T12:00:00.000Z', location: `${BASE}/Groups/${K2}`, version: 'W/"1"' },
 };
 const list = (resources: unknown[]) => ({ schemas: ['urn:ietf:params:scim:api:messages:2.0:ListResponse'], totalResults: resources.length, startIndex: 1, itemsPerPage: resources.length, Resources: resources });
