@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { putAlarmLink } from '../db/alarm-link-writes.ts';
 import { EVENT_TYPES_COLLECTION, deleteAlarmLink, deleteAlarmLinkItems, eventTypeWithAlarms } from '../db/eventtypes-repo.ts';
 import { isObjectKey } from '../db/item-keys.ts';
-import { getObject } from '../db/objects-repo.ts';
+import { getObject, ownInstance } from '../db/objects-repo.ts';
 import type { Claim, StoredObject } from '../model/stored-object.ts';
 import { conditionFailedAt, createObject, deleteObject, failedClaim, isTransactionConflict, replaceObject } from '../db/object-writes.ts';
 import { ApiError, ConditionFailed, conflict, notFound, validationFailed } from '../errors.ts';
@@ -17,6 +17,8 @@ import { requireRole } from '../objects/tenant-scope.ts';
 import type { Ctx } from '../objects/domain-context.ts';
 import { concurrencyConflict, objectNotFound } from '../objects/object-errors.ts';
 import { canonicalJson, checkDocSize } from '../objects/validate.ts';
+import { forgetBuiltinAlarms } from './builtin-alarms.ts';
+import { builtinEventTypeByKey } from './builtin-apps.ts';
 import { EVENT_TYPE_NAME, eventTypeClaims, parseEventTypeBody } from './event-type-body.ts';
 import { locateAlarm, locateApp, locateEventType } from './event-types.ts';
 import { eventTypeNotFound, forgetEventType } from './resolve.ts';
@@ -135,6 +137,17 @@ export async function addAlarmEventType(ctx: Ctx, folderKey: string, alarmKey: s
   requireRole(ctx, 'Operator', 'change alarm definitions');
   const ref = eventTypeRef(body);
   const alarm = await locateAlarm(ctx, folderKey, alarmKey);
+  // A built-in type is in every root instance, so above every alarm definition: linkable by all.
+  if (builtinEventTypeByKey(ref.key, alarm.instances[0] ?? ownInstance(alarm), ref.appKey)) {
+    try {
+      await putAlarmLink(ctx.db, alarm.key, ref.key, ctx.now.toISOString(), true);
+    } catch (err) {
+      if (err instanceof ConditionFailed) throw objectNotFound();
+      throw err;
+    }
+    forgetBuiltinAlarms(ctx.db, ref.key);
+    return;
+  }
   const t = await getObject(ctx.db, ref.key, true);
   const visible =
     t && t.collection === EVENT_TYPES_COLLECTION && (ref.appKey === undefined || t.folder === ref.appKey) && t.path.includes(ctx.principal.instanceKey);
@@ -160,4 +173,5 @@ export async function removeAlarmEventType(ctx: Ctx, folderKey: string, alarmKey
     throw notFound('The event type is not in this alarm definition.');
   }
   forgetEventType(key);
+  forgetBuiltinAlarms(ctx.db, key);
 }

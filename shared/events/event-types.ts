@@ -32,6 +32,7 @@ import { missIn } from '../objects/tenant-scope.ts';
 import type { Ctx } from '../objects/domain-context.ts';
 import { outOfScope } from '../objects/object-errors.ts';
 import { pageOf, type Paging } from '../objects/paging.ts';
+import { builtinEventTypeByKey } from './builtin-apps.ts';
 import { monikersOf } from './monikers.ts';
 import { eventTypeNotFound } from './resolve.ts';
 
@@ -106,7 +107,12 @@ export async function listAlarmEventTypes(ctx: Ctx, folderKey: string, alarmKey:
   const alarm = await locateAlarm(ctx, folderKey, alarmKey);
   const keys = (await alarmMembers(ctx.db, alarm.key)).slice(paging.page * paging.pageSize, (paging.page + 1) * paging.pageSize);
   if (keys.length === 0) return [];
-  return (await getObjects(ctx.db, keys)).filter((o) => o.collection === EVENT_TYPES_COLLECTION);
+  // Built-in types (fixed keys, no stored item) are rendered as their root instance holds them.
+  const root = alarm.instances[0] ?? alarm.folder;
+  const builtin = new Map(keys.map((k) => [k, builtinEventTypeByKey(k, root)] as const).filter((e): e is [string, StoredObject] => e[1] !== undefined));
+  const stored = keys.filter((k) => !builtin.has(k));
+  const byKey = new Map((stored.length > 0 ? await getObjects(ctx.db, stored) : []).filter((o) => o.collection === EVENT_TYPES_COLLECTION).map((o) => [o.key, o]));
+  return keys.flatMap((k) => builtin.get(k) ?? byKey.get(k) ?? []);
 }
 
 const TYPE_LINKS = ['meta', 'monikers', 'commonname', 'images', 'notes', 'connections', 'references'];
