@@ -131,6 +131,34 @@ describe('alarm definitions on the built-in event types', () => {
     expect((await read(child, here.reader, next++)).RequiresAcknowledgement).toBe(false);
   });
 
+  it('raises alarms on the door events and on postings of a built-in type, in the alarm\'s instance chain', async () => {
+    const LOCKDOWN_ENDED = '000000000000000000000026';
+    const wing = await make(child, 'folders', { $type: T('FolderInfo'), CommonName: `Wing ${next++}` });
+    const ended = async (folder: any): Promise<any> => {
+      expect((await api.post(`/api/f/${folder.Key}/lockdown`, { token: child.tokens.Operator, body: { Reason: 'Drill' } })).status).toBe(201);
+      expect((await api.del(`/api/f/${folder.Key}/lockdown`, { token: child.tokens.Administrator })).status).toBe(200);
+      const last = await api.post(`/api/f/${child.instance.key}/lastevent`, { token: child.tokens.ReadOnly, body: [folder.Key] });
+      return (await api.get(`/api/f/${child.instance.key}/events/${last.body[0].EventKey}`, { token: child.tokens.ReadOnly })).body;
+    };
+    expect(await ended(wing)).toMatchObject({ MessageShort: 'Lockdown Ended', RequiresAcknowledgement: false });
+    // An alarm definition of the root instance holds Lockdown Ended: it fires in the child below it.
+    await alarmOn(root, LOCKDOWN_ENDED);
+    expect(await ended(wing)).toMatchObject({ MessageShort: 'Lockdown Ended', EventTypeKey: LOCKDOWN_ENDED, RequiresAcknowledgement: true });
+
+    // A posting of "Access Denied" itself (an edge controller's own decision) is held to the same alarms.
+    const alarm = await alarmOn(sibling, DENIED);
+    const post = (tenant: Tenant) =>
+      api.post(`/api/f/${tenant.instance.key}/eventmessagesink`, {
+        token: tenant.tokens.Operator,
+        body: { $type: 'EventMessagePosting', OccurredOn: IN_HOURS, AppKey: 'MercuryService', EventTypeMoniker: { Namespace: 'MercuryService', Nickname: 'access-denied' } },
+      });
+    const inSibling = await post(sibling);
+    expect(inSibling.status, JSON.stringify(inSibling.body)).toBe(201);
+    expect(inSibling.body).toMatchObject({ EventTypeKey: DENIED, RequiresAcknowledgement: true });
+    expect((await api.del(`${alarm.Href}/collections/eventtypes/${DENIED}`, { token: sibling.tokens.Operator })).status).toBe(204);
+    expect((await post(sibling)).body.RequiresAcknowledgement).toBe(false);
+  });
+
   it('refuses a built-in type key under another app (404) and ReadOnly (403)', async () => {
     const a = await make(child, 'alarmdefinitions', { $type: T('AlarmDefinitionInfo'), CommonName: `Alarm ${next++}` });
     const wrongApp = await api.put(`${a.Href}/collections/eventtypes`, {
