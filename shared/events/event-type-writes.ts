@@ -18,12 +18,17 @@ import type { Ctx } from '../objects/domain-context.ts';
 import { concurrencyConflict, objectNotFound } from '../objects/object-errors.ts';
 import { canonicalJson, checkDocSize } from '../objects/validate.ts';
 import { forgetBuiltinAlarms } from './builtin-alarms.ts';
-import { builtinEventTypeByKey } from './builtin-apps.ts';
+import { builtinEventTypeByKey, isBuiltinAppKey } from './builtin-apps.ts';
 import { EVENT_TYPE_NAME, eventTypeClaims, parseEventTypeBody } from './event-type-body.ts';
 import { locateAlarm, locateApp, locateEventType } from './event-types.ts';
 import { eventTypeNotFound, forgetEventType } from './resolve.ts';
 
 const MAX_ATTEMPTS = 25;
+
+/** The built-in apps' event types are fixed (builtin-apps.ts): read and linked, never written. */
+function refuseBuiltin(appKey: string): void {
+  if (isBuiltinAppKey(appKey)) throw new ApiError(405, 'MethodNotAllowed', 'The event types of a built-in app cannot be changed.', { Allow: 'GET' });
+}
 const backoff = (attempt: number) => sleep(Math.min(200, 5 * 2 ** Math.min(attempt, 6)) * (0.5 + Math.random()));
 
 const duplicateMoniker = (c: Claim): ApiError => {
@@ -43,6 +48,7 @@ export async function addEventType(ctx: Ctx, folderKey: string, appKey: string, 
   const input = await parseEventTypeBody(body);
   checkDocSize(input.doc);
   const app = await locateApp(ctx, folderKey, appKey);
+  refuseBuiltin(app.key);
   const key = newKey();
   const o: StoredObject = { key, collection: EVENT_TYPES_COLLECTION, type: EVENT_TYPE_NAME, ...placeIn(app), version: 1, doc: input.doc };
   const claims = eventTypeClaims(app.key, o.doc);
@@ -69,6 +75,7 @@ export async function updateEventType(ctx: Ctx, folderKey: string, appKey: strin
   checkDocSize(input.doc);
   for (let attempt = 1; ; attempt++) {
     const cur = await locateEventType(ctx, folderKey, appKey, key);
+    refuseBuiltin(cur.folder);
     if (input.version !== undefined && input.version !== cur.version) throw concurrencyConflict(cur.version);
     const doc = { ...input.doc, ...(cur.doc.Notes !== undefined ? { Notes: cur.doc.Notes } : {}) };
     if (canonicalJson(doc) === canonicalJson(cur.doc)) return;
@@ -98,6 +105,7 @@ export async function removeEventType(ctx: Ctx, folderKey: string, appKey: strin
   requireRole(ctx, 'Operator', 'change event types');
   for (let attempt = 1; ; attempt++) {
     const cur = await locateEventType(ctx, folderKey, appKey, key);
+    refuseBuiltin(cur.folder);
     const rec = await eventTypeWithAlarms(ctx.db, cur.key);
     if (!rec) throw objectNotFound();
     try {

@@ -126,7 +126,12 @@ describe('alarm definitions on the built-in event types', () => {
       [DENIED, 'Access Denied'],
       [LOCKDOWN_STARTED, 'Lockdown Started'],
     ]);
-    expect(members.body[0].Href).toBe(typeHref(DENIED));
+    // Shown in the caller's instance (each installation's root holds them): the Href answers the caller.
+    const own = `/api/f/${child.instance.key}/apps/${SERVICE_APP}/eventtypes/${DENIED}`;
+    expect(members.body[0].Href).toBe(own);
+    const got = await api.get(own, { token: child.tokens.ReadOnly });
+    expect(got.status, JSON.stringify(got.body)).toBe(200);
+    expect(got.body).toEqual(members.body[0]);
     expect((await api.del(`${alarm.Href}/collections/eventtypes/${DENIED}`, { token: child.tokens.Operator })).status).toBe(204);
     expect((await read(child, here.reader, next++)).RequiresAcknowledgement).toBe(false);
   });
@@ -157,6 +162,20 @@ describe('alarm definitions on the built-in event types', () => {
     expect(inSibling.body).toMatchObject({ EventTypeKey: DENIED, RequiresAcknowledgement: true });
     expect((await api.del(`${alarm.Href}/collections/eventtypes/${DENIED}`, { token: sibling.tokens.Operator })).status).toBe(204);
     expect((await post(sibling)).body.RequiresAcknowledgement).toBe(false);
+  });
+
+  it('lists the built-in types under their app, finds them by moniker, and refuses to change them (405)', async () => {
+    const app = `/api/f/${child.instance.key}/apps/${SERVICE_APP}`;
+    const list = await api.get(`${app}/eventtypes`, { token: child.tokens.ReadOnly });
+    expect(list.status, JSON.stringify(list.body)).toBe(200);
+    expect(list.body.map((x: any) => x.CommonName)).toContain('Access Denied');
+    const found = await api.get(`${app}/eventtypes`, { token: child.tokens.ReadOnly, query: { namespace: 'MercuryService', nickname: 'access-denied' } });
+    expect([found.status, found.body.Key]).toEqual([200, DENIED]);
+    const add = await api.put(`${app}/eventtypes`, { token: child.tokens.Administrator, body: { $type: 'EventTypeInfo', CommonName: 'Mine' } });
+    expect([add.status, add.body.Error]).toEqual([405, 'MethodNotAllowed']);
+    expect((await api.del(`${app}/eventtypes/${DENIED}`, { token: child.tokens.Administrator })).status).toBe(405);
+    // A folder outside the caller's scope stays 403.
+    expect((await api.get(`/api/f/${sibling.instance.key}/apps/${SERVICE_APP}/eventtypes/${DENIED}`, { token: child.tokens.ReadOnly })).status).toBe(403);
   });
 
   it('refuses a built-in type key under another app (404) and ReadOnly (403)', async () => {
