@@ -840,10 +840,10 @@ const OPERATIONS: Readonly<Record<string, Describe>> = {
   // Event types of an app
   addEventType: () => ({
     summary: 'Add an event type to an app',
-    description: 'Monikers (Namespace, Nickname) identify the event type within its app.',
+    description: 'Monikers (Namespace, Nickname) identify the event type within its app. The event types of the built-in apps (`MercuryCommands`, `MercuryService`) are fixed: changing one is 405.',
     body: eventTypeBody(true),
     success: { 201: eventTypeResponse('The event type.') },
-    errors: [404, 409],
+    errors: [404, 405, 409],
   }),
   listEventTypes: () => ({
     summary: 'List an app\'s event types, or find one by moniker',
@@ -863,21 +863,24 @@ const OPERATIONS: Readonly<Record<string, Describe>> = {
     description: `Without a body: the event type. With a full EventTypeInfo body: updates it (204). ${GET_BODY_NOTE} PUT.`,
     body: { ...eventTypeBody(false), description: 'Optional: a full EventTypeInfo updates the event type.' },
     success: { 200: eventTypeResponse('The event type.'), 204: { description: 'Updated (a GET with a body).' } },
-    errors: [404, 409],
+    errors: [404, 405, 409],
   }),
   updateEventType: () => ({
     summary: 'Update an event type',
-    description: 'The PUT twin of the spec\'s GET-with-body update.',
+    description: 'The PUT twin of the spec\'s GET-with-body update. The event types of the built-in apps (`MercuryCommands`, `MercuryService`) are fixed: changing one is 405.',
     body: eventTypeBody(true),
     success: { 204: { description: 'Updated.' } },
-    errors: [404, 409],
+    errors: [404, 405, 409],
   }),
-  removeEventType: () => ({ summary: 'Delete an event type', success: { 204: { description: 'Deleted.' } }, errors: [404] }),
+  removeEventType: () => ({ summary: 'Delete an event type', description: 'The event types of the built-in apps (`MercuryCommands`, `MercuryService`) are fixed: changing one is 405.', success: { 204: { description: 'Deleted.' } }, errors: [404, 405] }),
   getEventTypeLink: (c) => ({ ...getLink(c), summary: 'Read a link of an event type' }),
 
   // Alarm definitions
   addAlarmEventType: () => ({
     summary: 'Reference an event type from an alarm definition',
+    description:
+      'The event types of the built-in apps (fixed keys, in every root instance) may be referenced from an alarm definition of any instance: ' +
+      'their events then require acknowledgement in that instance and the instances below it only.',
     body: { schema: hrefStringSchema, example: `/api/f/${I}/apps/${K2}/eventtypes/${K}`, required: true },
     success: { 204: { description: 'Referenced.' } },
     errors: [404, 409],

@@ -15,6 +15,7 @@ import { putEvent } from '../db/events-repo.ts';
 import { isObjectKey } from '../db/item-keys.ts';
 import { ApiError, ConditionFailed, serviceUnavailable, validationFailed } from '../errors.ts';
 import { encodeBson } from '../bson-writer.ts';
+import { builtinTypeInAlarm } from '../events/builtin-alarms.ts';
 import { accessResultType } from '../events/builtin-apps.ts';
 import { parseInstant } from '../events/posting.ts';
 import { eventWrite } from '../events/publish.ts';
@@ -200,7 +201,8 @@ async function publishResult(ctx: Ctx, loaded: LoadedReader, read: CardRead, out
     occurredOn: read.at,
     publishedOn: ctx.now,
     priority: result.priority,
-    requiresAcknowledgement: false,
+    // An alarm definition of the reader's instance chain on this result type raises an alarm.
+    requiresAcknowledgement: await builtinTypeInAlarm(ctx.db, result.type.key, reader.instances),
     messageLong: long,
     messageShort: short,
     objectLinks: [

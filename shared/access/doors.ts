@@ -19,6 +19,7 @@ import { isObjectKey } from '../db/item-keys.ts';
 import { getObject, ownInstance } from '../db/objects-repo.ts';
 import { encodeBson } from '../bson-writer.ts';
 import { ApiError, conflict, notFound, validationFailed } from '../errors.ts';
+import { builtinTypeInAlarm } from '../events/builtin-alarms.ts';
 import { doorEventType, type DoorEventNickname } from '../events/builtin-apps.ts';
 import { parseInstant } from '../events/posting.ts';
 import { eventWrite } from '../events/publish.ts';
@@ -97,7 +98,7 @@ async function publishDoorEvent(ctx: Ctx, retentionDays: number, e: DoorEvent): 
     occurredOn: ctx.now,
     publishedOn: ctx.now,
     priority: type.doc.Priority as number,
-    requiresAcknowledgement: requiresAck,
+    requiresAcknowledgement: requiresAck || (await builtinTypeInAlarm(ctx.db, type.key, e.placement.instances)),
     messageLong: e.long,
     messageShort: e.short,
     objectLinks: e.links,

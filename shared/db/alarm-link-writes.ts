@@ -12,9 +12,11 @@ type TransactItem = NonNullable<TransactWriteCommandInput['TransactItems']>[numb
 
 /**
  * Adds an event type to an alarm definition (idempotent): one transaction that also checks that
- * both still exist. Throws `ConditionFailed` (index 0: event type, 1: alarm) otherwise.
+ * both still exist. Throws `ConditionFailed` (index 0: event type, 1: alarm) otherwise. A built-in
+ * event type (events/builtin-apps.ts: a fixed key, no stored item) is not checked: then index 0 is
+ * the alarm. Its link is the same item, in the partition of the fixed key.
  */
-export async function putAlarmLink(db: Db, alarmKey: string, eventTypeKey: string, addedOn: string): Promise<void> {
+export async function putAlarmLink(db: Db, alarmKey: string, eventTypeKey: string, addedOn: string, builtinType = false): Promise<void> {
   const exists = (key: string): TransactItem => ({
     ConditionCheck: {
       TableName: db.tableName,
@@ -23,7 +25,7 @@ export async function putAlarmLink(db: Db, alarmKey: string, eventTypeKey: strin
     },
   });
   await transact(db, [
-    exists(eventTypeKey),
+    ...(builtinType ? [] : [exists(eventTypeKey)]),
     exists(alarmKey),
     {
       Put: {

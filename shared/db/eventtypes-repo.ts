@@ -55,6 +55,19 @@ export async function eventTypeWithAlarms(db: Db, key: string): Promise<EventTyp
   return { type: fromItem(obj), alarmKeys };
 }
 
+/**
+ * The keys of the alarm definitions linked to an event type, without the type: one Query of its
+ * partition (for a built-in type, whose partition holds its links and no object).
+ */
+export async function alarmLinksOf(db: Db, eventTypeKey: string): Promise<string[]> {
+  const items = await queryAll(db, {
+    KeyConditionExpression: 'PK = :pk AND begins_with(SK, :a)',
+    ExpressionAttributeValues: { ':pk': objectPk(eventTypeKey), ':a': ALARM_LINK_PREFIX },
+    ConsistentRead: true,
+  }, { max: 10_000 });
+  return items.map((i) => (i.SK as string).slice(ALARM_LINK_PREFIX.length));
+}
+
 /** Removes an event type from an alarm definition; false when it was not a member. */
 export async function deleteAlarmLink(db: Db, alarmKey: string, eventTypeKey: string): Promise<boolean> {
   try {

@@ -133,6 +133,25 @@ export function builtinEventType(app: StoredObject, m: { readonly Namespace: str
   };
 }
 
+/** Every event type of a built-in app (placed as `app` is), in key order. */
+export function builtinEventTypes(app: StoredObject): StoredObject[] {
+  const a = APPS.find((x) => x.key === app.key);
+  return (a?.types ?? [])
+    .map((t) => builtinEventType(app, { Namespace: t.namespace, Nickname: t.nickname })!)
+    .sort((x, y) => x.key.localeCompare(y.key));
+}
+
+/**
+ * A built-in event type by its fixed key (and, when given, its app's key), placed in
+ * `rootInstance`: what an alarm definition links and lists (the type is no stored object).
+ */
+export function builtinEventTypeByKey(key: string, rootInstance: string, appKey?: string): StoredObject | undefined {
+  const a = APPS.find((x) => x.types.some((t) => t.key === key));
+  const t = a?.types.find((x) => x.key === key);
+  if (!a || !t || (appKey !== undefined && appKey !== a.key)) return undefined;
+  return builtinEventType(appObject(a, rootInstance), { Namespace: t.namespace, Nickname: t.nickname });
+}
+
 /** The result type of a card read: "Access Granted" or "Access Denied" of `MercuryService`, with its moniker and priority. */
 export function accessResultType(
   granted: boolean,

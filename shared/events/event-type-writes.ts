@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { putAlarmLink } from '../db/alarm-link-writes.ts';
 import { EVENT_TYPES_COLLECTION, deleteAlarmLink, deleteAlarmLinkItems, eventTypeWithAlarms } from '../db/eventtypes-repo.ts';
 import { isObjectKey } from '../db/item-keys.ts';
-import { getObject } from '../db/objects-repo.ts';
+import { getObject, ownInstance } from '../db/objects-repo.ts';
 import type { Claim, StoredObject } from '../model/stored-object.ts';
 import { conditionFailedAt, createObject, deleteObject, failedClaim, isTransactionConflict, replaceObject } from '../db/object-writes.ts';
 import { ApiError, ConditionFailed, conflict, notFound, validationFailed } from '../errors.ts';
@@ -17,11 +17,18 @@ import { requireRole } from '../objects/tenant-scope.ts';
 import type { Ctx } from '../objects/domain-context.ts';
 import { concurrencyConflict, objectNotFound } from '../objects/object-errors.ts';
 import { canonicalJson, checkDocSize } from '../objects/validate.ts';
+import { forgetBuiltinAlarms } from './builtin-alarms.ts';
+import { builtinEventTypeByKey, isBuiltinAppKey } from './builtin-apps.ts';
 import { EVENT_TYPE_NAME, eventTypeClaims, parseEventTypeBody } from './event-type-body.ts';
 import { locateAlarm, locateApp, locateEventType } from './event-types.ts';
 import { eventTypeNotFound, forgetEventType } from './resolve.ts';
 
 const MAX_ATTEMPTS = 25;
+
+/** The built-in apps' event types are fixed (builtin-apps.ts): read and linked, never written. */
+function refuseBuiltin(appKey: string): void {
+  if (isBuiltinAppKey(appKey)) throw new ApiError(405, 'MethodNotAllowed', 'The event types of a built-in app cannot be changed.', { Allow: 'GET' });
+}
 const backoff = (attempt: number) => sleep(Math.min(200, 5 * 2 ** Math.min(attempt, 6)) * (0.5 + Math.random()));
 
 const duplicateMoniker = (c: Claim): ApiError => {
@@ -41,6 +48,7 @@ export async function addEventType(ctx: Ctx, folderKey: string, appKey: string, 
   const input = await parseEventTypeBody(body);
   checkDocSize(input.doc);
   const app = await locateApp(ctx, folderKey, appKey);
+  refuseBuiltin(app.key);
   const key = newKey();
   const o: StoredObject = { key, collection: EVENT_TYPES_COLLECTION, type: EVENT_TYPE_NAME, ...placeIn(app), version: 1, doc: input.doc };
   const claims = eventTypeClaims(app.key, o.doc);
@@ -67,6 +75,7 @@ export async function updateEventType(ctx: Ctx, folderKey: string, appKey: strin
   checkDocSize(input.doc);
   for (let attempt = 1; ; attempt++) {
     const cur = await locateEventType(ctx, folderKey, appKey, key);
+    refuseBuiltin(cur.folder);
     if (input.version !== undefined && input.version !== cur.version) throw concurrencyConflict(cur.version);
     const doc = { ...input.doc, ...(cur.doc.Notes !== undefined ? { Notes: cur.doc.Notes } : {}) };
     if (canonicalJson(doc) === canonicalJson(cur.doc)) return;
@@ -96,6 +105,7 @@ export async function removeEventType(ctx: Ctx, folderKey: string, appKey: strin
   requireRole(ctx, 'Operator', 'change event types');
   for (let attempt = 1; ; attempt++) {
     const cur = await locateEventType(ctx, folderKey, appKey, key);
+    refuseBuiltin(cur.folder);
     const rec = await eventTypeWithAlarms(ctx.db, cur.key);
     if (!rec) throw objectNotFound();
     try {
@@ -135,6 +145,17 @@ export async function addAlarmEventType(ctx: Ctx, folderKey: string, alarmKey: s
   requireRole(ctx, 'Operator', 'change alarm definitions');
   const ref = eventTypeRef(body);
   const alarm = await locateAlarm(ctx, folderKey, alarmKey);
+  // A built-in type is in every root instance, so above every alarm definition: linkable by all.
+  if (builtinEventTypeByKey(ref.key, alarm.instances[0] ?? ownInstance(alarm), ref.appKey)) {
+    try {
+      await putAlarmLink(ctx.db, alarm.key, ref.key, ctx.now.toISOString(), true);
+    } catch (err) {
+      if (err instanceof ConditionFailed) throw objectNotFound();
+      throw err;
+    }
+    forgetBuiltinAlarms(ctx.db, ref.key);
+    return;
+  }
   const t = await getObject(ctx.db, ref.key, true);
   const visible =
     t && t.collection === EVENT_TYPES_COLLECTION && (ref.appKey === undefined || t.folder === ref.appKey) && t.path.includes(ctx.principal.instanceKey);
@@ -160,4 +181,5 @@ export async function removeAlarmEventType(ctx: Ctx, folderKey: string, alarmKey
     throw notFound('The event type is not in this alarm definition.');
   }
   forgetEventType(key);
+  forgetBuiltinAlarms(ctx.db, key);
 }

@@ -28,10 +28,11 @@ import type { StoredObject } from '../model/stored-object.ts';
 import { ApiError, notFound } from '../errors.ts';
 import { monikerClaim } from '../model/claims.ts';
 import { documentLink } from '../model/object-render.ts';
-import { missIn } from '../objects/tenant-scope.ts';
+import { missIn, requireFolderInScope } from '../objects/tenant-scope.ts';
 import type { Ctx } from '../objects/domain-context.ts';
 import { outOfScope } from '../objects/object-errors.ts';
 import { pageOf, type Paging } from '../objects/paging.ts';
+import { builtinApp, builtinEventTypeByKey, builtinEventTypes, isBuiltinAppKey } from './builtin-apps.ts';
 import { monikersOf } from './monikers.ts';
 import { eventTypeNotFound } from './resolve.ts';
 
@@ -42,6 +43,11 @@ import { eventTypeNotFound } from './resolve.ts';
  */
 async function locateUnder(ctx: Ctx, folderKey: string, collection: string, key: string, parentKey?: string): Promise<StoredObject> {
   const lower = key.toLowerCase();
+  const builtin = builtinUnder(ctx, collection, lower, parentKey);
+  if (builtin) {
+    await requireFolderInScope(ctx, folderKey);
+    return builtin;
+  }
   const o = isObjectKey(lower) ? await getObject(ctx.db, lower, true) : undefined;
   // An event type's path ends with its app; the folders are those above the app.
   const folders = o && collection === EVENT_TYPES_COLLECTION ? o.path.slice(0, -1) : o?.path;
@@ -52,6 +58,18 @@ async function locateUnder(ctx: Ctx, folderKey: string, collection: string, key:
     return o;
   }
   return missIn(ctx, folderKey);
+}
+
+/**
+ * A built-in app or event type (builtin-apps.ts) a path names. Every installation's root holds
+ * them, so every folder in scope shows them; they are placed in the caller's instance, the
+ * nearest root the caller sees, so that their Hrefs answer the caller.
+ */
+function builtinUnder(ctx: Ctx, collection: string, key: string, parentKey: string | undefined): StoredObject | undefined {
+  const at = ctx.principal.instanceKey;
+  if (collection === 'apps') return isBuiltinAppKey(key) ? builtinApp(key, at) : undefined;
+  if (collection === EVENT_TYPES_COLLECTION) return builtinEventTypeByKey(key, at, parentKey?.toLowerCase());
+  return undefined;
 }
 
 /** The app a path names (`/api/f/<folder>/apps/<app_key>`), scope-checked: one GetItem. */
@@ -67,6 +85,7 @@ export function locateEventType(ctx: Ctx, folderKey: string, appKey: string, key
 /** A page of an app's event types. */
 export async function listEventTypes(ctx: Ctx, folderKey: string, appKey: string, paging: Paging): Promise<StoredObject[]> {
   const app = await locateApp(ctx, folderKey, appKey);
+  if (isBuiltinAppKey(app.key)) return builtinEventTypes(app).slice(paging.page * paging.pageSize, (paging.page + 1) * paging.pageSize);
   return pageOf(ctx.db, app.key, EVENT_TYPES_COLLECTION, paging);
 }
 
@@ -76,6 +95,13 @@ export async function listEventTypes(ctx: Ctx, folderKey: string, appKey: string
  */
 export async function findEventType(ctx: Ctx, folderKey: string, appKey: string, namespace: string | undefined, nickname: string | undefined): Promise<StoredObject> {
   const app = await locateApp(ctx, folderKey, appKey);
+  const matches = (t: StoredObject) =>
+    monikersOf(t.doc).some((m) => (namespace === undefined || m.Namespace === namespace) && (nickname === undefined || m.Nickname === nickname));
+  if (isBuiltinAppKey(app.key)) {
+    const hit = builtinEventTypes(app).find(matches);
+    if (hit) return hit;
+    throw eventTypeNotFound(`with the moniker ${namespace ?? '*'}/${nickname ?? '*'}`);
+  }
   if (namespace !== undefined && nickname !== undefined) {
     const owner = await claimOwner(ctx.db, monikerClaim(app.key, namespace, nickname), true);
     const o = owner ? await getObject(ctx.db, owner, true) : undefined;
@@ -84,9 +110,7 @@ export async function findEventType(ctx: Ctx, folderKey: string, appKey: string,
   }
   for (let page = 0; ; page++) {
     const items = await pageOf(ctx.db, app.key, EVENT_TYPES_COLLECTION, { page, pageSize: 1000 });
-    const hit = items.find((t) =>
-      monikersOf(t.doc).some((m) => (namespace === undefined || m.Namespace === namespace) && (nickname === undefined || m.Nickname === nickname)),
-    );
+    const hit = items.find(matches);
     if (hit) return hit;
     if (items.length < 1000) break;
   }
@@ -106,7 +130,11 @@ export async function listAlarmEventTypes(ctx: Ctx, folderKey: string, alarmKey:
   const alarm = await locateAlarm(ctx, folderKey, alarmKey);
   const keys = (await alarmMembers(ctx.db, alarm.key)).slice(paging.page * paging.pageSize, (paging.page + 1) * paging.pageSize);
   if (keys.length === 0) return [];
-  return (await getObjects(ctx.db, keys)).filter((o) => o.collection === EVENT_TYPES_COLLECTION);
+  // Built-in types (fixed keys, no stored item) are rendered as the caller reads them (builtinUnder).
+  const builtin = new Map(keys.map((k) => [k, builtinEventTypeByKey(k, ctx.principal.instanceKey)] as const).filter((e): e is [string, StoredObject] => e[1] !== undefined));
+  const stored = keys.filter((k) => !builtin.has(k));
+  const byKey = new Map((stored.length > 0 ? await getObjects(ctx.db, stored) : []).filter((o) => o.collection === EVENT_TYPES_COLLECTION).map((o) => [o.key, o]));
+  return keys.flatMap((k) => builtin.get(k) ?? byKey.get(k) ?? []);
 }
 
 const TYPE_LINKS = ['meta', 'monikers', 'commonname', 'images', 'notes', 'connections', 'references'];

@@ -41,6 +41,7 @@ import { verdictIn, type Ctx } from '../objects/domain-context.ts';
 import { outOfScope } from '../objects/object-errors.ts';
 import { TtlCache } from '../ttl-cache.ts';
 import { RESOLVE_TTL_MS, appLists, appsByKey } from './app-cache.ts';
+import { builtinTypeInAlarm, clearBuiltinAlarms } from './builtin-alarms.ts';
 import { builtinApp, builtinEventType, isBuiltinAppKey } from './builtin-apps.ts';
 import { monikersOf } from './monikers.ts';
 import type { Posting, RelatedObject } from './posting.ts';
@@ -75,6 +76,7 @@ const id = (ctx: Ctx, ...parts: string[]): string => [ctx.db.tableName, ...parts
 /** Forgets every cached resolution (tests). */
 export function clearResolveCaches(): void {
   for (const c of [sinks, appLists, appsByKey, types, placements] as TtlCache<unknown>[]) c.clear();
+  clearBuiltinAlarms();
 }
 
 /** Forgets a changed or deleted event type in this execution environment. */
@@ -151,16 +153,19 @@ async function resolveEventType(
   ctx: Ctx,
   app: StoredObject,
   moniker: { Namespace: string; Nickname: string },
+  sink: StoredObject,
   claimed?: { readonly owner: string | undefined },
 ): Promise<ResolvedType> {
-  const k = typeId(ctx, app.key, moniker);
-  const hit = types.get(k);
-  if (hit) return hit;
   if (isBuiltinAppKey(app.key)) {
     const builtin = builtinEventType(app, moniker);
     if (!builtin) throw eventTypeNotFound(moniker.Namespace ? `${moniker.Namespace}/${moniker.Nickname}` : moniker.Nickname);
-    return { type: builtin, requiresAck: false };
+    // Its alarm definitions are those of the sink's instance chain (builtin-alarms.ts), not the type's.
+    const inAlarm = await builtinTypeInAlarm(ctx.db, builtin.key, sink.instances);
+    return { type: builtin, requiresAck: builtin.doc.RequiresAcknowledgement === true || inAlarm };
   }
+  const k = typeId(ctx, app.key, moniker);
+  const hit = types.get(k);
+  if (hit) return hit;
   // The moniker's claim in this app, unless it was read already (with the sink: resolvePosting).
   let owner = claimed ? claimed.owner : await claimOwner(ctx.db, monikerClaim(app.key, moniker.Namespace, moniker.Nickname));
   if (!owner && moniker.Namespace === '') owner = await uniqueByNickname(ctx, app.key, moniker.Nickname);
@@ -321,6 +326,6 @@ export async function resolvePosting(ctx: Ctx, folderKey: string, posting: Pick<
   await verdictIn(ctx);
   requireRelatedInScope(ctx, posting.relatedObjects, placed);
   const app = keyed && sink.instances.includes(ownInstance(keyed)) ? keyed : await resolveApp(ctx, sink, posting.appKey);
-  const type = await resolveEventType(ctx, app, moniker, app.key === appKey ? claim : undefined);
+  const type = await resolveEventType(ctx, app, moniker, sink, app.key === appKey ? claim : undefined);
   return { sink, app, type, links: objectLinks(sink, posting.relatedObjects, placed), pointerKeys: relatedPointerKeys(placed) };
 }

@@ -2456,7 +2456,7 @@ export interface paths {
         get: operations["listEventTypes"];
         /**
          * Add an event type to an app
-         * @description Monikers (Namespace, Nickname) identify the event type within its app.
+         * @description Monikers (Namespace, Nickname) identify the event type within its app. The event types of the built-in apps (`MercuryCommands`, `MercuryService`) are fixed: changing one is 405.
          */
         put: operations["addEventType"];
         post?: never;
@@ -2480,11 +2480,14 @@ export interface paths {
         get: operations["getEventType"];
         /**
          * Update an event type
-         * @description The PUT twin of the spec's GET-with-body update.
+         * @description The PUT twin of the spec's GET-with-body update. The event types of the built-in apps (`MercuryCommands`, `MercuryService`) are fixed: changing one is 405.
          */
         put: operations["updateEventType"];
         post?: never;
-        /** Delete an event type */
+        /**
+         * Delete an event type
+         * @description The event types of the built-in apps (`MercuryCommands`, `MercuryService`) are fixed: changing one is 405.
+         */
         delete: operations["removeEventType"];
         options?: never;
         head?: never;
@@ -2520,7 +2523,10 @@ export interface paths {
         };
         /** List the event types an alarm definition references */
         get: operations["listAlarmEventTypes"];
-        /** Reference an event type from an alarm definition */
+        /**
+         * Reference an event type from an alarm definition
+         * @description The event types of the built-in apps (fixed keys, in every root instance) may be referenced from an alarm definition of any instance: their events then require acknowledgement in that instance and the instances below it only.
+         */
         put: operations["addAlarmEventType"];
         post?: never;
         delete?: never;
@@ -16933,6 +16939,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["IdempotencyKeyReused"];
@@ -16995,6 +17002,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
@@ -17050,6 +17058,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["IdempotencyKeyReused"];
@@ -17102,6 +17111,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            405: components["responses"]["MethodNotAllowed"];
             409: components["responses"]["Conflict"];
             413: components["responses"]["PayloadTooLarge"];
             422: components["responses"]["IdempotencyKeyReused"];
