@@ -17,7 +17,7 @@ import { DeleteCommand } from '@aws-sdk/lib-dynamodb';
 import type { Db } from './client.ts';
 import { ALARM_LINK_PREFIX, OBJECT_SK, alarmLinkSk, alarmMembersPk, objectPk, partitionPk } from './item-keys.ts';
 import { fromItem, send, type ExtraWrite } from './objects-repo.ts';
-import { queryAll } from './requests.ts';
+import { batchGetItems, queryAll } from './requests.ts';
 import type { StoredObject } from '../model/stored-object.ts';
 
 export const EVENT_TYPES_COLLECTION = 'eventtypes';
@@ -55,17 +55,29 @@ export async function eventTypeWithAlarms(db: Db, key: string): Promise<EventTyp
   return { type: fromItem(obj), alarmKeys };
 }
 
+/** Most alarm definitions of one instance read to tell whether one holds a built-in event type. */
+const MAX_ALARMS_PER_INSTANCE = 1_000;
+
 /**
- * The keys of the alarm definitions linked to an event type, without the type: one Query of its
- * partition (for a built-in type, whose partition holds its links and no object).
+ * Whether an alarm definition of `instanceKey` (any folder of it) holds the event type
+ * `eventTypeKey`: one keys-only Query of the instance's alarm definitions (GSI2, its type
+ * partition), then one BatchGetItem of their links to the type. Reads O(the instance's alarm
+ * definitions), whatever the number of other instances and tenants linking the same type.
  */
-export async function alarmLinksOf(db: Db, eventTypeKey: string): Promise<string[]> {
-  const items = await queryAll(db, {
-    KeyConditionExpression: 'PK = :pk AND begins_with(SK, :a)',
-    ExpressionAttributeValues: { ':pk': objectPk(eventTypeKey), ':a': ALARM_LINK_PREFIX },
-    ConsistentRead: true,
-  }, { max: 10_000 });
-  return items.map((i) => (i.SK as string).slice(ALARM_LINK_PREFIX.length));
+export async function instanceHasAlarmOn(db: Db, instanceKey: string, eventTypeKey: string): Promise<boolean> {
+  const alarms = await queryAll(
+    db,
+    {
+      IndexName: 'GSI2',
+      KeyConditionExpression: 'GSI2PK = :pk',
+      ExpressionAttributeValues: { ':pk': partitionPk(instanceKey, 'alarmdefinitions') },
+      ProjectionExpression: 'PK',
+    },
+    { max: MAX_ALARMS_PER_INSTANCE },
+  );
+  if (alarms.length === 0) return false;
+  const links = alarms.map((a) => ({ PK: objectPk(eventTypeKey), SK: alarmLinkSk((a.PK as string).slice(objectPk('').length)) }));
+  return (await batchGetItems(db, links, { projection: 'PK' })).length > 0;
 }
 
 /** Removes an event type from an alarm definition; false when it was not a member. */

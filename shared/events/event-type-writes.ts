@@ -153,7 +153,7 @@ export async function addAlarmEventType(ctx: Ctx, folderKey: string, alarmKey: s
       if (err instanceof ConditionFailed) throw objectNotFound();
       throw err;
     }
-    forgetBuiltinAlarms(ctx.db, ref.key);
+    forgetBuiltinAlarms();
     return;
   }
   const t = await getObject(ctx.db, ref.key, true);
@@ -181,5 +181,5 @@ export async function removeAlarmEventType(ctx: Ctx, folderKey: string, alarmKey
     throw notFound('The event type is not in this alarm definition.');
   }
   forgetEventType(key);
-  forgetBuiltinAlarms(ctx.db, key);
+  forgetBuiltinAlarms();
 }
