@@ -284,8 +284,15 @@ function operationOf(route: Route, doc: OperationDoc, operationId: string, examp
   }
   for (const status of errorStatuses(route, doc)) {
     if (status === 400 && doc.htmlError) {
-      // A browser's page (single sign-on): an error it cannot send back to the client.
-      responses['400'] = { description: doc.htmlError, content: { 'text/html': { schema: z.string(), example: '<!doctype html>…' } } };
+      // A browser's page (single sign-on): an error it cannot send back to the client; a request the
+      // pipeline refuses before the step runs (a malformed body) has the resource error body.
+      responses['400'] = {
+        description: `${doc.htmlError} A request the pipeline refuses before the step reads it (a malformed body) answers the resource error body.`,
+        content: {
+          'text/html': { schema: z.string(), example: '<!doctype html>…' },
+          'application/json': { schema: errorBodySchema, example: errorExample('InvalidJson', 'The body is not valid JSON.') },
+        },
+      };
       continue;
     }
     if (status === 400 && doc.tokenErrors) {

@@ -53,7 +53,7 @@ function diff(a: Map<string, string>, b: Map<string, string>): string[] {
 function errorShapeProblem(route: Route, r: CallResult): string | undefined {
   if (r.status < 400) return undefined;
   // The single sign-on steps a browser follows answer a refusal they cannot redirect as an HTML page.
-  if (route.operation === 'oauthAuthorize' || route.operation === 'oauthCallback') {
+  if ((route.operation === 'oauthAuthorize' || route.operation === 'oauthCallback') && !/json/.test(String(r.headers['content-type']))) {
     return /^text\/html/.test(String(r.headers['content-type'])) && !/\bat .+:\d+:\d+/.test(r.text) ? undefined : `bad error page: ${r.text.slice(0, 200)}`;
   }
   if (typeof r.body !== 'object' || r.body === null) return `non-JSON error body: ${r.text.slice(0, 200)}`;

@@ -6221,7 +6221,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description An unknown client or a redirect URI it did not register: a page, never a redirect. */
+            /** @description An unknown client or a redirect URI it did not register: a page, never a redirect. A request the pipeline refuses before the step reads it (a malformed body) answers the resource error body. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6229,6 +6229,13 @@ export interface operations {
                 content: {
                     /** @example <!doctype html>… */
                     "text/html": string;
+                    /**
+                     * @example {
+                     *       "Error": "InvalidJson",
+                     *       "Message": "The body is not valid JSON."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
@@ -6259,7 +6266,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description The sign-in is unknown, expired (10 minutes) or already completed: there is no client to send the browser back to. */
+            /** @description The sign-in is unknown, expired (10 minutes) or already completed: there is no client to send the browser back to. A request the pipeline refuses before the step reads it (a malformed body) answers the resource error body. */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -6267,6 +6274,13 @@ export interface operations {
                 content: {
                     /** @example <!doctype html>… */
                     "text/html": string;
+                    /**
+                     * @example {
+                     *       "Error": "InvalidJson",
+                     *       "Message": "The body is not valid JSON."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["Error"];
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
