@@ -71,12 +71,13 @@ export async function instanceHasAlarmOn(db: Db, instanceKey: string, eventTypeK
       IndexName: 'GSI2',
       KeyConditionExpression: 'GSI2PK = :pk',
       ExpressionAttributeValues: { ':pk': partitionPk(instanceKey, 'alarmdefinitions') },
-      ProjectionExpression: 'PK',
+      // The index's sort key is the alarm definition's key.
+      ProjectionExpression: 'GSI2SK',
     },
     { max: MAX_ALARMS_PER_INSTANCE },
   );
   if (alarms.length === 0) return false;
-  const links = alarms.map((a) => ({ PK: objectPk(eventTypeKey), SK: alarmLinkSk((a.PK as string).slice(objectPk('').length)) }));
+  const links = alarms.map((a) => ({ PK: objectPk(eventTypeKey), SK: alarmLinkSk(a.GSI2SK as string) }));
   return (await batchGetItems(db, links, { projection: 'PK' })).length > 0;
 }
 

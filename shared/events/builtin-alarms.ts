@@ -21,13 +21,8 @@ const inAlarm = new TtlCache<boolean>(10_000, RESOLVE_TTL_MS);
 
 const id = (db: Db, typeKey: string, instanceKey: string): string => `${db.tableName}\u0000${typeKey}\u0000${instanceKey}`;
 
-/** Forgets the cached answers (a link of a built-in type was added or removed here). */
+/** Forgets the cached answers: a link of a built-in type was added or removed here (and tests, through resolve.ts clearResolveCaches). */
 export function forgetBuiltinAlarms(): void {
-  inAlarm.clear();
-}
-
-/** Forgets every cached answer (tests: resolve.ts clearResolveCaches). */
-export function clearBuiltinAlarms(): void {
   inAlarm.clear();
 }
 

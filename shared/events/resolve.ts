@@ -41,7 +41,7 @@ import { verdictIn, type Ctx } from '../objects/domain-context.ts';
 import { outOfScope } from '../objects/object-errors.ts';
 import { TtlCache } from '../ttl-cache.ts';
 import { RESOLVE_TTL_MS, appLists, appsByKey } from './app-cache.ts';
-import { builtinTypeInAlarm, clearBuiltinAlarms } from './builtin-alarms.ts';
+import { builtinTypeInAlarm, forgetBuiltinAlarms } from './builtin-alarms.ts';
 import { builtinApp, builtinEventType, isBuiltinAppKey } from './builtin-apps.ts';
 import { monikersOf } from './monikers.ts';
 import type { Posting, RelatedObject } from './posting.ts';
@@ -76,7 +76,7 @@ const id = (ctx: Ctx, ...parts: string[]): string => [ctx.db.tableName, ...parts
 /** Forgets every cached resolution (tests). */
 export function clearResolveCaches(): void {
   for (const c of [sinks, appLists, appsByKey, types, placements] as TtlCache<unknown>[]) c.clear();
-  clearBuiltinAlarms();
+  forgetBuiltinAlarms();
 }
 
 /** Forgets a changed or deleted event type in this execution environment. */
