@@ -15,6 +15,14 @@ export type Role = 'Administrator' | 'Operator' | 'ReadOnly' | 'Controller';
  */
 export const CONTROLLER_OPERATIONS: ReadonlySet<string> = new Set(['credentials', 'accessDecision']);
 
+/**
+ * Why a principal may not receive live events (the JSON WebSocket, MQTT), or undefined when it
+ * may: a `Controller` user calls its download and decisions, nothing else, and live events carry
+ * what it may not read (people, cards, every object change of its scope).
+ */
+export const liveEventsRefusal = (p: Pick<Principal, 'role'>): string | undefined =>
+  p.role === 'Controller' ? 'A Controller user may not receive live events.' : undefined;
+
 /** Who is calling, from a verified access token. */
 export interface Principal {
   readonly userKey: string;

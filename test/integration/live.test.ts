@@ -108,6 +108,13 @@ describe('websocket $connect', () => {
     expect(await websocket(connectEvent(newConnectionId()))).toEqual({ statusCode: 401 });
   });
 
+  it('rejects a Controller user with 401: its role reads credential downloads and decisions, not live events', async () => {
+    const controller = await userToken(child, 'Controller');
+    const id = newConnectionId();
+    expect(await websocket(connectEvent(id, { token: controller }))).toEqual({ statusCode: 401 });
+    expect(await getConnection(t.db, id, nowSeconds())).toBeUndefined();
+  });
+
   it('rejects a connection with an invalid token with 401', async () => {
     expect(await websocket(connectEvent(newConnectionId(), { token: 'not.a.token' }))).toEqual({ statusCode: 401 });
   });

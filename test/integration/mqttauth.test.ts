@@ -51,6 +51,8 @@ describe('mqttauth', () => {
       { name: 'disabled user', token: await mintToken(deps.config, deps.keys, disabled, A.instance) },
       { name: 'disabled instance', token: await mintToken(deps.config, deps.keys, offAdmin, offInstance) },
       { name: 'expires within 5 minutes', token: await mintToken(deps.config, deps.keys, A.users.ReadOnly, A.instance, { ttlSeconds: 120 }) },
+      // A door controller's user reads its download and records decisions, never live events.
+      { name: 'Controller role', token: await mintToken(deps.config, deps.keys, await seedUser(t, A.instance, 'Controller'), A.instance) },
     ];
     for (const b of bad) {
       const answer = await handler(mqttEvent(b.token), context);

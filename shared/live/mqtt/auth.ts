@@ -18,7 +18,7 @@
 import { decodeJwt } from 'jose/jwt/decode';
 import { checkPrincipalNow, enforceVerdict, principalStatus, type Verdict } from '../../auth/status-check.ts';
 import { OAuthError } from '../../errors.ts';
-import type { Authenticator, Principal } from '../../auth/principal.ts';
+import { liveEventsRefusal, type Authenticator, type Principal } from '../../auth/principal.ts';
 import type { Db } from '../../db/client.ts';
 import { readSteps, type ReadStep } from '../../objects/domain-context.ts';
 import { inScope, parseTopic, type Topic } from '../topics.ts';
@@ -53,6 +53,8 @@ export async function verifyMqttToken(
     if (err instanceof OAuthError) return { refused: err.message };
     throw err;
   }
+  const refusal = liveEventsRefusal(principal);
+  if (refusal) return { refused: refusal };
   // The signature was just verified: reading `exp` back is safe.
   const exp = decodeJwt(token).exp;
   if (typeof exp !== 'number') return { refused: 'The access token has no expiry.' };
@@ -95,6 +97,8 @@ export async function verifyMqttTokenWith<T>(
     throw err;
   }
   // The verdict is in: the principal is the verified one, and `exp` may be read back.
+  const refusal = liveEventsRefusal(principal);
+  if (refusal) return { refused: refusal };
   const exp = decodeJwt(token).exp;
   if (typeof exp !== 'number') return { refused: 'The access token has no expiry.' };
   const read = await early;

@@ -5,7 +5,7 @@
 import { checkPrincipalNow } from '../../auth/status-check.ts';
 import { deleteConnection, deleteSubscription, getConnection, putConnection, putSubscription } from '../../db/live-repo.ts';
 import { OAuthError } from '../../errors.ts';
-import type { Principal } from '../../auth/principal.ts';
+import { liveEventsRefusal, type Principal } from '../../auth/principal.ts';
 import type { LiveDeps } from '../live-deps.ts';
 import { liveError, parseClientMessage, type ServerMessage } from './protocol.ts';
 import { inScope, parseTopic, type Topic } from '../topics.ts';
@@ -33,6 +33,11 @@ export async function openConnection(deps: LiveDeps, connectionId: string, autho
   } catch (err) {
     if (!(err instanceof OAuthError)) throw err;
     deps.logger.info('websocket connection refused', { reason: err.message });
+    return false;
+  }
+  const refusal = liveEventsRefusal(principal);
+  if (refusal) {
+    deps.logger.info('websocket connection refused', { reason: refusal });
     return false;
   }
   const now = deps.now();
