@@ -53,9 +53,14 @@ export async function verifyMqttToken(
     if (err instanceof OAuthError) return { refused: err.message };
     throw err;
   }
+  // The signature was just verified: reading `exp` back is safe.
+  return sessionOf(principal, token);
+}
+
+/** The session of a verified token's principal, or why it may not have one (its role, no expiry). */
+function sessionOf(principal: Principal, token: string): MqttSession | MqttRefusal {
   const refusal = liveEventsRefusal(principal);
   if (refusal) return { refused: refusal };
-  // The signature was just verified: reading `exp` back is safe.
   const exp = decodeJwt(token).exp;
   if (typeof exp !== 'number') return { refused: 'The access token has no expiry.' };
   return { principal, expiresAt: exp };
@@ -97,13 +102,11 @@ export async function verifyMqttTokenWith<T>(
     throw err;
   }
   // The verdict is in: the principal is the verified one, and `exp` may be read back.
-  const refusal = liveEventsRefusal(principal);
-  if (refusal) return { refused: refusal };
-  const exp = decodeJwt(token).exp;
-  if (typeof exp !== 'number') return { refused: 'The access token has no expiry.' };
+  const session = sessionOf(principal, token);
+  if ('refused' in session) return session;
   const read = await early;
   if ('error' in read) throw read.error;
-  return { session: { principal, expiresAt: exp }, value: read.value };
+  return { session, value: read.value };
 }
 
 /**
