@@ -127,6 +127,15 @@ module.exports = {
       to: { path: '^functions/', pathNot: '^functions/$1/' },
     },
     {
+      name: 'console-page-stands-alone',
+      severity: 'error',
+      comment:
+        'The console page runs in the browser and talks to Gatehouse over its public API only, like any client: ' +
+        'it imports none of the service’s code (which is Node’s), only its own modules and browser packages.',
+      from: { path: '^console/src/' },
+      to: { path: '^(shared|functions|local|infra|bench|test|openapi|clients)/' },
+    },
+    {
       name: 'infra-not-to-bench',
       severity: 'error',
       comment:

@@ -11,6 +11,8 @@ import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
 import { DOCUMENT_ASSET, repositoryDocument } from '#shared/docs/openapi.ts';
 import { REFERENCE_ASSET, packagedReferenceBundle } from '#shared/docs/page.ts';
 import type { Family } from '#shared/model/collections.ts';
+import { CONSOLE_DIR } from '#shared/console/console-assets.ts';
+import { writeConsoleSync } from '../console/build.ts';
 
 /** The repository root (holds package.json, package-lock.json, functions/ and shared/). */
 export const PROJECT_ROOT = fileURLToPath(new URL('..', import.meta.url));
@@ -205,6 +207,8 @@ export function bundleFunctionSync(b: FunctionBundling, outdir: string): Metafil
     writeFileSync(f.path, f.contents);
   }
   for (const f of b.files) copyFileSync(f.from, join(outdir, f.to));
+  // The operator console's page and hashed files, served by this family (shared/console/console-assets.ts).
+  if (b.family === 'service') writeConsoleSync(join(outdir, CONSOLE_DIR));
   return result.metafile!;
 }
 

@@ -21,6 +21,9 @@ import { moveQueuedJobs } from './storage/webhook-queue-table.ts';
 import { createStreamReader } from './storage/stream-reader.ts';
 import { createCoreDeps, type CoreDeps } from '#shared/core-deps.ts';
 import { createLiveDeps, type LiveDeps } from '#shared/live/live-deps.ts';
+import { createPublicDeps } from '#shared/public-deps.ts';
+import type { ServiceDeps } from '#functions/service/handler.ts';
+import { localConsoleFiles } from './console-build.ts';
 import type { Family } from '#shared/model/collections.ts';
 import { serviceUnavailable, tooManyRequests, type ApiError } from '#shared/errors.ts';
 import { Router, rememberMatch } from '#shared/http/router.ts';
@@ -148,7 +151,7 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
   const dataDir = resolve(opts.dataDir);
   const host = opts.host ?? '127.0.0.1';
   const logger = createLogger(loadConfig(), 'gatehouse-local');
-  const families: Pick<FamilyLoader, 'invoke'> = opts.families ?? new FamilyLoader(inProcessTransports(() => gateway, () => mqtt));
+  const families: Pick<FamilyLoader, 'invoke'> = opts.families ?? new FamilyLoader(inProcessFamilies(() => gateway, () => mqtt));
   const gateway: WebSocketGateway = new WebSocketGateway({ families, logger, ...opts.websocket });
   // The broker's checks read the configuration the runtime sets below: create them on first use.
   let brokerDeps: CoreDeps | undefined;
@@ -366,13 +369,15 @@ export async function startRuntime(opts: RuntimeOptions): Promise<Runtime> {
 }
 
 /**
- * The families that send to live clients, built to send through this process's gateway and
- * broker: the fan-out's WebSocket posts and MQTT publishes, and the `websocket` family's answers.
+ * The families built with this process's own parts. The families that send to live clients send
+ * through this process's gateway and broker: the fan-out's WebSocket posts and MQTT publishes,
+ * and the `websocket` family's answers.
  * In AWS they go through the Management API and the IoT data plane; the runtime serves both calls
  * too, below {@link Runtime.internalUrl}, but over HTTP each message costs CPU on each side, which
- * the fan-out pays once per subscriber, topic and event.
+ * the fan-out pays once per subscriber, topic and event. The service family serves the console
+ * this process builds.
  */
-function inProcessTransports(gateway: () => WebSocketGateway, broker: () => MqttBroker): Partial<Record<Family, HandlerBuilder>> {
+function inProcessFamilies(gateway: () => WebSocketGateway, broker: () => MqttBroker): Partial<Record<Family, HandlerBuilder>> {
   return {
     fanout: async () => {
       const { createHandler, fanoutDeps } = await import('#functions/fanout/handler.ts');
@@ -383,6 +388,12 @@ function inProcessTransports(gateway: () => WebSocketGateway, broker: () => Mqtt
       const { createHandler } = await import('#functions/websocket/handler.ts');
       let deps: LiveDeps | undefined;
       return createHandler(() => (deps ??= createLiveDeps({ connections: gateway().notifier() })));
+    },
+    // The console's files: built by this process (local/console-build.ts), not read beside the code.
+    service: async () => {
+      const { createHandler } = await import('#functions/service/handler.ts');
+      let deps: ServiceDeps | undefined;
+      return createHandler(() => (deps ??= { ...createPublicDeps(), consoleFiles: localConsoleFiles }));
     },
   };
 }

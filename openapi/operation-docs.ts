@@ -714,6 +714,28 @@ const OPERATIONS: Readonly<Record<string, Describe>> = {
     cacheable: true,
   }),
 
+  // The operator console
+  consoleHome: () => ({
+    summary: 'The operator console (redirect)',
+    description: 'Public. `/` and `/console` send the browser (302) to `/console/`, the console\'s page.',
+    success: { 302: { description: 'To `/console/`.' } },
+  }),
+  consolePage: () => ({
+    summary: 'The operator console page',
+    description:
+      'Public. Every console URL (`/console/<page>[/<key>]`) answers the same page, which routes itself; never cached. Served with a ' +
+      'Content-Security-Policy that allows nothing inline and nothing from another origin but the live events\' WebSocket.',
+    success: { 200: { description: 'HTML.', mediaType: 'text/html', schema: z.string(), example: '<!doctype html>' } },
+    errors: [404],
+  }),
+  consoleFile: () => ({
+    summary: 'An operator console file',
+    description: 'Public. The console\'s script and stylesheet under content-hashed names: cached for good (`immutable`), gzipped when the browser takes it.',
+    success: { 200: { description: 'JavaScript or CSS.', mediaType: 'text/javascript', schema: z.string(), example: '/* script */' } },
+    errors: [404],
+    cacheable: true,
+  }),
+
   // Token
   token: () => ({
     summary: 'Log in or refresh (password, refresh_token and authorization_code grants)',
@@ -729,6 +751,22 @@ const OPERATIONS: Readonly<Record<string, Describe>> = {
       form: true,
     },
     success: { 200: { description: 'The tokens (never cached).', schema: tokenResponseSchema, example: { userName: 'Gatehouse\\admin', access_token: 'eyJhbGciOiJFUzI1NiJ9.e30.c2ln', 'as:client_id': 'consoleApp', token_type: 'bearer', refresh_token: 'r1.abc', expires_in: 86399, '.issued': 'Fri, 01 May 2026 12:00:00 GMT', '.expires': 'Sat, 02 May 2026 11:59:59 GMT', instance: I } } },
+    tokenErrors: true,
+  }),
+  revoke: () => ({
+    summary: 'Revoke a refresh token (sign out)',
+    description:
+      'RFC 7009: form fields `token` (a refresh token), `client_id` and the client\'s `client_secret` as at `/token`. The login the token ' +
+      'belongs to ends: none of its refresh tokens works again (access tokens already issued run out on their own). The console ' +
+      '(`gatehouseConsole`) sends its refresh cookie and the `X-Gatehouse-CSRF` header instead, and the answer clears the cookie. The ' +
+      'answer is 200 whether or not the token was live.',
+    body: {
+      schema: z.object({ token: z.string().optional(), client_id: z.string().optional(), client_secret: z.string().optional(), token_type_hint: z.string().optional() }),
+      example: { token: 'r1.abc', client_id: 'consoleApp' },
+      required: false,
+      form: true,
+    },
+    success: { 200: { description: 'Revoked, or nothing to revoke.' } },
     tokenErrors: true,
   }),
   oauthAuthorize: () => ({

@@ -68,6 +68,8 @@ const F = '/api/f/{folderKey}';
 /** The SCIM 2.0 base of an instance (RFC 7644): its calls carry a SCIM token, which the operations check. */
 const S = '/scim/v2/{instanceKey}';
 /** The SCIM rows: a SCIM token, one greedy API Gateway route for all of them. */
+/** The console's rows: public, served by `$default`. */
+const CONSOLE = { auth: false, gateway: '$default' } as const;
 const SCIM_TOKEN = { auth: false, scimToken: true, gateway: 'ANY /scim/v2/{proxy+}' } as const;
 
 function route(
@@ -135,12 +137,21 @@ export const ROUTES: readonly Route[] = Object.freeze([
         route('GET', '/api/openapi.json', 'service', 'openApi', { auth: false }),
         route('GET', '/docs', 'service', 'docs', { auth: false }),
         route('GET', '/docs/api-reference.js', 'service', 'docsAsset', { auth: false }),
+        // The operator console: its page at every console URL, its hashed files. They take no API
+        // Gateway route of their own: `$default` (this family) serves them.
+        route('GET', '/', 'service', 'consoleHome', CONSOLE),
+        // `/console/` too: the router ignores a trailing slash, the operation tells them apart.
+        route('GET', '/console', 'service', 'consoleHome', CONSOLE),
+        route('GET', '/console/{view}', 'service', 'consolePage', CONSOLE),
+        route('GET', '/console/{view}/{key}', 'service', 'consolePage', CONSOLE),
+        route('GET', '/console/assets/{file}', 'service', 'consoleFile', CONSOLE),
         route('ANY', '$default', 'service', 'notFound', { auth: false }),
       ]
     : []),
   ...(typeof __GATEHOUSE_FAMILY__ !== 'string' || __GATEHOUSE_FAMILY__ === 'token'
     ? [
         route('POST', '/token', 'token', 'token', { auth: false, form: true }),
+        route('POST', '/token/revoke', 'token', 'revoke', { auth: false, form: true }),
         route('GET', '/.well-known/jwks.json', 'token', 'jwks', { auth: false }),
         // Single sign-on (authorization code with PKCE): Gatehouse's authorization endpoint, the
         // identity providers' callback and the authorization server's metadata (RFC 8414).

@@ -1,5 +1,6 @@
 /**
- * Token family: `POST /token` (password, refresh_token and authorization_code grants), the public
+ * Token family: `POST /token` (password, refresh_token and authorization_code grants) and its
+ * revocation (`POST /token/revoke`; the console's session: shared/auth/console-session.ts), the public
  * keys that verify access tokens (`GET /.well-known/jwks.json`), and single sign-on: the
  * authorization endpoint, the identity providers' callback and the authorization server's
  * metadata (shared/auth/sso/flow.ts). Every route is public.
@@ -12,16 +13,21 @@ import { metering } from '#shared/usage/middleware.ts';
 import { ok, type Operation } from '#shared/http/operation-contract.ts';
 import { loginOutcome } from '#shared/auth/login-outcome.ts';
 import { loginThrottleOf } from '#shared/auth/login-throttle.ts';
-import { NO_STORE, checkClient, isOAuthClient, parseTokenFields, readTokenRequest, tokenError } from '#shared/auth/token-request.ts';
+import { DEFAULT_CLIENT_ID, NO_STORE, checkClient, isOAuthClient, parseTokenFields, readTokenRequest, tokenError } from '#shared/auth/token-request.ts';
 import { secretRingFor } from '#shared/auth/secret-ring.ts';
-import { passwordGrant, refreshGrant } from '#shared/auth/token-service.ts';
+import { passwordGrant, refreshGrant, revokeRefreshToken } from '#shared/auth/token-service.ts';
+import { checkConsoleCall, clearedRefreshCookie, consoleRefreshToken, consoleTokenAnswer, isConsoleClient } from '#shared/auth/console-session.ts';
 import { notifierFor } from '#shared/notify/sns-notifier.ts';
 import { onFirstUse } from '#shared/first-use.ts';
 import { baseUrlOf } from '#shared/docs/openapi.ts';
 import type { ApiRequest, ApiResponse } from '#shared/http/operation-contract.ts';
 
 const token: Operation<CoreDeps> = async (req, deps) => {
-  const request = readTokenRequest(parseTokenFields(req.rawBody));
+  const fields = readTokenRequest(parseTokenFields(req.rawBody));
+  const browser = isConsoleClient(fields.clientId);
+  if (browser) checkConsoleCall(req.headers);
+  // The console refreshes from its cookie: a refresh token in its body is not read.
+  const request = browser && fields.grantType === 'refresh_token' ? { ...fields, refreshToken: consoleRefreshToken(req.cookies) } : fields;
   if (request.grantType === 'authorization_code') {
     // Single sign-on's public clients (PKCE): the code, not a secret, proves the caller.
     if (!isOAuthClient(deps.config, request.clientId)) throw tokenError('invalid_client', 'The client is not known.');
@@ -35,8 +41,29 @@ const token: Operation<CoreDeps> = async (req, deps) => {
         ? await (await sso()).redeemCode(deps, request)
         : await refreshGrant(deps, request);
   // The instance logged into is the call's tenant (usage and the request log line).
-  return { ...ok(body, { ...NO_STORE }), tenant: body.instance };
+  if (!browser) return { ...ok(body, { ...NO_STORE }), tenant: body.instance };
+  const answer = consoleTokenAnswer(body, isHttps(req, deps), deps.config.refreshTokenDays * 86_400);
+  return { ...ok(answer.body, { ...NO_STORE }), cookies: [answer.cookie], tenant: body.instance };
 };
+
+/**
+ * `POST /token/revoke` (RFC 7009): ends the login of a refresh token (`token`, with the client's
+ * credentials as at `/token`); the console's sign-out sends its cookie instead, and the answer
+ * clears it. Always 200 once the client is accepted, whether or not the token was live.
+ */
+const revoke: Operation<CoreDeps> = async (req, deps) => {
+  const fields = parseTokenFields(req.rawBody);
+  const clientId = fields.get('client_id') || DEFAULT_CLIENT_ID;
+  const browser = isConsoleClient(clientId);
+  if (browser) checkConsoleCall(req.headers);
+  else checkClient(deps.config, clientId, fields.get('client_secret') || undefined);
+  const refresh = browser ? consoleRefreshToken(req.cookies) : fields.get('token') || undefined;
+  if (refresh) await revokeRefreshToken(deps, refresh, clientId);
+  return { status: 200, headers: { ...NO_STORE }, ...(browser ? { cookies: [clearedRefreshCookie(isHttps(req, deps))] } : {}) };
+};
+
+/** The browser called over HTTPS (the cookie is then `Secure`): API Gateway always, locally behind a TLS proxy. */
+const isHttps = (req: ApiRequest, deps: CoreDeps): boolean => baseOf(req, deps).startsWith('https:');
 
 // Caches outside (other verifiers) may keep the JWKS as long as our own environments do: a
 // rollover publishes a key twice that long before it signs (shared/auth/key-ring.ts).
@@ -86,7 +113,7 @@ const oauthCallback: Operation<CoreDeps> = async (req, deps) => {
 const oauthMetadata: Operation<CoreDeps> = async (req, deps) =>
   ok((await sso()).authorizationServerMetadata(baseOf(req, deps)), { 'Cache-Control': deps.config.publicUrl ? 'public, max-age=3600' : 'private, max-age=300' });
 
-export const operations = { token, jwks, oauthAuthorize, oauthCallback, oauthMetadata };
+export const operations = { token, revoke, jwks, oauthAuthorize, oauthCallback, oauthMetadata };
 
 export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'token', operations, deps, loginOutcome, middlewares: [metering] });
 

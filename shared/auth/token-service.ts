@@ -570,3 +570,14 @@ export async function refreshGrant(deps: CoreDeps, req: TokenRequest): Promise<T
     family: { old },
   });
 }
+
+/**
+ * Token revocation (RFC 7009) of a refresh token: the whole login it belongs to stops (every
+ * refresh token of its family), when the token was issued to this client. An unknown, expired or
+ * another client's token changes nothing and is not told apart (the answer is the same).
+ */
+export async function revokeRefreshToken(deps: CoreDeps, token: string, clientId: string): Promise<void> {
+  const record = await getRefreshToken(deps.db, refreshTokenHash(token));
+  if (!record || record.clientId !== clientId) return;
+  await revokeRefreshFamily(deps.db, record.family, deps.now().getTime());
+}

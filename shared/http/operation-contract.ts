@@ -17,6 +17,8 @@ export interface ApiRequest {
   readonly query: Readonly<Record<string, readonly string[]>>;
   /** Lower-case header names. */
   readonly headers: Readonly<Record<string, string>>;
+  /** The request's cookies by name (the console's refresh cookie on `/token`); the first of a repeated name wins. */
+  readonly cookies: Readonly<Record<string, string>>;
   /** The body parsed as JSON; `undefined` when there is none or it is form-encoded. */
   readonly body: unknown;
   /** The body as text, for form-encoded calls (`POST /token`). */
@@ -44,6 +46,8 @@ export interface ApiResponse {
    * `content-type` goes in `headers`. `base64` for bytes (a gzip-encoded asset).
    */
   readonly raw?: { readonly text: string; readonly base64?: boolean };
+  /** `Set-Cookie` values (the console's refresh cookie). */
+  readonly cookies?: readonly string[];
   /**
    * The tenant (instance key) to meter and log the call under when the caller has no token:
    * `POST /token` names the instance a login went to. Never sent to the client.

@@ -3,11 +3,10 @@
  * token; and the admin command against the running runtime's database, with a two-factor login
  * whose code is read from the runtime's outbox.
  */
-import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, inject, it } from 'vitest';
-import { REPO_ROOT } from '../support/runtime.ts';
+import { adminCommand } from '../support/admin-cli.ts';
 import { documentedFetch, documentedRequest } from '../support/documented-fetch.ts';
 
 const url = inject('url');
@@ -26,20 +25,7 @@ async function getApi(token: string) {
   return { status: res.status, body: (await res.json()) as any };
 }
 
-function runAdmin(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['--import', 'tsx', join(REPO_ROOT, 'local/admin.ts'), ...args],
-      {
-        cwd: REPO_ROOT,
-        timeout: 60_000,
-        env: { ...process.env, GATEHOUSE_DATA_DIR: dataDir, GATEHOUSE_DYNAMODB_ENDPOINT: dynamoEndpoint, GATEHOUSE_LOG_LEVEL: 'SILENT' },
-      },
-      (err, stdout, stderr) => resolve({ code: err ? Number((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
-    );
-  });
-}
+const runAdmin = adminCommand(dataDir, dynamoEndpoint);
 
 describe('login through the local runtime', () => {
   it('logs in with Instance\\user, then GET /api answers the instance', async () => {

@@ -85,6 +85,106 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The operator console (redirect)
+         * @description Public. `/` and `/console` send the browser (302) to `/console/`, the console's page.
+         */
+        get: operations["consoleHome"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The operator console (redirect)
+         * @description Public. `/` and `/console` send the browser (302) to `/console/`, the console's page.
+         */
+        get: operations["consoleHomeGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/{view}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The operator console page
+         * @description Public. Every console URL (`/console/<page>[/<key>]`) answers the same page, which routes itself; never cached. Served with a Content-Security-Policy that allows nothing inline and nothing from another origin but the live events' WebSocket.
+         */
+        get: operations["consolePage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/{view}/{key}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The operator console page
+         * @description Public. Every console URL (`/console/<page>[/<key>]`) answers the same page, which routes itself; never cached. Served with a Content-Security-Policy that allows nothing inline and nothing from another origin but the live events' WebSocket.
+         */
+        get: operations["consolePageGet"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/console/assets/{file}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An operator console file
+         * @description Public. The console's script and stylesheet under content-hashed names: cached for good (`immutable`), gzipped when the browser takes it.
+         */
+        get: operations["consoleFile"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/token": {
         parameters: {
             query?: never;
@@ -99,6 +199,26 @@ export interface paths {
          * @description Form-encoded fields (a JSON object is accepted too). A password login answers an access token (bearer, about 24 h) and a refresh token; a refresh answers new ones (the old refresh token stops working); `authorization_code` redeems the one-time code of a single sign-on (with `code_verifier`, `client_id`, `redirect_uri`) for the same answer. A user linked to an identity provider gets `invalid_grant` from the password grant. Errors are `{"error","error_description"}` with status 400.
          */
         post: operations["token"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/token/revoke": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Revoke a refresh token (sign out)
+         * @description RFC 7009: form fields `token` (a refresh token), `client_id` and the client's `client_secret` as at `/token`. The login the token belongs to ends: none of its refresh tokens works again (access tokens already issued run out on their own). The console (`gatehouseConsole`) sends its refresh cookie and the `X-Gatehouse-CSRF` header instead, and the answer clears the cookie. The answer is 200 whether or not the token was live.
+         */
+        post: operations["revoke"];
         delete?: never;
         options?: never;
         head?: never;
@@ -5935,6 +6055,21 @@ export interface components {
     };
     parameters: {
         /**
+         * @description view
+         * @example view
+         */
+        view: string;
+        /**
+         * @description The object's key.
+         * @example 6650f1a2b3c4d5e6f7a8b9c1
+         */
+        key: string;
+        /**
+         * @description file
+         * @example file
+         */
+        file: string;
+        /**
          * @description The key of a folder or an instance (`GET /api` answers your instance and its Key).
          * @example 6650f1a2b3c4d5e6f7a8b9c0
          */
@@ -5958,11 +6093,6 @@ export interface components {
         page: number;
         /** @description Items per page (1..1000); a short or empty page is the last. */
         pageSize: number;
-        /**
-         * @description The object's key.
-         * @example 6650f1a2b3c4d5e6f7a8b9c1
-         */
-        key: string;
         /**
          * @description The relation kind (AccessLevel, BadgeType, Schedule, Reader, Door, Controller).
          * @example AccessLevel
@@ -6106,6 +6236,155 @@ export interface operations {
             503: components["responses"]["ServiceUnavailable"];
         };
     };
+    consoleHome: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To `/console/`. */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    consoleHomeGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To `/console/`. */
+            302: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    consolePage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description view
+                 * @example view
+                 */
+                view: components["parameters"]["view"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description HTML. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    consolePageGet: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description view
+                 * @example view
+                 */
+                view: components["parameters"]["view"];
+                /**
+                 * @description The object's key.
+                 * @example 6650f1a2b3c4d5e6f7a8b9c1
+                 */
+                key: components["parameters"]["key"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description HTML. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    consoleFile: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description file
+                 * @example file
+                 */
+                file: components["parameters"]["file"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description JavaScript or CSS. */
+            200: {
+                headers: {
+                    /** @description Cacheable: `public, max-age=…`. */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            404: components["responses"]["NotFound"];
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
     token: {
         parameters: {
             query?: never;
@@ -6128,6 +6407,74 @@ export interface operations {
                 content: {
                     "application/json": components["schemas"]["TokenResponse"];
                 };
+            };
+            /** @description A token error (the spec's token error table); a malformed JSON body answers the resource error body (`InvalidJson`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "invalid_grant",
+                     *       "error_description": "The user name or password is incorrect."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TokenError"] | components["schemas"]["Error"];
+                };
+            };
+            413: components["responses"]["PayloadTooLarge"];
+            /** @description Too many logins from this client address or for this name, or the stage's request rate is exceeded; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "too_many_requests",
+                     *       "error_description": "Too many login attempts; retry after the number of seconds in Retry-After."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TokenError"] | components["schemas"]["Throttled"];
+                };
+            };
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    revoke: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    token?: string;
+                    client_id?: string;
+                    client_secret?: string;
+                    token_type_hint?: string;
+                };
+                "application/json": {
+                    token?: string;
+                    client_id?: string;
+                    client_secret?: string;
+                    token_type_hint?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Revoked, or nothing to revoke. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description A token error (the spec's token error table); a malformed JSON body answers the resource error body (`InvalidJson`). */
             400: {

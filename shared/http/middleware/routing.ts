@@ -50,6 +50,7 @@ export function routing(family: Family): PipelineMiddleware {
         params: match.params,
         query: parseQuery(event.rawQueryString),
         headers,
+        cookies: cookiesOf(event.cookies),
         body: undefined,
         rawBody: undefined,
         principal: undefined,
@@ -57,4 +58,16 @@ export function routing(family: Family): PipelineMiddleware {
       };
     },
   };
+}
+
+/** API Gateway's `cookies` (`name=value` each, the `Cookie` header split) by name; the first of a name wins. */
+function cookiesOf(list: readonly string[] | undefined): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const c of list ?? []) {
+    const eq = c.indexOf('=');
+    if (eq <= 0) continue;
+    const name = c.slice(0, eq).trim();
+    if (!Object.hasOwn(out, name)) out[name] = c.slice(eq + 1).trim();
+  }
+  return out;
 }

@@ -22,10 +22,12 @@ const JSON_HEADERS = { 'content-type': 'application/json; charset=utf-8' };
 /** Renders an operation's result or an error as an API Gateway v2 result. */
 export function serialize(res: ApiResponse, corsHeaders: Record<string, string> = {}): HttpResult {
   const headers: Record<string, string> = { ...corsHeaders, ...(res.headers ?? {}) };
-  if (res.raw) return { statusCode: res.status, headers, body: res.raw.text, isBase64Encoded: res.raw.base64 ?? false };
-  if (res.status === 204 || res.body === undefined) return { statusCode: res.status, headers, body: '' };
+  const cookies = res.cookies?.length ? { cookies: [...res.cookies] } : {};
+  if (res.raw) return { statusCode: res.status, headers, ...cookies, body: res.raw.text, isBase64Encoded: res.raw.base64 ?? false };
+  if (res.status === 204 || res.body === undefined) return { statusCode: res.status, headers, ...cookies, body: '' };
   return {
     statusCode: res.status,
+    ...cookies,
     headers: { ...JSON_HEADERS, ...headers },
     body: stringifyJson(res.body),
   };

@@ -1,0 +1,7 @@
+/** Alarms (being built). */
+import { html } from '../html.ts';
+import { PageHeader } from '../ui.ts';
+
+export function AlarmsPage(_p: { readonly pageKey: string | undefined }) {
+  return html`<${PageHeader} title="Alarms" />`;
+}

@@ -1,0 +1,7 @@
+/** Doors (being built). */
+import { html } from '../html.ts';
+import { PageHeader } from '../ui.ts';
+
+export function DoorsPage(_p: { readonly pageKey: string | undefined }) {
+  return html`<${PageHeader} title="Doors" />`;
+}

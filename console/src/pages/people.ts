@@ -1,0 +1,7 @@
+/** People (being built). */
+import { html } from '../html.ts';
+import { PageHeader } from '../ui.ts';
+
+export function PeoplePage(_p: { readonly pageKey: string | undefined }) {
+  return html`<${PageHeader} title="People" />`;
+}

@@ -1,0 +1,7 @@
+/** Schedules (being built). */
+import { html } from '../html.ts';
+import { PageHeader } from '../ui.ts';
+
+export function SchedulesPage(_p: { readonly pageKey: string | undefined }) {
+  return html`<${PageHeader} title="Schedules" />`;
+}
