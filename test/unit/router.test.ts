@@ -18,6 +18,11 @@ describe('route table', () => {
     for (const [key, f] of families) expect([...f], key).toHaveLength(1);
     // A row's shared route matches its path in API Gateway: a greedy route's prefix, or a row of the table.
     for (const r of ROUTES.filter((x) => x.gateway)) {
+      // `$default` carries whatever no route matches: the service family's (the console's rows).
+      if (r.gateway === '$default') {
+        expect(r.family, r.path).toBe('service');
+        continue;
+      }
       const [method, path] = r.gateway!.split(' ') as [string, string];
       if (path.endsWith('/{proxy+}')) expect(r.path.startsWith(path.slice(0, -'{proxy+}'.length)), r.path).toBe(true);
       // An ANY route carries the methods of one path.
@@ -42,19 +47,27 @@ describe('route table', () => {
     }
   });
 
-  it('marks only sysinfo, token, JWKS, single sign-on, the OpenAPI document, its page and the default route public', () => {
-    const open = ROUTES.filter((r) => !r.auth && !r.scimToken).map(routeKey).sort();
+  it('marks only sysinfo, token, JWKS, single sign-on, the OpenAPI document, its page, the console and the default route public', () => {
+    const open = ROUTES.filter((r) => !r.auth && !r.scimToken)
+      .map((r) => `${r.method} ${r.path}`)
+      .sort();
     expect(open).toEqual([
-      '$default',
+      'ANY $default',
+      'GET /',
       'GET /.well-known/jwks.json',
       'GET /.well-known/oauth-authorization-server',
       'GET /api/openapi.json',
       'GET /api/sysinfo',
+      'GET /console',
+      'GET /console/assets/{file}',
+      'GET /console/{view}',
+      'GET /console/{view}/{key}',
       'GET /docs',
       'GET /docs/api-reference.js',
       'GET /oauth/authorize',
       'GET /oauth/callback',
       'POST /token',
+      'POST /token/revoke',
     ]);
   });
 
