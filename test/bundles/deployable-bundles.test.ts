@@ -357,6 +357,26 @@ describe('a whole flow through the deployed packages', () => {
     expect(doc.body.openapi).toMatch(/^3\./);
   });
 
+  it('the service package serves the operator console built beside its code: the page at every console URL, its hashed files for good', async () => {
+    const home = await call('GET', '/');
+    expect(home.status).toBe(302);
+    expect(home.headers.location).toBe('/console/');
+    const page = await call('GET', '/console/people/some-key');
+    expect(page.status).toBe(200);
+    expect(page.headers['content-type']).toMatch(/^text\/html/);
+    expect(page.headers['cache-control']).toBe('no-cache');
+    expect(page.headers['content-security-policy']).toContain("script-src 'self'");
+    const files = [...page.text.matchAll(/(?:src|href)="(\/console\/assets\/[^"]+)"/g)].map((m) => m[1]!);
+    expect(files.map((f) => f.slice(f.lastIndexOf('.')))).toEqual(['.css', '.js']);
+    for (const file of files) {
+      const asset = await call('GET', file, { headers: { 'accept-encoding': 'gzip' } });
+      expect(asset.status, file).toBe(200);
+      expect(asset.headers['cache-control']).toBe('public, max-age=31536000, immutable');
+      expect(asset.headers['content-encoding']).toBe('gzip');
+    }
+    expect((await call('GET', '/console/assets/console-NOPE.js')).status).toBe(404);
+  });
+
   it('creates a person with a card (its retry replayed), reads its cards and finds it by search', async () => {
     const cardNumber = 400_000 + Math.floor(Math.random() * 100_000);
     const create = () =>
