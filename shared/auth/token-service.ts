@@ -391,14 +391,7 @@ export async function passwordGrant(deps: CoreDeps, req: TokenRequest): Promise<
   // The counter's reset and the tokens' write go together: the login's last round trip.
   const [tokens] = await Promise.all([
     issueTokens(deps, {
-      subject: {
-        userKey: user.key,
-        userName: nameOf(user),
-        instanceKey: instance.key,
-        instanceName: nameOf(instance),
-        role: roleOf(user),
-        sessionGeneration: signedIn.sessionGeneration ?? 0,
-      },
+      subject: subjectOf(user, instance, signedIn.sessionGeneration ?? 0),
       clientId: req.clientId,
       family: undefined,
     }),
@@ -455,6 +448,11 @@ async function setNewPassword(deps: CoreDeps, user: StoredObject, password: stri
       current = fresh;
     }
   }
+}
+
+/** Whom a login's tokens are for: the user and the instance they signed in to, with the user's role and session generation. */
+function subjectOf(user: StoredObject, instance: StoredObject, sessionGeneration: number): TokenSubject {
+  return { userKey: user.key, userName: nameOf(user), instanceKey: instance.key, instanceName: nameOf(instance), role: roleOf(user), sessionGeneration };
 }
 
 interface IssueSpec {
@@ -518,14 +516,7 @@ export async function signInTokens(deps: CoreDeps, grant: { readonly userKey: st
   await checkInstance(deps, instance, await ancestorsOf(db, instance));
   // No failed-login counter to reset: a user signing in through a provider has no password login.
   return issueTokens(deps, {
-    subject: {
-      userKey: user.key,
-      userName: nameOf(user),
-      instanceKey: instance.key,
-      instanceName: nameOf(instance),
-      role: roleOf(user),
-      sessionGeneration: user.sessionGeneration ?? 0,
-    },
+    subject: subjectOf(user, instance, user.sessionGeneration ?? 0),
     clientId: grant.clientId,
     family: undefined,
   });
@@ -558,14 +549,7 @@ export async function refreshGrant(deps: CoreDeps, req: TokenRequest): Promise<T
   if (family.sessionGeneration < (user.sessionGeneration ?? 0)) throw ticketNotValid();
   await checkInstance(deps, instance, await ancestorsOf(db, instance));
   return issueTokens(deps, {
-    subject: {
-      userKey: user.key,
-      userName: nameOf(user),
-      instanceKey: instance.key,
-      instanceName: nameOf(instance),
-      role: roleOf(user),
-      sessionGeneration: family.sessionGeneration,
-    },
+    subject: subjectOf(user, instance, family.sessionGeneration),
     clientId: req.clientId,
     family: { old },
   });
