@@ -46,8 +46,15 @@ export function consoleIndexHtml(script: string, style: string): string {
 `;
 }
 
-/** The console's files shipped beside this code (AWS); undefined when this build has none. */
+let beside: { readonly files: ConsoleFiles | undefined } | undefined;
+
+/** The console's files shipped beside this code (AWS), read once per execution environment; undefined when this build has none. */
 export function consoleFilesBeside(): ConsoleFiles | undefined {
+  beside ??= { files: readBeside() };
+  return beside.files;
+}
+
+function readBeside(): ConsoleFiles | undefined {
   const dir = fileURLToPath(new URL(`./${CONSOLE_DIR}/`, import.meta.url));
   if (!existsSync(join(dir, 'index.html'))) return undefined;
   const assets = new Map<string, Uint8Array>();
