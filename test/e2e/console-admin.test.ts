@@ -4,8 +4,8 @@
  * - Events: filtered by minimum priority and a date range, paged (reload and back keep the
  *   filters), and "Export CSV" downloads exactly the filtered events the API lists, every page of
  *   them, with a message that would be a spreadsheet formula kept as text;
- * - Administration: an Operator user is created, made ReadOnly and disabled (checked through the
- *   API, and the disabled user's login is refused); a webhook is created and "Test" reaches a real
+ * - Administration: an Operator user is created, signed out everywhere, given two-factor sign-in,
+ *   made ReadOnly and disabled (each checked through the API and its logins); a webhook is created and "Test" reaches a real
  *   receiver, the delivery then listed; switching to the child instance makes Events and the users
  *   list act in it, and "Back to" returns.
  * axe-core finds nothing serious on either page, a screenshot of each (and at 375 px), no console
@@ -287,7 +287,25 @@ describe.skipIf(!CHROMIUM)('the console Events and Administration pages in Chrom
     await row();
     const oscar = async () => ((await call('GET', `/api/f/${parent}/users`)) as any[]).find((u) => u.CommonName === 'oscar');
     expect(await oscar()).toMatchObject({ Role: 'Operator', IsDisabled: false });
-    expect((await login(parentName, 'oscar', 'Oscar-Secret-1!')).status).toBe(200);
+    const first = await login(parentName, 'oscar', 'Oscar-Secret-1!');
+    expect(first.status).toBe(200);
+
+    // "Sign out everywhere": the login's refresh token buys nothing more.
+    await (await (await row()).waitForSelector('::-p-aria(Sign out everywhere[role="button"])'))!.click();
+    await page.waitForFunction(`document.body.innerText.includes('oscar is signed out everywhere.')`);
+    const renewed = await documentedFetch(`${url}/token`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new URLSearchParams({ grant_type: 'refresh_token', client_id: admin.clientId, client_secret: admin.clientSecret, refresh_token: first.body.refresh_token }),
+    });
+    expect(renewed.status).toBe(400);
+    expect(((await renewed.json()) as { error: string }).error).toBe('RefreshTokenTicketNotValid');
+
+    // Two-factor on: a password alone no longer signs in.
+    await (await (await row()).waitForSelector('::-p-aria(Turn on two-factor[role="button"])'))!.click();
+    await (await row()).waitForSelector('::-p-aria(Turn off two-factor[role="button"])');
+    expect((await oscar()).TwoFactorEnabled).toBe(true);
+    expect((await login(parentName, 'oscar', 'Oscar-Secret-1!')).body.error).toBe('one_time_password_required');
 
     // Its role: ReadOnly.
     await (await (await row()).waitForSelector('::-p-aria(Change role[role="button"])'))!.click();
