@@ -2,8 +2,8 @@
  * The console's Events and Administration pages in Chromium against the e2e runtime, on a child
  * instance of this file's own (its administrator, a grandchild instance to switch to):
  * - Events: filtered by minimum priority and a date range, paged (reload and back keep the
- *   filters), and "Export CSV" downloads exactly the filtered events the API lists, every page of
- *   them, with a message that would be a spreadsheet formula kept as text;
+ *   filters), filtered by event type, and "Export CSV" downloads exactly the filtered events the
+ *   API lists, every page of them, with a message that would be a spreadsheet formula kept as text;
  * - Administration: an Operator user is created, signed out everywhere, given two-factor sign-in,
  *   made ReadOnly and disabled (each checked through the API and its logins); a webhook is created and "Test" reaches a real
  *   receiver, the delivery then listed; switching to the child instance makes Events and the users
@@ -144,6 +144,7 @@ describe.skipIf(!CHROMIUM)('the console Events and Administration pages in Chrom
   let expected: any[];
   let from: string;
   let to: string;
+  let lowType: string;
   const rx = new WebhookReceiver();
   let downloads: string;
 
@@ -161,7 +162,8 @@ describe.skipIf(!CHROMIUM)('the console Events and Administration pages in Chrom
     // An app with a low and a high priority type; the message is the event data's Text.
     const app = await call('POST', `/api/f/${parent}/apps`, { CommonName: `Console export ${suffix}`, Monikers: [{ Namespace: 'ConsoleE2E', Nickname: `export-${suffix}` }] });
     for (const [nick, name, priority] of [['low', 'Console low', 5], ['high', 'Console high', 40]] as const) {
-      await call('PUT', `${app.Href}/eventtypes`, { CommonName: name, Monikers: [{ Namespace: 'ConsoleE2E', Nickname: nick }], Priority: priority, MessageTemplateLong: '{Text}' });
+      const type = await call('PUT', `${app.Href}/eventtypes`, { CommonName: name, Monikers: [{ Namespace: 'ConsoleE2E', Nickname: nick }], Priority: priority, MessageTemplateLong: '{Text}' });
+      if (nick === 'low') lowType = type.Key;
     }
     const publish = (folder: string, nick: string, occurred: number, text: string) =>
       call('POST', `/api/f/${folder}/eventmessagesink`, {
@@ -253,6 +255,18 @@ describe.skipIf(!CHROMIUM)('the console Events and Administration pages in Chrom
     const formula = rows.find((r) => r[3]!.includes('HYPERLINK'));
     expect(formula?.[3]).toBe(`'=HYPERLINK("http://evil.example","open")`);
     expect(text).toContain(`"'=HYPERLINK(""http://evil.example"",""open"")"`);
+
+    // The event type filter: the low type's events of the same days, whatever their priority.
+    await (await byRole(page, 'combobox', 'Event type')).select(lowType);
+    await fill(page, 'Minimum priority', '', 'spinbutton');
+    await press(page, 'Apply filters');
+    const lows = await call(
+      'GET',
+      `/api/f/${parent}/events?includeSubFolders=true&startingOn=${from}T00:00:00.000Z&endingOn=${utcDay(Date.parse(`${to}T00:00:00.000Z`) + DAY)}T00:00:00.000Z&pageSize=20&query=${encodeURIComponent(JSON.stringify({ EventTypeKey: lowType }))}`,
+    );
+    expect(lows).toHaveLength(20);
+    await showing(lows);
+    expect((await tableRows(page, 'Events')).every((r) => r.includes('Console low'))).toBe(true);
 
     await page.setViewport({ width: 375, height: 800 });
     expect(await seriousViolations(page)).toEqual([]);
