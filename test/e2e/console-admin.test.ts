@@ -5,9 +5,9 @@
  *   filters), filtered by event type, and "Export CSV" downloads exactly the filtered events the
  *   API lists, every page of them, with a message that would be a spreadsheet formula kept as text;
  * - Administration: an Operator user is created, signed out everywhere, given two-factor sign-in,
- *   made ReadOnly and disabled (each checked through the API and its logins); a webhook is created and "Test" reaches a real
- *   receiver, the delivery then listed; switching to the child instance makes Events and the users
- *   list act in it, and "Back to" returns.
+ *   made ReadOnly and disabled (each checked through the API and its logins); a webhook is created
+ *   and "Test" reaches a real receiver, the delivery then listed; switching to the child instance
+ *   makes Events and the users list act in it, and "Back to" returns.
  * axe-core finds nothing serious on either page, a screenshot of each (and at 375 px), no console
  * error and no request to another origin.
  */
