@@ -19,7 +19,7 @@ export default tseslint.config(
     // The operator console runs in the browser: its globals, and nothing of Node's.
     files: ['console/src/**/*.ts'],
     languageOptions: {
-      globals: { window: 'readonly', document: 'readonly', location: 'readonly', history: 'readonly', navigator: 'readonly', sessionStorage: 'readonly', WebSocket: 'readonly', URLSearchParams: 'readonly', HTMLElement: 'readonly', HTMLDialogElement: 'readonly', Blob: 'readonly', requestAnimationFrame: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', TextEncoder: 'readonly', atob: 'readonly', btoa: 'readonly' },
+      globals: { window: 'readonly', document: 'readonly', location: 'readonly', history: 'readonly', navigator: 'readonly', sessionStorage: 'readonly', localStorage: 'readonly', WebSocket: 'readonly', URLSearchParams: 'readonly', HTMLElement: 'readonly', HTMLDialogElement: 'readonly', Blob: 'readonly', requestAnimationFrame: 'readonly', setInterval: 'readonly', clearInterval: 'readonly', TextEncoder: 'readonly', atob: 'readonly', btoa: 'readonly' },
     },
     rules: { 'no-restricted-globals': ['error', { name: 'process', message: 'The console runs in the browser.' }, { name: 'Buffer', message: 'The console runs in the browser.' }] },
   },

@@ -74,12 +74,37 @@ async function tokenCall(path: string, fields: Record<string, string>): Promise<
   });
 }
 
+/**
+ * Whether this browser holds a console login's cookie, as far as the page knows: the cookie itself
+ * is out of a script's reach, so a flag beside it (no secret in it) spares a page load without a
+ * login a refresh call that can only be refused.
+ */
+const LOGIN_FLAG = 'gatehouse.console.signedIn';
+
+function flagLogin(on: boolean): void {
+  try {
+    if (on) localStorage.setItem(LOGIN_FLAG, '1');
+    else localStorage.removeItem(LOGIN_FLAG);
+  } catch {
+    // Storage refused (private mode): a reload then tries the refresh anyway.
+  }
+}
+
+function mayHoldLogin(): boolean {
+  try {
+    return localStorage.getItem(LOGIN_FLAG) !== null;
+  } catch {
+    return true;
+  }
+}
+
 async function tokens(fields: Record<string, string>): Promise<Session> {
   const res = await tokenCall('/token', fields);
   const body = (await res.json().catch(() => ({}))) as Record<string, unknown>;
   if (!res.ok) throw new TokenRefusal(String(body.error ?? 'server_error'), String(body.error_description ?? `The sign-in failed (${res.status}).`));
   const next = sessionOf(body as unknown as TokenAnswer);
   session.value = next;
+  flagLogin(true);
   return next;
 }
 
@@ -117,6 +142,7 @@ export function refresh(): Promise<Session | null> {
   refreshing ??= tokens({ grant_type: 'refresh_token' })
     .catch(() => {
       session.value = null;
+      flagLogin(false);
       return null;
     })
     .finally(() => {
@@ -128,7 +154,7 @@ export function refresh(): Promise<Session | null> {
 /** At page load: a session from the cookie, if the browser has one. */
 export async function restore(): Promise<void> {
   try {
-    await refresh();
+    if (mayHoldLogin()) await refresh();
   } finally {
     restoring.value = false;
   }
@@ -141,5 +167,6 @@ export async function signOut(): Promise<void> {
   } finally {
     session.value = null;
     currentInstance.value = null;
+    flagLogin(false);
   }
 }
