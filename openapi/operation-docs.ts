@@ -593,6 +593,11 @@ const exampleDoorStatus = {
   LastEvent: { Key: E, CommonName: 'Reader Mode Changed', Href: `/api/f/${I}/events/${E}` },
 };
 
+/** The console's refresh cookie, as the token answer sets it. */
+const CONSOLE_COOKIE_SET =
+  'For the console (`gatehouseConsole`) only: `gatehouse_console_refresh=<refresh token>; Path=/token; Max-Age=<seconds the login lasts>; HttpOnly; ' +
+  'SameSite=Strict` (`Secure` over HTTPS). The body then has no `refresh_token`; the console\'s refresh sends the cookie (and the `X-Gatehouse-CSRF` header).';
+
 const OPERATIONS: Readonly<Record<string, Describe>> = {
   // Access decisions and troubleshooting (issue 36)
   accessDecision: () => ({
@@ -750,7 +755,7 @@ const OPERATIONS: Readonly<Record<string, Describe>> = {
       required: true,
       form: true,
     },
-    success: { 200: { description: 'The tokens (never cached).', schema: tokenResponseSchema, example: { userName: 'Gatehouse\\admin', access_token: 'eyJhbGciOiJFUzI1NiJ9.e30.c2ln', 'as:client_id': 'consoleApp', token_type: 'bearer', refresh_token: 'r1.abc', expires_in: 86399, '.issued': 'Fri, 01 May 2026 12:00:00 GMT', '.expires': 'Sat, 02 May 2026 11:59:59 GMT', instance: I } } },
+    success: { 200: { description: 'The tokens (never cached).', schema: tokenResponseSchema, headers: { 'Set-Cookie': CONSOLE_COOKIE_SET }, example: { userName: 'Gatehouse\\admin', access_token: 'eyJhbGciOiJFUzI1NiJ9.e30.c2ln', 'as:client_id': 'consoleApp', token_type: 'bearer', refresh_token: 'r1.abc', expires_in: 86399, '.issued': 'Fri, 01 May 2026 12:00:00 GMT', '.expires': 'Sat, 02 May 2026 11:59:59 GMT', instance: I } } },
     tokenErrors: true,
   }),
   revoke: () => ({
@@ -766,7 +771,7 @@ const OPERATIONS: Readonly<Record<string, Describe>> = {
       required: false,
       form: true,
     },
-    success: { 200: { description: 'Revoked, or nothing to revoke.' } },
+    success: { 200: { description: 'Revoked, or nothing to revoke.', headers: { 'Set-Cookie': 'For the console (`gatehouseConsole`) only: `gatehouse_console_refresh=; Path=/token; Max-Age=0; HttpOnly; SameSite=Strict` (`Secure` over HTTPS), which removes the cookie.' } } },
     tokenErrors: true,
   }),
   oauthAuthorize: () => ({

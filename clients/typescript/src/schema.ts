@@ -4358,7 +4358,8 @@ export interface components {
             "as:client_id"?: string;
             /** @constant */
             token_type: "bearer";
-            refresh_token: string;
+            /** @description The refresh token (one use: a refresh answers a new one). Absent for the console (`gatehouseConsole`), whose refresh token is the `gatehouse_console_refresh` cookie instead (see Set-Cookie). */
+            refresh_token?: string;
             /** @example 86399 */
             expires_in: number;
             ".issued": string;
@@ -6427,6 +6428,8 @@ export interface operations {
             /** @description The tokens (never cached). */
             200: {
                 headers: {
+                    /** @description For the console (`gatehouseConsole`) only: `gatehouse_console_refresh=<refresh token>; Path=/token; Max-Age=<seconds the login lasts>; HttpOnly; SameSite=Strict` (`Secure` over HTTPS). The body then has no `refresh_token`; the console's refresh sends the cookie (and the `X-Gatehouse-CSRF` header). */
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6497,6 +6500,8 @@ export interface operations {
             /** @description Revoked, or nothing to revoke. */
             200: {
                 headers: {
+                    /** @description For the console (`gatehouseConsole`) only: `gatehouse_console_refresh=; Path=/token; Max-Age=0; HttpOnly; SameSite=Strict` (`Secure` over HTTPS), which removes the cookie. */
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
