@@ -34,7 +34,7 @@ export async function providersOf(instance: string, signal?: AbortSignal): Promi
 }
 
 /** Thrown when the browser cannot do PKCE: `crypto.subtle` exists in secure contexts only (HTTPS, or localhost). */
-export class NoSecureContext extends Error {
+class NoSecureContext extends Error {
   constructor() {
     super('Single sign-on needs the console to be opened over HTTPS.');
     this.name = 'NoSecureContext';
