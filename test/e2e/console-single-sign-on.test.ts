@@ -17,6 +17,7 @@ import { adminToken, newRuntimeAdmin, spawnSeededRuntime, type RuntimeAdmin, typ
 const IDP_CLIENT_ID = 'gatehouse-console-e2e';
 const IDP_CLIENT_SECRET = `idp-secret-${randomBytes(8).toString('hex')}`;
 const PROVIDER_NAME = 'Example Workforce';
+const OTHER_PROVIDER = 'Partner Directory';
 
 // Logins are the accounts' emails: the console's login hint fills the provider's login field.
 const accounts = new Map<string, TestAccount>([
@@ -93,6 +94,15 @@ beforeAll(async () => {
     JitProvisioning: false,
   });
   expect(provider.status, JSON.stringify(provider.body)).toBe(201);
+  // A second enabled provider: without a login hint, only the button's provider Key tells /oauth/authorize which one.
+  const other = await call('POST', `/api/f/${root}/identityproviders`, {
+    CommonName: OTHER_PROVIDER,
+    Issuer: 'https://login.partner.example/v2.0',
+    ClientId: 'gatehouse',
+    ClientSecret: 'another-secret-0123456789',
+    EmailDomains: ['partner.example'],
+  });
+  expect(other.status, JSON.stringify(other.body)).toBe(201);
   const alice = await call('POST', `/api/f/${root}/users`, { CommonName: 'alice@example.com', Email: 'alice@example.com', IdentityProviderKey: provider.body.Key, Role: 'Operator' });
   expect(alice.status, JSON.stringify(alice.body)).toBe(201);
 }, 180_000);
@@ -124,6 +134,7 @@ describe.skipIf(!CHROMIUM)('single sign-on through the console in Chromium', () 
     await fill(page, 'Instance', admin.instanceName);
     await fill(page, 'User name', 'alice@example.com');
     await byRole(page, 'button', `Sign in with ${PROVIDER_NAME}`);
+    await byRole(page, 'button', `Sign in with ${OTHER_PROVIDER}`);
     expect(await seriousViolations(page)).toEqual([]);
     await screenshot(page, 'single-sign-on-offered');
 
@@ -170,6 +181,7 @@ describe.skipIf(!CHROMIUM)('single sign-on through the console in Chromium', () 
     await cdp.send('Network.clearBrowserCookies');
     await page.goto(`${runtime.url}/console/`, { waitUntil: 'networkidle0' });
     await fill(page, 'Instance', admin.instanceName);
+    // No user name, so no login hint: of the two providers, the button's own is the one.
     await press(page, `Sign in with ${PROVIDER_NAME}`);
     await loginAtProvider(page, 'dave@example.com');
     const alert = await page.waitForSelector('[role="alert"]', { timeout: 15_000 });
@@ -192,7 +204,10 @@ describe.skipIf(!CHROMIUM)('single sign-on through the console in Chromium', () 
     expect(known.status).toBe(200);
     expect(known.headers.get('cache-control')).toBe('no-store');
     const listed = (await known.json()) as Array<Record<string, unknown>>;
-    expect(listed).toEqual([{ CommonName: PROVIDER_NAME, Key: expect.any(String) }]);
+    expect(listed).toEqual([
+      { CommonName: PROVIDER_NAME, Key: expect.any(String) },
+      { CommonName: OTHER_PROVIDER, Key: expect.any(String) },
+    ]);
     expect(JSON.stringify(listed)).not.toContain(IDP_CLIENT_SECRET);
     const unknown = await documentedFetch(`${runtime.url}/oauth/providers?instance=nobody-${randomBytes(3).toString('hex')}`);
     expect(unknown.status).toBe(200);
