@@ -593,6 +593,11 @@ const exampleDoorStatus = {
   LastEvent: { Key: E, CommonName: 'Reader Mode Changed', Href: `/api/f/${I}/events/${E}` },
 };
 
+/** The console's refresh cookie, as the token answer sets it. */
+const CONSOLE_COOKIE_SET =
+  'For the console (`gatehouseConsole`) only: `gatehouse_console_refresh=<refresh token>; Path=/token; Max-Age=<seconds the login lasts>; HttpOnly; ' +
+  'SameSite=Strict` (`Secure` over HTTPS). The body then has no `refresh_token`; the console\'s refresh sends the cookie (and the `X-Gatehouse-CSRF` header).';
+
 const OPERATIONS: Readonly<Record<string, Describe>> = {
   // Access decisions and troubleshooting (issue 36)
   accessDecision: () => ({
@@ -750,7 +755,7 @@ const OPERATIONS: Readonly<Record<string, Describe>> = {
       required: true,
       form: true,
     },
-    success: { 200: { description: 'The tokens (never cached).', schema: tokenResponseSchema, example: { userName: 'Gatehouse\\admin', access_token: 'eyJhbGciOiJFUzI1NiJ9.e30.c2ln', 'as:client_id': 'consoleApp', token_type: 'bearer', refresh_token: 'r1.abc', expires_in: 86399, '.issued': 'Fri, 01 May 2026 12:00:00 GMT', '.expires': 'Sat, 02 May 2026 11:59:59 GMT', instance: I } } },
+    success: { 200: { description: 'The tokens (never cached).', schema: tokenResponseSchema, headers: { 'Set-Cookie': CONSOLE_COOKIE_SET }, example: { userName: 'Gatehouse\\admin', access_token: 'eyJhbGciOiJFUzI1NiJ9.e30.c2ln', 'as:client_id': 'consoleApp', token_type: 'bearer', refresh_token: 'r1.abc', expires_in: 86399, '.issued': 'Fri, 01 May 2026 12:00:00 GMT', '.expires': 'Sat, 02 May 2026 11:59:59 GMT', instance: I } } },
     tokenErrors: true,
   }),
   revoke: () => ({
@@ -766,7 +771,7 @@ const OPERATIONS: Readonly<Record<string, Describe>> = {
       required: false,
       form: true,
     },
-    success: { 200: { description: 'Revoked, or nothing to revoke.' } },
+    success: { 200: { description: 'Revoked, or nothing to revoke.', headers: { 'Set-Cookie': 'For the console (`gatehouseConsole`) only: `gatehouse_console_refresh=; Path=/token; Max-Age=0; HttpOnly; SameSite=Strict` (`Secure` over HTTPS), which removes the cookie.' } } },
     tokenErrors: true,
   }),
   oauthAuthorize: () => ({
@@ -774,7 +779,8 @@ const OPERATIONS: Readonly<Record<string, Describe>> = {
     description:
       'Public, for a browser. Authorization code with PKCE (RFC 6749, RFC 7636): checks the client and its registered redirect URI ' +
       '(`gatehouseConsole` with `<base>/console/callback`, or a client of `GATEHOUSE_OAUTH_CLIENTS`), then sends the browser (302) to the ' +
-      'identity provider of the instance (the one whose `EmailDomains` hold the `login_hint`\'s domain, else the only enabled one) with ' +
+      'identity provider of the instance (the one `provider` names, else the one whose `EmailDomains` hold the `login_hint`\'s domain, else ' +
+      'the only enabled one) with ' +
       'Gatehouse\'s own state, nonce and PKCE. A refusal after the client is known comes back to its redirect URI as ' +
       '`error=access_denied` (or `invalid_request`, `unsupported_response_type`) with the client\'s `state`.',
     query: {
@@ -786,6 +792,7 @@ const OPERATIONS: Readonly<Record<string, Describe>> = {
       state: z.string().optional().meta({ description: 'Handed back to the client unchanged.' }),
       instance: z.string().meta({ description: 'The instance name to sign in to.', examples: ['Gatehouse'] }),
       login_hint: z.string().optional().meta({ description: 'The user\'s email: its domain chooses the provider, and the provider receives it.' }),
+      provider: z.string().optional().meta({ description: 'The Key of the enabled provider to use (from `GET /oauth/providers`): it wins over the hint\'s domain.' }),
     },
     success: { 302: { description: 'To the identity provider; or back to the client\'s redirect URI with `error`, `error_description` and `state`.' } },
     htmlError: 'An unknown client or a redirect URI it did not register: a page, never a redirect.',
@@ -806,6 +813,23 @@ const OPERATIONS: Readonly<Record<string, Describe>> = {
     },
     success: { 302: { description: 'To the client\'s redirect URI with `code` and `state`, or with `error=access_denied`.' } },
     htmlError: 'The sign-in is unknown, expired (10 minutes) or already completed: there is no client to send the browser back to.',
+  }),
+  oauthProviders: () => ({
+    summary: 'Single sign-on: the providers a sign-in page offers',
+    description:
+      'Public, for a sign-in page before anyone is signed in ("Sign in with <CommonName>"): the enabled identity providers of the instance ' +
+      'named `instance`, their `CommonName` and `Key` only (pass the Key as `provider` to `/oauth/authorize`). An unknown or disabled ' +
+      'instance answers an empty list, as one without providers does: the call does not tell which instance names exist. Never cached.',
+    query: { instance: z.string().meta({ description: 'The instance name.', examples: ['Gatehouse'] }) },
+    success: {
+      200: {
+        description: 'The enabled providers, by name (an empty list when there are none or the instance is unknown).',
+        schema: z
+          .array(z.strictObject({ CommonName: z.string(), Key: z.string() }))
+          .meta({ id: 'PublicIdentityProviders', description: 'What anyone may learn of an instance\'s single sign-on.' }),
+        example: [{ CommonName: 'Contoso Entra ID', Key: K }],
+      },
+    },
   }),
   oauthMetadata: () => ({
     summary: 'Single sign-on: authorization server metadata (RFC 8414)',

@@ -175,7 +175,11 @@ export const tokenResponseSchema = z
     access_token: z.string(),
     'as:client_id': z.string().optional(),
     token_type: z.literal('bearer'),
-    refresh_token: z.string(),
+    refresh_token: z.string().optional().meta({
+      description:
+        'The refresh token (one use: a refresh answers a new one). Absent for the console (`gatehouseConsole`), whose refresh token is ' +
+        'the `gatehouse_console_refresh` cookie instead (see Set-Cookie).',
+    }),
     expires_in: z.number().int().meta({ examples: [86399] }),
     '.issued': z.string(),
     '.expires': z.string(),

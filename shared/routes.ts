@@ -154,9 +154,12 @@ export const ROUTES: readonly Route[] = Object.freeze([
         route('POST', '/token/revoke', 'token', 'revoke', { auth: false, form: true }),
         route('GET', '/.well-known/jwks.json', 'token', 'jwks', { auth: false }),
         // Single sign-on (authorization code with PKCE): Gatehouse's authorization endpoint, the
-        // identity providers' callback and the authorization server's metadata (RFC 8414).
+        // identity providers' callback, the providers a sign-in page offers and the authorization
+        // server's metadata (RFC 8414).
         route('GET', '/oauth/authorize', 'token', 'oauthAuthorize', { auth: false }),
         route('GET', '/oauth/callback', 'token', 'oauthCallback', { auth: false }),
+        // A sign-in page's "Sign in with ..." buttons: an instance's enabled providers, by name.
+        route('GET', '/oauth/providers', 'token', 'oauthProviders', { auth: false }),
         route('GET', '/.well-known/oauth-authorization-server', 'token', 'oauthMetadata', { auth: false }),
       ]
     : []),

@@ -18,6 +18,7 @@ import { secretRingFor } from '#shared/auth/secret-ring.ts';
 import { passwordGrant, refreshGrant, revokeRefreshToken } from '#shared/auth/token-service.ts';
 import { checkConsoleCall, clearedRefreshCookie, consoleRefreshToken, consoleTokenAnswer, isConsoleClient } from '#shared/auth/console-session.ts';
 import { notifierFor } from '#shared/notify/sns-notifier.ts';
+import { validationFailed } from '#shared/errors.ts';
 import { onFirstUse } from '#shared/first-use.ts';
 import { baseUrlOf } from '#shared/docs/openapi.ts';
 import type { ApiRequest, ApiResponse } from '#shared/http/operation-contract.ts';
@@ -110,10 +111,21 @@ const oauthCallback: Operation<CoreDeps> = async (req, deps) => {
   return pageOnRefusal((flow) => flow.callback(deps, firstOf(req), search));
 };
 
+/**
+ * A sign-in page's question before anyone is signed in: the enabled providers of an instance (name
+ * and Key only; an unknown instance answers as one without providers). Throttled as
+ * `/oauth/authorize`, whose reads it repeats: by the stage only.
+ */
+const oauthProviders: Operation<CoreDeps> = async (req, deps) => {
+  const instance = firstOf(req)('instance')?.trim() ?? '';
+  if (!instance) throw validationFailed('instance is required: the name of the instance to sign in to.');
+  return ok(await (await sso()).publicProviders(deps, instance), { ...NO_STORE });
+};
+
 const oauthMetadata: Operation<CoreDeps> = async (req, deps) =>
   ok((await sso()).authorizationServerMetadata(baseOf(req, deps)), { 'Cache-Control': deps.config.publicUrl ? 'public, max-age=3600' : 'private, max-age=300' });
 
-export const operations = { token, revoke, jwks, oauthAuthorize, oauthCallback, oauthMetadata };
+export const operations = { token, revoke, jwks, oauthAuthorize, oauthCallback, oauthProviders, oauthMetadata };
 
 export const createHandler = (deps: () => CoreDeps) => makeHandler({ family: 'token', operations, deps, loginOutcome, middlewares: [metering] });
 

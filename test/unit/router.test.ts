@@ -66,6 +66,7 @@ describe('route table', () => {
       'GET /docs/api-reference.js',
       'GET /oauth/authorize',
       'GET /oauth/callback',
+      'GET /oauth/providers',
       'POST /token',
       'POST /token/revoke',
     ]);

@@ -248,6 +248,8 @@ function tokenGrants(options: ClientOptions) {
         headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
       }),
     );
+    // Only the browser console's answers lack it (its refresh token is a cookie): not a client of this package.
+    if (answer.refresh_token === undefined) throw new Error('The token answer has no refresh_token: use a client id other than the console\'s.');
     // Counted from before the request on this client's clock: a clock that is off does not matter.
     return { accessToken: answer.access_token, refreshToken: answer.refresh_token, expiresAt: sentAt + answer.expires_in * 1000, instanceKey: answer.instance, userName: answer.userName };
   }

@@ -251,7 +251,7 @@ export interface paths {
         };
         /**
          * Single sign-on: start (authorization endpoint)
-         * @description Public, for a browser. Authorization code with PKCE (RFC 6749, RFC 7636): checks the client and its registered redirect URI (`gatehouseConsole` with `<base>/console/callback`, or a client of `GATEHOUSE_OAUTH_CLIENTS`), then sends the browser (302) to the identity provider of the instance (the one whose `EmailDomains` hold the `login_hint`'s domain, else the only enabled one) with Gatehouse's own state, nonce and PKCE. A refusal after the client is known comes back to its redirect URI as `error=access_denied` (or `invalid_request`, `unsupported_response_type`) with the client's `state`.
+         * @description Public, for a browser. Authorization code with PKCE (RFC 6749, RFC 7636): checks the client and its registered redirect URI (`gatehouseConsole` with `<base>/console/callback`, or a client of `GATEHOUSE_OAUTH_CLIENTS`), then sends the browser (302) to the identity provider of the instance (the one `provider` names, else the one whose `EmailDomains` hold the `login_hint`'s domain, else the only enabled one) with Gatehouse's own state, nonce and PKCE. A refusal after the client is known comes back to its redirect URI as `error=access_denied` (or `invalid_request`, `unsupported_response_type`) with the client's `state`.
          */
         get: operations["oauthAuthorize"];
         put?: never;
@@ -274,6 +274,26 @@ export interface paths {
          * @description Public, for a browser coming back from the provider (register `<base>/oauth/callback` there). Gatehouse redeems the provider's code, validates the ID token (issuer, audience, expiry, nonce, signature against the provider's JWKS), requires `email_verified` unless the provider's `RequireEmailVerified` is false, finds the user (by the provider's `sub`, else by `Email` among the provider's users) or creates one (`JitProvisioning`, a domain of `EmailDomains`), applies `RoleMapping`, and sends the browser back to the client with a one-time `code` (60 s, single use) and its `state`, or with `error=access_denied`.
          */
         get: operations["oauthCallback"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/providers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Single sign-on: the providers a sign-in page offers
+         * @description Public, for a sign-in page before anyone is signed in ("Sign in with <CommonName>"): the enabled identity providers of the instance named `instance`, their `CommonName` and `Key` only (pass the Key as `provider` to `/oauth/authorize`). An unknown or disabled instance answers an empty list, as one without providers does: the call does not tell which instance names exist. Never cached.
+         */
+        get: operations["oauthProviders"];
         put?: never;
         post?: never;
         delete?: never;
@@ -4338,7 +4358,8 @@ export interface components {
             "as:client_id"?: string;
             /** @constant */
             token_type: "bearer";
-            refresh_token: string;
+            /** @description The refresh token (one use: a refresh answers a new one). Absent for the console (`gatehouseConsole`), whose refresh token is the `gatehouse_console_refresh` cookie instead (see Set-Cookie). */
+            refresh_token?: string;
             /** @example 86399 */
             expires_in: number;
             ".issued": string;
@@ -4359,6 +4380,11 @@ export interface components {
         } & {
             [key: string]: unknown;
         };
+        /** @description What anyone may learn of an instance's single sign-on. */
+        PublicIdentityProviders: {
+            CommonName: string;
+            Key: string;
+        }[];
         /** @description RFC 8414 authorization server metadata. */
         AuthorizationServerMetadata: {
             issuer: string;
@@ -6402,6 +6428,8 @@ export interface operations {
             /** @description The tokens (never cached). */
             200: {
                 headers: {
+                    /** @description For the console (`gatehouseConsole`) only: `gatehouse_console_refresh=<refresh token>; Path=/token; Max-Age=<seconds the login lasts>; HttpOnly; SameSite=Strict` (`Secure` over HTTPS). The body then has no `refresh_token`; the console's refresh sends the cookie (and the `X-Gatehouse-CSRF` header). */
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6472,6 +6500,8 @@ export interface operations {
             /** @description Revoked, or nothing to revoke. */
             200: {
                 headers: {
+                    /** @description For the console (`gatehouseConsole`) only: `gatehouse_console_refresh=; Path=/token; Max-Age=0; HttpOnly; SameSite=Strict` (`Secure` over HTTPS), which removes the cookie. */
+                    "Set-Cookie"?: string;
                     [name: string]: unknown;
                 };
                 content?: never;
@@ -6554,6 +6584,8 @@ export interface operations {
                 instance: string;
                 /** @description The user's email: its domain chooses the provider, and the provider receives it. */
                 login_hint?: string;
+                /** @description The Key of the enabled provider to use (from `GET /oauth/providers`): it wins over the hint's domain. */
+                provider?: string;
             };
             header?: never;
             path?: never;
@@ -6630,6 +6662,34 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            413: components["responses"]["PayloadTooLarge"];
+            429: components["responses"]["TooManyRequests"];
+            500: components["responses"]["InternalError"];
+            503: components["responses"]["ServiceUnavailable"];
+        };
+    };
+    oauthProviders: {
+        parameters: {
+            query: {
+                /** @description The instance name. */
+                instance: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The enabled providers, by name (an empty list when there are none or the instance is unknown). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicIdentityProviders"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
             413: components["responses"]["PayloadTooLarge"];
             429: components["responses"]["TooManyRequests"];
             500: components["responses"]["InternalError"];

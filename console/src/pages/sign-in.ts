@@ -103,6 +103,6 @@ export function SignInPage() {
       <${Status} text=${status} />
       <button type="submit" disabled=${busy}>Sign in</button>
     </form>
-    <${SingleSignOn} instance=${instance} />
+    <${SingleSignOn} instance=${instance} loginHint=${userName} />
   </main>`;
 }

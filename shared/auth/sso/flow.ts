@@ -4,7 +4,9 @@
  *
  * 1. `GET /oauth/authorize` ({@link authorize}): the client and its redirect URI are checked
  *    first (an unknown one is a 400 page, never a redirect: {@link AuthorizePageError}); then the
- *    request, the instance and its provider (the login hint's domain, else the only enabled one).
+ *    request, the instance and its provider (the one the client named, else the login hint's
+ *    domain's, else the only enabled one: a sign-in page learns the names from
+ *    {@link publicProviders}).
  *    The pending login (the client's request, our state, nonce and PKCE verifier) is stored under
  *    our state for {@link PENDING_TTL_MS}; the browser goes to the provider.
  * 2. `GET /oauth/callback` ({@link callback}): the pending login is taken (once), the provider's
@@ -25,7 +27,7 @@ import { claimOwner, getObject, listCollection } from '../../db/objects-repo.ts'
 import { putAuthorizationCode, putPendingLogin, takeAuthorizationCode, takePendingLogin } from '../../db/sso-repo.ts';
 import { instanceNameClaim } from '../../model/claims.ts';
 import type { StoredObject } from '../../model/stored-object.ts';
-import { isDisabled, isInstance } from '../directory.ts';
+import { findInstanceByName, isDisabled, isInstance } from '../directory.ts';
 import { CONSOLE_OAUTH_CLIENT_ID, tokenError, type TokenRequest } from '../token-request.ts';
 import { signInTokens, type TokenResponse } from '../token-service.ts';
 import { providerSecret } from './provider-secret.ts';
@@ -84,9 +86,20 @@ async function settingsOf(deps: CoreDeps, provider: StoredObject): Promise<Provi
 
 const isEnabled = (p: StoredObject): boolean => p.doc.Enabled !== false;
 
-/** The provider a login to `instance` goes to: the login hint's domain's, else the only enabled one. */
-async function chooseProvider(deps: CoreDeps, instance: StoredObject, loginHint: string | undefined): Promise<StoredObject> {
-  const providers = (await listCollection(deps.db, instance.key, IDENTITY_PROVIDERS, 100)).items.filter(isEnabled);
+const enabledProvidersOf = async (deps: CoreDeps, instance: StoredObject): Promise<StoredObject[]> =>
+  (await listCollection(deps.db, instance.key, IDENTITY_PROVIDERS, 100)).items.filter(isEnabled);
+
+/**
+ * The provider a login to `instance` goes to: the one the client named (`provider`, its Key: the
+ * console's button of that provider), else the login hint's domain's, else the only enabled one.
+ */
+async function chooseProvider(deps: CoreDeps, instance: StoredObject, loginHint: string | undefined, providerKey: string | undefined): Promise<StoredObject> {
+  const providers = await enabledProvidersOf(deps, instance);
+  if (providerKey) {
+    const named = providers.find((p) => p.key === providerKey);
+    if (named) return named;
+    throw new SignInRefused('the named provider is not an enabled provider of the instance');
+  }
   if (loginHint && emailDomain(loginHint)) {
     const byDomain = providers.find((p) => domainAllowed(p, loginHint));
     if (byDomain) return byDomain;
@@ -119,7 +132,7 @@ export async function authorize(deps: CoreDeps, query: QueryOf, baseUrl: string)
     const instanceKey = await claimOwner(deps.db, instanceNameClaim(instanceName), true);
     const instance = instanceKey ? await getObject(deps.db, instanceKey, true) : undefined;
     if (!isInstance(instance) || isDisabled(instance)) throw new SignInRefused('no such instance, or disabled');
-    const provider = await chooseProvider(deps, instance, loginHint);
+    const provider = await chooseProvider(deps, instance, loginHint, query('provider') || undefined);
     const secrets = newLoginSecrets();
     const callbackUrl = `${baseUrl}/oauth/callback`;
     const url = await authorizationUrl(await settingsOf(deps, provider), secrets, {
@@ -221,6 +234,27 @@ export async function redeemCode(deps: CoreDeps, req: TokenRequest): Promise<Tok
     throw badCode();
   }
   return signInTokens(deps, { userKey: String(grant.UserKey), instanceKey: String(grant.InstanceKey), clientId: req.clientId });
+}
+
+/** What anyone may learn of an instance's single sign-on: an enabled provider's name and Key. */
+export interface PublicProvider {
+  readonly CommonName: string;
+  readonly Key: string;
+}
+
+/**
+ * The enabled identity providers of the instance named `instanceName`, for a sign-in page's
+ * "Sign in with ..." buttons before anyone is signed in: names and Keys only. An unknown or
+ * disabled instance answers as one without providers (an empty list), so the call does not tell
+ * which instance names exist; an instance with single sign-on is known either way, as
+ * `/oauth/authorize` sends the browser on to its provider.
+ */
+export async function publicProviders(deps: CoreDeps, instanceName: string): Promise<readonly PublicProvider[]> {
+  const instance = await findInstanceByName(deps.db, instanceName);
+  if (!isInstance(instance) || isDisabled(instance)) return [];
+  return (await enabledProvidersOf(deps, instance))
+    .map((p) => ({ CommonName: String(p.doc.CommonName ?? ''), Key: p.key }))
+    .sort((a, b) => a.CommonName.localeCompare(b.CommonName) || a.Key.localeCompare(b.Key));
 }
 
 /** The authorization server's metadata (RFC 8414) at `baseUrl`. */
