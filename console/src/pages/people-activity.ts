@@ -11,7 +11,7 @@ import { instanceKey } from '../session.ts';
 import { onLiveEvent, type LiveEvent } from '../live.ts';
 import { ErrorAlert, Status, formatTime, useLoad } from '../ui.ts';
 import { eventTypeName, type Person } from './people-data.ts';
-import { Section } from './people-cards.ts';
+import { Section, TableWrap } from './people-ui.ts';
 
 interface Note {
   readonly Key?: string;
@@ -98,7 +98,7 @@ export function ReadersSection({ person }: { readonly person: Person }) {
   >
     <${ErrorAlert} error=${readers.error} />
     ${readers.data ? html`<p class="muted"><small>As of ${formatTime(readers.data.at)}: an active card, a level that pairs the reader with a schedule open now, the reader not locked.</small></p>` : null}
-    <div class="table-wrap">
+    <${TableWrap} label="Readers they can pass now">
       <table aria-busy=${readers.loading ? 'true' : 'false'}>
         <caption>Readers they can pass now</caption>
         <thead>
@@ -116,7 +116,7 @@ export function ReadersSection({ person }: { readonly person: Person }) {
           ${!readers.loading && !readers.error && rows.length === 0 ? html`<tr><td colspan="4">None now.</td></tr>` : null}
         </tbody>
       </table>
-    </div>
+    <//>
   <//>`;
 }
 
@@ -163,7 +163,7 @@ export function EventsSection({ person }: { readonly person: Person }) {
   const rows = events.data ?? [];
   return html`<${Section} id="person-events" title="Recent events">
     <${ErrorAlert} error=${events.error} />
-    <div class="table-wrap">
+    <${TableWrap} label="Recent events">
       <table aria-busy=${events.loading ? 'true' : 'false'}>
         <caption>Recent events of ${person.CommonName ?? 'this person'}, newest first</caption>
         <thead>
@@ -180,6 +180,6 @@ export function EventsSection({ person }: { readonly person: Person }) {
           ${!events.loading && !events.error && rows.length === 0 ? html`<tr><td colspan="3">No event yet.</td></tr>` : null}
         </tbody>
       </table>
-    </div>
+    <//>
   <//>`;
 }

@@ -4,23 +4,12 @@
  * else holds answers 409 CardIsAlreadyAssigned, shown in the dialog). "Deactivate all cards" is one
  * PUT of the whole person with every card `IsDisabled`: all or none, never half the cards.
  */
-import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { html } from '../html.ts';
 import { api } from '../api.ts';
 import { Check, ErrorAlert, Field, Modal, Status, formatTime } from '../ui.ts';
+import { Confirm, Section, TableWrap } from './people-ui.ts';
 import { cardNumberText, cardNumberValue, cardState, isoOfLocal, localInput, readPerson, type Card, type Person } from './people-data.ts';
-
-/** A modal asking to confirm an action that is not easily undone. */
-export function Confirm(p: { readonly title: string; readonly text: string; readonly action: string; readonly onConfirm: () => void; readonly onClose: () => void }) {
-  return html`<${Modal} title=${p.title} onClose=${p.onClose}>
-    <p>${p.text}</p>
-    <div class="actions">
-      <button type="button" class="danger" onClick=${p.onConfirm}>${p.action}</button>
-      <button type="button" class="secondary" onClick=${p.onClose}>Cancel</button>
-    </div>
-  <//>`;
-}
 
 /** How a card is named to the operator: its number, and what is printed on it when that differs. */
 function cardName(c: Card): string {
@@ -119,17 +108,6 @@ function CardDialog(p: CardDialogProps) {
   <//>`;
 }
 
-/** A section of the person page: its heading, then its content. */
-export function Section(p: { readonly id: string; readonly title: string; readonly children: ComponentChildren; readonly actions?: ComponentChildren }) {
-  return html`<section class="panel person-section" aria-labelledby=${p.id}>
-    <div class="section-head">
-      <h2 id=${p.id}>${p.title}</h2>
-      ${p.actions ? html`<div class="actions">${p.actions}</div>` : null}
-    </div>
-    ${p.children}
-  </section>`;
-}
-
 interface SectionProps {
   readonly person: Person;
   readonly reload: () => Promise<Person>;
@@ -200,7 +178,7 @@ export function CardsSection({ person, reload, canWrite }: SectionProps) {
     <${Status} text=${status} />
     ${cards.length === 0
       ? html`<p class="muted">No card.</p>`
-      : html`<div class="table-wrap">
+      : html`<${TableWrap} label="Cards">
           <table>
             <caption>Cards of ${person.CommonName ?? 'this person'}</caption>
             <thead>
@@ -233,7 +211,7 @@ export function CardsSection({ person, reload, canWrite }: SectionProps) {
               })}
             </tbody>
           </table>
-        </div>`}
+        <//>`}
     ${editing !== null
       ? html`<${CardDialog}
           key=${editable?.Key ?? 'new'}

@@ -171,18 +171,31 @@ export function codeOf(err: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
-const eventTypeNames = new Map<string, Promise<string | undefined>>();
+/**
+ * The system app's event types (every object change, docs/api.md "Events"): fixed, documented
+ * keys that are not stored objects, so no instance below the root can list them.
+ */
+const SYSTEM_APP = '000000000000000000000001';
+const SYSTEM_TYPES: ReadonlyMap<string, string> = new Map([
+  ['000000000000000000000002', 'Object created'],
+  ['000000000000000000000003', 'Object updated'],
+  ['000000000000000000000004', 'Object deleted'],
+]);
 
-/** An event type's name (read once per page load), or undefined when it cannot be read. */
-export function eventTypeName(instance: string, appKey: string, typeKey: string): Promise<string | undefined> {
-  const id = `${appKey}/${typeKey}`;
-  let name = eventTypeNames.get(id);
-  if (!name) {
-    name = api<{ CommonName?: string }>(`/api/f/${instance}/apps/${appKey}/eventtypes/${typeKey}`).then(
-      (t) => t?.CommonName ?? undefined,
-      () => undefined,
+const appTypeNames = new Map<string, Promise<ReadonlyMap<string, string>>>([[SYSTEM_APP, Promise.resolve(SYSTEM_TYPES)]]);
+
+/**
+ * An event type's name, or undefined when it cannot be read. Each app's types are listed once per
+ * page load (the built-in apps' types are listed, not stored one by one, so a list reads them all).
+ */
+export async function eventTypeName(instance: string, appKey: string, typeKey: string): Promise<string | undefined> {
+  let names = appTypeNames.get(appKey);
+  if (!names) {
+    names = api<Array<{ Key?: string; CommonName?: string }>>(`/api/f/${instance}/apps/${encodeURIComponent(appKey)}/eventtypes`, { query: { pageSize: 1000 } }).then(
+      (types) => new Map((types ?? []).filter((t) => t.Key && t.CommonName).map((t) => [t.Key!, t.CommonName!])),
+      () => new Map(),
     );
-    eventTypeNames.set(id, name);
+    appTypeNames.set(appKey, names);
   }
-  return name;
+  return (await names).get(typeKey);
 }

@@ -12,7 +12,7 @@ import { hrefOf } from '../router.ts';
 import { instanceKey } from '../session.ts';
 import { ErrorAlert, Field, Modal, Select, Status, formatTime, useLoad } from '../ui.ts';
 import { isoOfLocal, localInput, windowHolds, windowOfLink, type ObjectLink, type Person, type Window } from './people-data.ts';
-import { Section } from './people-cards.ts';
+import { Section, TableWrap } from './people-ui.ts';
 
 const PLAIN = 'AccessLevel';
 const SCHEDULED = 'ScheduledAccessLevel';
@@ -123,7 +123,7 @@ export function LevelsSection({ person, reload, canWrite }: Props) {
     <${Status} text=${status} />
     ${held.length === 0
       ? html`<p class="muted">No access level.</p>`
-      : html`<div class="table-wrap">
+      : html`<${TableWrap} label="Access levels">
           <table>
             <caption>Access levels of ${person.CommonName ?? 'this person'}</caption>
             <thead>
@@ -145,7 +145,7 @@ export function LevelsSection({ person, reload, canWrite }: Props) {
               )}
             </tbody>
           </table>
-        </div>`}
+        <//>`}
     ${canWrite
       ? html`<form class="toolbar level-form" onSubmit=${add} aria-label="Give an access level">
           ${choices.length
@@ -155,8 +155,8 @@ export function LevelsSection({ person, reload, canWrite }: Props) {
                   onChange=${setChosen}
                   options=${choices.map((c) => ({ value: c.Key, label: c.CommonName || c.Key }))}
                 />
-                <${Field} label="From (optional)" type="datetime-local" value=${from} onInput=${setFrom} />
-                <${Field} label="Until (optional)" type="datetime-local" value=${until} onInput=${setUntil} />
+                <${Field} label="Given from" type="datetime-local" value=${from} hint="Optional" onInput=${setFrom} />
+                <${Field} label="Given until" type="datetime-local" value=${until} hint="Optional" onInput=${setUntil} />
                 <button type="submit" disabled=${busy}>Add access level</button>`
             : html`<p class="muted">${levels.loading ? 'Loading the access levels…' : 'Every access level of this instance is given.'}</p>`}
         </form>`

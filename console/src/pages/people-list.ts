@@ -9,6 +9,7 @@ import { html } from '../html.ts';
 import { here, hrefOf, navigate } from '../router.ts';
 import { instanceKey, session } from '../session.ts';
 import { ErrorAlert, PageHeader, useLoad } from '../ui.ts';
+import { TableWrap } from './people-ui.ts';
 import { cardNumberText, codeOf, peoplePath, readExact, type Person } from './people-data.ts';
 
 const PAGE_SIZE = 20;
@@ -84,7 +85,7 @@ export function PeopleList() {
     ${found.data?.narrowed
       ? html`<p class="muted">This instance holds too many people to search every name: these are the people whose name begins with “${q}”, exactly as typed.</p>`
       : null}
-    <div class="table-wrap">
+    <${TableWrap} label="People">
       <table aria-busy=${found.loading ? 'true' : 'false'}>
         <caption>People</caption>
         <thead>
@@ -104,7 +105,7 @@ export function PeopleList() {
             : null}
         </tbody>
       </table>
-    </div>
+    <//>
     <nav class="pager" aria-label="Pages of people">
       <button type="button" class="secondary" disabled=${page === 0} onClick=${() => go(q, page - 1)}>Previous page</button>
       <span>Page ${page + 1}</span>

@@ -12,7 +12,8 @@ import { hrefOf, navigate } from '../router.ts';
 import { instanceKey, session } from '../session.ts';
 import { ErrorAlert, Field, PageHeader, Select, Status } from '../ui.ts';
 import { codeOf, peoplePath, readPerson, type Address, type Person } from './people-data.ts';
-import { CardsSection, Confirm } from './people-cards.ts';
+import { CardsSection } from './people-cards.ts';
+import { Confirm } from './people-ui.ts';
 import { LevelsSection } from './people-levels.ts';
 import { EventsSection, NotesSection, ReadersSection } from './people-activity.ts';
 
