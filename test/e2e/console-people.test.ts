@@ -93,6 +93,8 @@ describe.skipIf(!CHROMIUM)('the console People pages in Chromium', () => {
     level = await made(`/api/f/${C}/accesslevels`, { $type: 'AccessLevelInfo', CommonName: `Staff ${suffix}`, AccessLevelEntries: [{ ReaderId: reader.Key, ScheduleId: schedule.Key }] });
     later = await made(`/api/f/${C}/accesslevels`, { $type: 'AccessLevelInfo', CommonName: `Contractors ${suffix}`, AccessLevelEntries: [{ ReaderId: reader.Key, ScheduleId: schedule.Key }] });
     await made(`/api/f/${C}/people`, { $type: 'PersonInfo', CommonName: `Holder ${suffix}`, CardAssignments: [{ EncodedCardNumber: takenNumber }] });
+    // 21 people in all: a second page.
+    await Promise.all(Array.from({ length: 20 }, (_, i) => made(`/api/f/${C}/people`, { $type: 'PersonInfo', CommonName: `Visitor ${String(i).padStart(2, '0')}` })));
     browser = await launchChromium();
   }, 120_000);
 
@@ -109,6 +111,16 @@ describe.skipIf(!CHROMIUM)('the console People pages in Chromium', () => {
     await page.goto(`${url}/console/people`, { waitUntil: 'networkidle0' });
     await signIn(page, operator);
     await byRole(page, 'table', 'People');
+
+    // Paging: 20 a page, then the 21st.
+    const rows = () => page.evaluate(`${tableOf('People')}.tBodies[0].rows.length`) as Promise<number>;
+    await waitInTable(page, 'People', 'Visitor');
+    expect(await rows()).toBe(20);
+    await press(page, 'Next page');
+    await page.waitForFunction(`location.search === '?page=1'`);
+    await page.waitForFunction(`${tableOf('People')}.tBodies[0].rows.length === 1`);
+    await press(page, 'Previous page');
+    await page.waitForFunction(`${tableOf('People')}.tBodies[0].rows.length === 20`);
 
     // Nobody yet: a search finds no one.
     await fill(page, 'Search people', 'nobody-at-all', 'searchbox');
@@ -229,6 +241,29 @@ describe.skipIf(!CHROMIUM)('the console People pages in Chromium', () => {
     expect(renamed.body).toMatchObject({ GivenName: 'Augusta Ada', CommonName: `Augusta Ada ${surname}` });
     expect(renamed.text).toContain(`"EncodedCardNumber":${cardNumber}`);
     expect(renamed.body.CardAssignments[0].IsDisabled).toBe(true);
+
+    // Enable the card again and give it a facility code; its number keeps every digit.
+    await press(page, `Enable card ${cardNumber}`);
+    await waitText(page, `Card ${cardNumber} enabled.`);
+    await press(page, `Edit card ${cardNumber}`);
+    await byRole(page, 'dialog', `Edit card ${cardNumber}`);
+    await fill(page, 'Facility code', '21');
+    await press(page, 'Save card');
+    await waitText(page, `Card ${cardNumber} saved.`);
+    expect(await tableText(page, 'Cards of')).toMatch(new RegExp(`${cardNumber}\\s+21\\s+Always\\s+Active`));
+    const edited = await call('GET', `/api/f/${C}/people/${personKey}/cards`);
+    expect(edited.text).toContain(`"EncodedCardNumber":${cardNumber}`);
+    expect(edited.body).toMatchObject([{ FacilityCode: 21, IsDisabled: false }]);
+
+    // The later level's dates cleared: it becomes a plain AccessLevel connection.
+    await press(page, `Change dates of ${later.CommonName}`);
+    await byRole(page, 'dialog', `Dates of ${later.CommonName}`);
+    await setInput(page, 'From', '');
+    await press(page, 'Save dates');
+    await waitText(page, `${later.CommonName}: always.`);
+    expect(await tableText(page, 'Access levels of')).toMatch(new RegExp(`${later.CommonName}\\s+Always\\s+Applies`));
+    const links = (await call('GET', `/api/f/${C}/people/${personKey}`)).body.ObjectLinks.filter((l: { LinkedObjectKey: string }) => l.LinkedObjectKey === later.Key);
+    expect(links.map((l: { Relation: string }) => l.Relation)).toEqual(['AccessLevel']);
 
     expect(await pageText(page)).not.toContain('undefined');
     // The errors the browser logs: the refresh without a cookie before signing in (400) and the refused card (409).
