@@ -5,7 +5,8 @@
  * card (a number someone else holds is refused in an alert), gives the access level, sees the
  * reader under "Readers they can pass now", adds a note, sees a recorded card read among the
  * recent events, finds the person by name and by card number, and deactivates all their cards.
- * What the console saved is read back through the API, digit for digit. axe-core on the list,
+ * What the console saved is read back through the API, digit for digit. A ReadOnly user sees the
+ * same person with no control that writes. axe-core on the list,
  * the person page and the add-card dialog; screenshots (one 375 px wide); no console error and no
  * request to another origin.
  */
@@ -23,6 +24,7 @@ const runAdmin = adminCommand(inject('dataDir'), inject('runtimeDynamoEndpoint')
 const suffix = randomBytes(3).toString('hex');
 const child = `ConsolePeople-${suffix}`;
 const operator = { instance: child, userName: 'petra', password: `Petra-${randomBytes(6).toString('hex')}!1` };
+const reader0 = { instance: child, userName: 'rita', password: `Rita-${randomBytes(6).toString('hex')}!1` };
 
 /** Beyond 2^53: only a client that keeps every digit saves and finds it. */
 const cardNumber = `90071992547${String(40993 + Math.floor(Math.random() * 50_000)).padStart(5, '0')}`;
@@ -87,6 +89,8 @@ describe.skipIf(!CHROMIUM)('the console People pages in Chromium', () => {
     C = JSON.parse(instance.stdout).key;
     const user = await runAdmin(['create-user', '--instance', child, '--name', operator.userName, '--password', operator.password, '--role', 'Administrator']);
     expect(user.code, user.stderr).toBe(0);
+    const reading = await runAdmin(['create-user', '--instance', child, '--name', reader0.userName, '--password', reader0.password, '--role', 'ReadOnly']);
+    expect(reading.code, reading.stderr).toBe(0);
     token = await adminToken(url, admin);
     const schedule = await made(`/api/f/${C}/schedules`, { $type: 'ScheduleInfo', CommonName: 'Always', IsAlways: true });
     reader = await made(`/api/f/${C}/readers`, { $type: 'VendorReaderInfo', CommonName: `Front reader ${suffix}` });
@@ -273,4 +277,23 @@ describe.skipIf(!CHROMIUM)('the console People pages in Chromium', () => {
     expect(watch.foreign).toEqual([]);
     await page.close();
   }, 120_000);
+
+  it('shows a ReadOnly user the people and their cards without a control that writes', async () => {
+    // A browser context of its own: the other test's session cookie stays out.
+    const context = await browser.createBrowserContext();
+    const { page, watch } = await consolePage(context as unknown as Browser, url);
+    await page.goto(`${url}/console/people`, { waitUntil: 'networkidle0' });
+    await signIn(page, reader0);
+    await press(page, `Holder ${suffix}`, 'link');
+    await waitInTable(page, 'Cards of', String(takenNumber));
+    const text = await pageText(page);
+    for (const control of ['New person', 'Add card', 'Deactivate all cards', 'Add access level', 'Add note', 'Delete person']) expect(text).not.toContain(control);
+    expect(await page.$('form button[type="submit"]')).toBeNull();
+    expect(await (await byRole(page, 'textbox', 'Common name')).evaluate((e) => (e as unknown as { disabled: boolean }).disabled)).toBe(true);
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'people-person-read-only');
+    expect(watch.errors.filter((e) => !/status of 400/.test(e))).toEqual([]);
+    expect(watch.foreign).toEqual([]);
+    await context.close();
+  }, 60_000);
 });

@@ -67,7 +67,7 @@ const filled = (a: Address): boolean => KINDS.find((k) => k.kind === kindOf(a))!
 /** A message read out after a page change (a new person's first save moves to its own URL). */
 let carried: string | null = null;
 
-function AddressEditor(p: { readonly addresses: readonly Address[]; readonly onChange: (next: readonly Address[]) => void }) {
+function AddressEditor(p: { readonly addresses: readonly Address[]; readonly onChange: (next: readonly Address[]) => void; readonly canWrite: boolean }) {
   const [adding, setAdding] = useState<Kind>('EmailAddressInfo');
   const set = (i: number, next: Address) => p.onChange(p.addresses.map((a, j) => (j === i ? next : a)));
   const counts = new Map<Kind, number>();
@@ -85,16 +85,25 @@ function AddressEditor(p: { readonly addresses: readonly Address[]; readonly onC
         <div class="address-fields">
           ${def.fields.map(
             ([field, label, type]) =>
-              html`<${Field} label=${label} type=${type ?? 'text'} value=${String(a[field] ?? '')} onInput=${(v: string) => set(i, { ...a, [field]: v })} />`,
+              html`<${Field}
+                label=${label}
+                type=${type ?? 'text'}
+                value=${String(a[field] ?? '')}
+                disabled=${!p.canWrite}
+                onInput=${(v: string) => set(i, { ...a, [field]: v })}
+              />`,
           )}
-          <${Field} label="Kind (home, work…)" value=${String(a.Type ?? '')} onInput=${(v: string) => set(i, { ...a, Type: v })} />
+          <${Field} label="Kind (home, work…)" value=${String(a.Type ?? '')} disabled=${!p.canWrite} onInput=${(v: string) => set(i, { ...a, Type: v })} />
         </div>
-        <button type="button" class="secondary" onClick=${() => p.onChange(p.addresses.filter((_, j) => j !== i))}>
-          Remove<span class="visually-hidden"> ${name.toLowerCase()}</span>
-        </button>
+        ${p.canWrite
+          ? html`<button type="button" class="secondary" onClick=${() => p.onChange(p.addresses.filter((_, j) => j !== i))}>
+              Remove<span class="visually-hidden"> ${name.toLowerCase()}</span>
+            </button>`
+          : null}
       </fieldset>`;
     })}
-    <div class="toolbar">
+    ${p.canWrite
+      ? html`<div class="toolbar">
       <${Select}
         label="New address"
         value=${adding}
@@ -102,7 +111,8 @@ function AddressEditor(p: { readonly addresses: readonly Address[]; readonly onC
         options=${KINDS.map((k) => ({ value: k.kind, label: k.label }))}
       />
       <button type="button" class="secondary" onClick=${() => p.onChange([...p.addresses, { $type: adding }])}>Add address</button>
-    </div>
+    </div>`
+      : null}
   </fieldset>`;
 }
 
@@ -201,7 +211,7 @@ export function PersonPage({ personKey }: { readonly personKey: string }) {
   return html`<div class="people person">
     <p class="back"><a href=${hrefOf('people')}>People</a></p>
     <${PageHeader} title=${title}>
-      ${!isNew && role === 'Administrator' ? html`<button type="button" class="danger" onClick=${() => setConfirming(true)}>Delete person</button>` : null}
+      ${!isNew && canWrite ? html`<button type="button" class="danger" onClick=${() => setConfirming(true)}>Delete person</button>` : null}
     <//>
     ${confirming
       ? html`<${Confirm}
@@ -214,17 +224,18 @@ export function PersonPage({ personKey }: { readonly personKey: string }) {
       : null}
     <form class="panel" onSubmit=${save} aria-label="Names and addresses">
       <div class="grid-2">
-        <${Field} label="Given name" value=${draft.given} autocomplete="off" onInput=${(v: string) => edit({ given: v })} />
-        <${Field} label="Surname" value=${draft.surname} autocomplete="off" onInput=${(v: string) => edit({ surname: v })} />
+        <${Field} label="Given name" value=${draft.given} autocomplete="off" disabled=${!canWrite} onInput=${(v: string) => edit({ given: v })} />
+        <${Field} label="Surname" value=${draft.surname} autocomplete="off" disabled=${!canWrite} onInput=${(v: string) => edit({ surname: v })} />
       </div>
       <${Field}
         label="Common name"
         value=${draft.commonName}
         autocomplete="off"
+        disabled=${!canWrite}
         hint="The name shown in lists and events: the given name and surname unless you write another."
         onInput=${(v: string) => setDraft((d) => ({ ...d!, commonName: v, follows: v === '' || v === joined(d!.given, d!.surname) }))}
       />
-      <${AddressEditor} addresses=${draft.addresses} onChange=${(addresses: readonly Address[]) => setDraft((d) => ({ ...d!, addresses }))} />
+      <${AddressEditor} addresses=${draft.addresses} canWrite=${canWrite} onChange=${(addresses: readonly Address[]) => setDraft((d) => ({ ...d!, addresses }))} />
       <${ErrorAlert} error=${error} />
       <${Status} text=${status} />
       ${canWrite ? html`<button type="submit" disabled=${busy}>Save</button>` : null}
