@@ -136,6 +136,9 @@ describe.skipIf(!CHROMIUM)('the console People pages in Chromium', () => {
 
     // A new person: the common name follows the names typed.
     await press(page, 'New person');
+    // Without a name: refused on the page, nothing sent.
+    await press(page, 'Save');
+    expect(await (await page.waitForSelector('[role="alert"]'))!.evaluate((e) => e.textContent)).toMatch(/needs a name/);
     await fill(page, 'Given name', 'Ada');
     await fill(page, 'Surname', surname);
     expect(await valueOf(page, 'Common name')).toBe(commonName);

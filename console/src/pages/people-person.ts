@@ -104,14 +104,14 @@ function AddressEditor(p: { readonly addresses: readonly Address[]; readonly onC
     })}
     ${p.canWrite
       ? html`<div class="toolbar">
-      <${Select}
-        label="New address"
-        value=${adding}
-        onChange=${(v: string) => setAdding(v as Kind)}
-        options=${KINDS.map((k) => ({ value: k.kind, label: k.label }))}
-      />
-      <button type="button" class="secondary" onClick=${() => p.onChange([...p.addresses, { $type: adding }])}>Add address</button>
-    </div>`
+          <${Select}
+            label="New address"
+            value=${adding}
+            onChange=${(v: string) => setAdding(v as Kind)}
+            options=${KINDS.map((k) => ({ value: k.kind, label: k.label }))}
+          />
+          <button type="button" class="secondary" onClick=${() => p.onChange([...p.addresses, { $type: adding }])}>Add address</button>
+        </div>`
       : null}
   </fieldset>`;
 }
@@ -155,8 +155,6 @@ export function PersonPage({ personKey }: { readonly personKey: string }) {
   const save = async (e: Event) => {
     e.preventDefault();
     if (!draft) return;
-    setBusy(true);
-    setError(null);
     setStatus(null);
     const fields = {
       GivenName: draft.given.trim() || null,
@@ -164,6 +162,9 @@ export function PersonPage({ personKey }: { readonly personKey: string }) {
       CommonName: draft.commonName.trim() || joined(draft.given, draft.surname),
       Addresses: draft.addresses.filter(filled),
     };
+    if (!fields.CommonName) return setError(new Error('A person needs a name: write a given name, a surname or a common name.'));
+    setBusy(true);
+    setError(null);
     try {
       if (isNew) {
         const made = await api<Person>(peoplePath(instance), { method: 'POST', body: { $type: 'PersonInfo', InFolderKey: instance, ...fields } });
