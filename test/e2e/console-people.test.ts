@@ -249,6 +249,17 @@ describe.skipIf(!CHROMIUM)('the console People pages in Chromium', () => {
     expect(renamed.text).toContain(`"EncodedCardNumber":${cardNumber}`);
     expect(renamed.body.CardAssignments[0].IsDisabled).toBe(true);
 
+    // Someone else saves the person meanwhile (the text read, edited: every digit kept): the
+    // console's next save is refused with 409, shown, and overwrites nothing.
+    const theirs = renamed.text.replace(`"Surname":"${surname}"`, `"Surname":"${surname}-x"`);
+    expect((await call('PUT', `/api/f/${C}/people/${personKey}`, theirs)).status).toBe(200);
+    await fill(page, 'Given name', 'Ada');
+    await press(page, 'Save');
+    await page.waitForFunction(`[...document.querySelectorAll('[role="alert"]')].some((a) => a.textContent.includes('Someone else changed this person'))`);
+    expect((await call('GET', `/api/f/${C}/people/${personKey}`)).body).toMatchObject({ GivenName: 'Augusta Ada', Surname: `${surname}-x` });
+    await page.reload({ waitUntil: 'networkidle0' });
+    await byRole(page, 'heading', `Augusta Ada ${surname}`);
+
     // Enable the card again and give it a facility code; its number keeps every digit.
     await press(page, `Enable card ${cardNumber}`);
     await waitText(page, `Card ${cardNumber} enabled.`);
@@ -273,8 +284,8 @@ describe.skipIf(!CHROMIUM)('the console People pages in Chromium', () => {
     expect(links.map((l: { Relation: string }) => l.Relation)).toEqual(['AccessLevel']);
 
     expect(await pageText(page)).not.toContain('undefined');
-    // The errors the browser logs: the refresh without a cookie before signing in (400) and the refused card (409).
-    expect(refused).toEqual(['POST /token 400', `POST /api/f/${C}/people/${personKey}/cards 409`]);
+    // The errors the browser logs: the refresh without a cookie before signing in (400), the refused card and save (409).
+    expect(refused).toEqual(['POST /token 400', `POST /api/f/${C}/people/${personKey}/cards 409`, `PUT /api/f/${C}/people/${personKey} 409`]);
     expect(watch.errors.filter((e) => !/status of (400|409)/.test(e))).toEqual([]);
     expect(watch.failed).toEqual([]);
     expect(watch.foreign).toEqual([]);
