@@ -52,8 +52,8 @@ async function failureOf(res: Response): Promise<ApiFailure> {
   return new ApiFailure(res.status, code, message);
 }
 
-/** A raw call: the response, after one renewal on 401. */
-async function call(path: string, opts: CallOptions = {}): Promise<Response> {
+/** A raw call: the response, after one renewal on 401 (for a page that reads the body itself). */
+export async function call(path: string, opts: CallOptions = {}): Promise<Response> {
   let res = await send(path, opts, await token());
   if (res.status === 401 && (await refresh())) res = await send(path, opts, await token());
   if (!res.ok) throw await failureOf(res);

@@ -1,7 +1,13 @@
-/** People (being built). */
+/**
+ * People: `/console/people` lists and searches them, `/console/people/<key>` shows and edits one,
+ * `/console/people/new` creates one.
+ */
 import { html } from '../html.ts';
-import { PageHeader } from '../ui.ts';
+import { PeopleList } from './people-list.ts';
+import { PersonPage } from './people-person.ts';
+import '../styles/people.css';
 
-export function PeoplePage(_p: { readonly pageKey: string | undefined }) {
-  return html`<${PageHeader} title="People" />`;
+export function PeoplePage({ pageKey }: { readonly pageKey: string | undefined }) {
+  // Keyed: another person (or a new one saved) starts from its own state.
+  return pageKey ? html`<${PersonPage} key=${pageKey} personKey=${pageKey} />` : html`<${PeopleList} />`;
 }
