@@ -5,7 +5,7 @@
  * "Unlock" unlocks the door (its status and last event say so through the API), "Set mode" with an
  * "Until" sets the reader's mode until then, "Lock down" (confirmed in a dialog) locks the folder
  * down and "End lockdown" ends it (the API and the table agree), "Who can pass now" lists the
- * person; a schedule's week window is edited with the keyboard and saved, a level gains a
+ * person; changes made through the API show without a reload; a schedule's week window is edited with the keyboard and saved, a level gains a
  * reader × schedule pair and a new level is created; the API reads back each change. axe-core
  * finds nothing serious on each page and dialog, a screenshot of each is kept (one 375 px wide),
  * and the page logs no error and calls no other origin.
@@ -219,6 +219,15 @@ describe.skipIf(!CHROMIUM)('the Doors, Schedules and Access levels pages in Chro
     expect(await ok('GET', `/api/f/${folder.Key}/lockdown`, undefined, 200)).toMatchObject({ InEffect: false, Lockdown: null });
     await waitForText(page, /No lockdown is in effect here/);
     expect(await pageText(page)).not.toMatch(new RegExp(`Locked down \\(${names.folder}\\)`));
+
+    // Live: a change made elsewhere (here through the API) shows without a reload.
+    await ok('PUT', `/api/f/${folder.Key}/readers/${reader.Key}/mode`, { AccessMethod: null }, 200);
+    await waitForText(page, new RegExp(`${names.reader}\\s+Card only`));
+    await ok('POST', `/api/f/${folder.Key}/lockdown`, { Reason: 'Started elsewhere' });
+    await waitForText(page, new RegExp(`Locked down since .* by ${login.userName}: Started elsewhere`));
+    await waitForText(page, new RegExp(`Locked down \\(${names.folder}\\)`));
+    await ok('DELETE', `/api/f/${folder.Key}/lockdown`, undefined, 200);
+    await waitForText(page, /No lockdown is in effect here/);
 
     // 375 px wide: still usable, still clean.
     await page.setViewport({ width: 375, height: 800 });

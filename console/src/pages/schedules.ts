@@ -11,7 +11,8 @@ import { hrefOf, navigate } from '../router.ts';
 import { instanceKey } from '../session.ts';
 import { Check, ErrorAlert, Field, PageHeader, Status, useLoad } from '../ui.ts';
 import { byName, findObject, hrefOfObject, nameOf, searchObjects, type BaseObject } from './doors-api.ts';
-import { WeekEditor, draftOf, itemsOf, newDraft, windowSummary, type WindowDraft } from './schedules-week.ts';
+import { WeekEditor } from './schedules-week.ts';
+import { draftOf, itemsOf, newDraft, windowSummary, type WindowDraft } from './schedules-windows.ts';
 import '../styles/doors.css';
 
 interface Schedule extends BaseObject {
