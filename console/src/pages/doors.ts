@@ -66,10 +66,12 @@ export function DoorsPage(_p: { readonly pageKey: string | undefined }) {
   const instanceName = currentInstance.value?.name ?? session.value?.instanceName ?? instance;
   const role = session.value?.role;
   const canAct = role === 'Administrator' || role === 'Operator';
-  const folderKey = here.value.query.get('folder') || instance;
+  const asked = here.value.query.get('folder');
 
   const folders = useLoad(() => searchObjects<BaseObject>(instance, 'Folder'), [instance]);
   const options = useMemo(() => folderOptions({ key: instance, name: instanceName }, folders.data ?? []), [instance, instanceName, folders.data]);
+  // A folder of another instance (the link of another instance, or the switcher changed it): the whole instance.
+  const folderKey = asked && !(folders.data && !options.some((o) => o.key === asked)) ? asked : instance;
   const folderName = options.find((o) => o.key === folderKey)?.label ?? folderKey;
   const folderNames = useMemo(() => new Map(options.map((o) => [o.key, o.key === instance ? instanceName : o.label])), [options]);
 
@@ -102,7 +104,25 @@ export function DoorsPage(_p: { readonly pageKey: string | undefined }) {
       return next;
     });
 
+  // One status read per door at a time: events arriving meanwhile ask for one more read after it,
+  // however many they are (a busy door's card reads must not become as many calls).
+  const reading = useRef(new Map<string, boolean>());
   const readStatus = async (door: BaseObject): Promise<void> => {
+    if (reading.current.has(door.Key)) {
+      reading.current.set(door.Key, true);
+      return;
+    }
+    reading.current.set(door.Key, false);
+    try {
+      await readStatusNow(door);
+    } finally {
+      const again = reading.current.get(door.Key);
+      reading.current.delete(door.Key);
+      if (again) void readStatus(door);
+    }
+  };
+
+  const readStatusNow = async (door: BaseObject): Promise<void> => {
     try {
       const s = await api<DoorStatus>(`/api/f/${encodeURIComponent(door.InFolderKey ?? instance)}/doors/${encodeURIComponent(door.Key)}/status`);
       update(door.Key, (r) => ({ ...r, status: s, error: undefined, last: r.last ?? (s.LastEvent ? { name: nameOf(s.LastEvent) } : undefined) }));
@@ -263,7 +283,13 @@ export function DoorsPage(_p: { readonly pageKey: string | undefined }) {
       <table class="doors">
         <caption>Doors</caption>
         <thead>
-          <tr><th scope="col">Door</th><th scope="col">Readers</th><th scope="col">Lockdown</th><th scope="col">Last event</th></tr>
+          <tr>
+            <th scope="col">Door</th>
+            <th scope="col">Momentary unlock</th>
+            <th scope="col">Readers</th>
+            <th scope="col">Lockdown</th>
+            <th scope="col">Last event</th>
+          </tr>
         </thead>
         <tbody>
           ${[...rows.values()].map((r) => {
@@ -271,14 +297,16 @@ export function DoorsPage(_p: { readonly pageKey: string | undefined }) {
             const id = `door-${r.door.Key}`;
             const folder = r.door.InFolderKey ?? instance;
             return html`<tr key=${r.door.Key}>
-              <th scope="row" id=${id}>
-                <span class="door-name">${nameOf(r.door)}</span>
+              <th scope="row">
+                <span class="door-name" id=${id}>${nameOf(r.door)}</span>
                 <small class="muted">${folderNames.get(folder) ?? ''}</small>
+              </th>
+              <td class="unlock">
                 ${s?.UnlockedUntil ? html`<span class="unlocked">Unlocked until ${new Date(s.UnlockedUntil).toLocaleTimeString()}</span>` : null}
                 ${canAct
                   ? html`<button type="button" aria-describedby=${id} disabled=${busy === `unlock-${r.door.Key}` || !!s?.LockedDown} onClick=${() => unlock(r)}>Unlock</button>`
                   : null}
-              </th>
+              </td>
               <td>
                 ${s ? null : r.error ? html`<${ErrorAlert} error=${r.error} />` : html`<span aria-busy="true">Loading…</span>`}
                 ${s?.Readers.length === 0 ? html`<span class="muted">No reader</span>` : null}
@@ -311,7 +339,7 @@ export function DoorsPage(_p: { readonly pageKey: string | undefined }) {
               <td>${r.last ? html`${r.last.name}${r.last.at ? html`<br /><small class="muted">${formatTime(r.last.at)}</small>` : null}` : ''}</td>
             </tr>`;
           })}
-          ${!loading && rows.size === 0 && !listError ? html`<tr><td colspan="4">No door in ${folderName}.</td></tr>` : null}
+          ${!loading && rows.size === 0 && !listError ? html`<tr><td colspan="5">No door in ${folderName}.</td></tr>` : null}
         </tbody>
       </table>
     </div>
