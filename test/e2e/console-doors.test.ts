@@ -26,6 +26,8 @@ const unique = (p: string) => `${p}-${randomBytes(3).toString('hex')}`;
 
 const instanceName = unique('ConsoleDoors');
 const login = { instance: instanceName, userName: 'dora', password: `D0ra!${randomBytes(8).toString('base64url')}` };
+/** An Operator of the instance: may lock down, may not end a lockdown. */
+const operator = { instance: instanceName, userName: 'otto', password: `0tto!${randomBytes(8).toString('base64url')}` };
 let token: string;
 let I: string;
 
@@ -70,8 +72,8 @@ async function inputNamed(scope: ElementHandle, name: string): Promise<ElementHa
   throw new Error(`no input named ${name}`);
 }
 
-/** A console page signed in as the instance's administrator (the browser's refresh cookie may already hold a session). */
-async function signedIn(browser: Browser): Promise<Awaited<ReturnType<typeof consolePage>> & { refused: string[] }> {
+/** A console page signed in as `as` (the browser's refresh cookie may already hold a session, someone else's or theirs). */
+async function signedIn(browser: Browser, as = login): Promise<Awaited<ReturnType<typeof consolePage>> & { refused: string[] }> {
   const opened = await consolePage(browser, url);
   // Every answer of 400 or more (the browser logs each as a console error), to tell which calls they were.
   const refused: string[] = [];
@@ -79,8 +81,12 @@ async function signedIn(browser: Browser): Promise<Awaited<ReturnType<typeof con
     if (r.status() >= 400) refused.push(`${r.request().method()} ${new URL(r.url()).pathname} ${r.status()}`);
   });
   await opened.page.goto(`${url}/console/`, { waitUntil: 'networkidle0' });
-  if (await opened.page.$('::-p-aria(Sign in[role="button"])')) await signIn(opened.page, login);
-  else await byRole(opened.page, 'navigation', 'Main');
+  if (!(await opened.page.$('::-p-aria(Sign in[role="button"])'))) {
+    const who = (await opened.page.$eval('.top-bar .who', (e) => e.textContent ?? '')) as string;
+    if (who.startsWith(`${as.userName} `)) return { ...opened, refused };
+    await press(opened.page, 'Sign out');
+  }
+  await signIn(opened.page, as);
   return { ...opened, refused };
 }
 
@@ -132,6 +138,8 @@ beforeAll(async () => {
   expect(made.code, made.stderr).toBe(0);
   const user = await runAdmin(['create-user', '--instance', instanceName, '--name', login.userName, '--password', login.password, '--role', 'Administrator']);
   expect(user.code, user.stderr).toBe(0);
+  const op = await runAdmin(['create-user', '--instance', instanceName, '--name', operator.userName, '--password', operator.password, '--role', 'Operator']);
+  expect(op.code, op.stderr).toBe(0);
   token = await adminToken(url, { instanceName, userName: login.userName, password: login.password, clientSecret: admin.clientSecret });
   I = (await ok('GET', '/api', undefined, 200)).Key;
   folder = await ok('POST', `/api/f/${I}/folders`, { $type: 'FolderInfo', CommonName: names.folder });
@@ -272,6 +280,33 @@ describe.skipIf(!CHROMIUM)('the Doors, Schedules and Access levels pages in Chro
     const [saved] = (await ok('POST', `/api/f/${I}/search`, { _t: 'Schedule', Key: office.Key }, 200)) as any[];
     expect(saved.ScheduleDurations).toEqual([{ DayMask: 0b1111110, StartingAt: '09:30:00', Duration: '09:00:00', HolidayExceptions: 2 }]);
 
+    // A new schedule: a name, its first window as offered, a second one on Sunday night; Save moves to its own URL.
+    await press(page, 'All schedules', 'link');
+    await press(page, 'New schedule', 'link');
+    const name = unique('Night cleaning');
+    await fill(page, 'Name', name);
+    await press(page, 'Add window');
+    const window2 = await byRole(page, 'group', 'Window 2');
+    for (const day of ['Monday', 'Tuesday', 'Wednesday', 'Thursday', 'Friday']) await (await within(window2, 'checkbox', day)).click();
+    await (await within(window2, 'checkbox', 'Sunday')).click();
+    await setValue(await inputNamed(window2, 'Start'), '22:00');
+    const fourHours = await within(window2, 'spinbutton', 'Duration hours');
+    await fourHours.click({ count: 3 });
+    await page.keyboard.type('4');
+    await waitForText(page, /Sun 22:00–02:00 \(next day\)/);
+    await press(page, 'Save');
+    await byRole(page, 'heading', name);
+    const key = new URL(page.url()).pathname.split('/').pop()!;
+    const [made] = (await ok('POST', `/api/f/${I}/search`, { _t: 'Schedule', Key: key }, 200)) as any[];
+    expect(made).toMatchObject({
+      CommonName: name,
+      IsAlways: false,
+      ScheduleDurations: [
+        { DayMask: 0b0111110, StartingAt: '08:00:00', Duration: '10:00:00', HolidayExceptions: 0 },
+        { DayMask: 0b0000001, StartingAt: '22:00:00', Duration: '04:00:00', HolidayExceptions: 0 },
+      ],
+    });
+
     expectNoError(watch, refused);
     expect(watch.foreign).toEqual([]);
     await page.close();
@@ -322,6 +357,36 @@ describe.skipIf(!CHROMIUM)('the Doors, Schedules and Access levels pages in Chro
     expect(made).toMatchObject({ CommonName: name, AccessLevelEntries: [{ ReaderId: side.Key, ScheduleId: always.Key }] });
 
     expectNoError(watch, refused, [`POST /api/f/${I}/accesslevels 409`]);
+    expect(watch.foreign).toEqual([]);
+    await page.close();
+  });
+
+  it('lets an Operator lock a folder down with the keyboard, and leaves ending it to an administrator', async () => {
+    const { page, watch, refused } = await signedIn(browser, operator);
+    await press(page, 'Doors', 'link');
+    await choose(await byRole(page, 'combobox', 'Folder'), folder.Key);
+    await waitForText(page, /No lockdown is in effect here/);
+    // Keyboard only: focus "Lock down", Enter opens the dialog, type the reason, Enter confirms.
+    await (await byRole(page, 'button', 'Lock down')).focus();
+    await page.keyboard.press('Enter');
+    const confirm = await dialogNamed(page, `Lock down ${names.folder}?`);
+    await (await within(confirm, 'textbox', 'Reason')).focus();
+    await page.keyboard.type('Intruder alert');
+    await page.keyboard.press('Enter');
+    await statusSays(page, new RegExp(`${names.folder} is locked down`));
+    expect(await ok('GET', `/api/f/${folder.Key}/lockdown`, undefined, 200)).toMatchObject({ InEffect: true, Lockdown: { Reason: 'Intruder alert', StartedBy: operator.userName } });
+    await waitForText(page, /Only an administrator can end a lockdown/);
+    expect(await page.$('::-p-aria(End lockdown[role="button"])')).toBeNull();
+    // The door cannot be unlocked meanwhile.
+    expect(await (await byRole(page, 'button', 'Unlock')).evaluate((b) => (b as unknown as { disabled: boolean }).disabled)).toBe(true);
+    expect(await seriousViolations(page)).toEqual([]);
+    await screenshot(page, 'doors-operator-locked-down');
+
+    // An administrator ends it (here through the API): the Operator's page follows live.
+    await ok('DELETE', `/api/f/${folder.Key}/lockdown`, undefined, 200);
+    await waitForText(page, /No lockdown is in effect here/);
+
+    expectNoError(watch, refused);
     expect(watch.foreign).toEqual([]);
     await page.close();
   });
