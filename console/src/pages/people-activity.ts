@@ -10,7 +10,8 @@ import { hrefOf } from '../router.ts';
 import { instanceKey } from '../session.ts';
 import { onLiveEvent, type LiveEvent } from '../live.ts';
 import { ErrorAlert, Status, formatTime, useLoad } from '../ui.ts';
-import { eventTypeName, type Person } from './people-data.ts';
+import { type Person } from './people-data.ts';
+import { eventTypeName } from './people-reads.ts';
 import { Section, TableWrap } from './people-ui.ts';
 
 interface Note {

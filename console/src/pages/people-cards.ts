@@ -9,7 +9,8 @@ import { html } from '../html.ts';
 import { api } from '../api.ts';
 import { Check, ErrorAlert, Field, Modal, Status, formatTime } from '../ui.ts';
 import { Confirm, Section, TableWrap } from './people-ui.ts';
-import { cardNumberText, cardNumberValue, cardState, isoOfLocal, localInput, readPerson, type Card, type Person } from './people-data.ts';
+import { cardNumberText, cardNumberValue, cardState, isoOfLocal, localInput, type Card, type Person } from './people-data.ts';
+import { readPerson } from './people-reads.ts';
 
 /** How a card is named to the operator: its number, and what is printed on it when that differs. */
 function cardName(c: Card): string {

@@ -1,9 +1,9 @@
 /**
- * What the People pages read and write, and the few conversions they need: a person read without
+ * The shapes the People pages read and write, and the conversions they need: JSON parsed without
  * losing a 64-bit card number's digits (its cards go back whole in a PUT), a scheduled level's
- * window out of its link's `MetaDataBson`, and the date-time inputs' local values.
+ * window out of its link's `MetaDataBson`, and the date-time inputs' local values. No call and no
+ * browser API here (the reads are in people-reads.ts): the unit tests run it under Node.
  */
-import { api, call, type CallOptions } from '../api.ts';
 
 /** A card number as read: a number, the exact digits of one beyond 2^53, or text a client stored. */
 export type CardNumber = number | string | RawNumber;
@@ -71,7 +71,7 @@ export function cardNumberText(v: CardNumber | null | undefined): string {
 }
 
 /** JSON.parse that keeps an integer beyond 2^53 digit for digit (the reviver's `source`, where the browser gives it). */
-function parseLossless(text: string): unknown {
+export function parseLossless(text: string): unknown {
   return JSON.parse(text, function (_key, value: unknown, context?: { source?: string }) {
     if (typeof value === 'number' && !Number.isSafeInteger(value) && context?.source && /^-?\d+$/.test(context.source)) {
       return rawJSON ? rawJSON(context.source) : context.source;
@@ -79,18 +79,6 @@ function parseLossless(text: string): unknown {
     return value;
   });
 }
-
-/** A GET whose answer may carry 64-bit numbers the page sends back (a person and its cards). */
-export async function readExact<T>(path: string, opts: CallOptions = {}): Promise<T> {
-  const res = await call(path, opts);
-  const text = await res.text();
-  return (text ? parseLossless(text) : undefined) as T;
-}
-
-export const peoplePath = (instance: string): string => `/api/f/${instance}/people`;
-
-/** A person, exactly as stored. */
-export const readPerson = (href: string): Promise<Person> => readExact<Person>(href);
 
 /** A scheduled access level's window: ISO date-times or null. */
 export interface Window {
@@ -169,33 +157,4 @@ export function cardState(card: Card, now = Date.now()): 'Active' | 'Disabled' |
 export function codeOf(err: unknown): string | undefined {
   const code = (err as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
-}
-
-/**
- * The system app's event types (every object change, docs/api.md "Events"): fixed, documented
- * keys that are not stored objects, so no instance below the root can list them.
- */
-const SYSTEM_APP = '000000000000000000000001';
-const SYSTEM_TYPES: ReadonlyMap<string, string> = new Map([
-  ['000000000000000000000002', 'Object created'],
-  ['000000000000000000000003', 'Object updated'],
-  ['000000000000000000000004', 'Object deleted'],
-]);
-
-const appTypeNames = new Map<string, Promise<ReadonlyMap<string, string>>>([[SYSTEM_APP, Promise.resolve(SYSTEM_TYPES)]]);
-
-/**
- * An event type's name, or undefined when it cannot be read. Each app's types are listed once per
- * page load (the built-in apps' types are listed, not stored one by one, so a list reads them all).
- */
-export async function eventTypeName(instance: string, appKey: string, typeKey: string): Promise<string | undefined> {
-  let names = appTypeNames.get(appKey);
-  if (!names) {
-    names = api<Array<{ Key?: string; CommonName?: string }>>(`/api/f/${instance}/apps/${encodeURIComponent(appKey)}/eventtypes`, { query: { pageSize: 1000 } }).then(
-      (types) => new Map((types ?? []).filter((t) => t.Key && t.CommonName).map((t) => [t.Key!, t.CommonName!])),
-      () => new Map(),
-    );
-    appTypeNames.set(appKey, names);
-  }
-  return (await names).get(typeKey);
 }

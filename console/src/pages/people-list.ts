@@ -10,7 +10,8 @@ import { here, hrefOf, navigate } from '../router.ts';
 import { instanceKey, session } from '../session.ts';
 import { ErrorAlert, PageHeader, useLoad } from '../ui.ts';
 import { TableWrap } from './people-ui.ts';
-import { cardNumberText, codeOf, peoplePath, readExact, type Person } from './people-data.ts';
+import { cardNumberText, codeOf, type Person } from './people-data.ts';
+import { peoplePath, readExact } from './people-reads.ts';
 
 const PAGE_SIZE = 20;
 
