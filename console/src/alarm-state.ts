@@ -36,7 +36,7 @@ function publish(): void {
 }
 
 /** Reads the count again from the events list (every page); the live alarms received meanwhile are kept. */
-export async function recountAlarms(): Promise<void> {
+async function recountAlarms(): Promise<void> {
   const instance = instanceKey.value;
   if (!session.value || !instance) return;
   const round = ++counting;

@@ -45,7 +45,7 @@ export type EventMessage = LiveEvent & {
 };
 
 /** Whether an event is a card read's result, which has a decision to explain. */
-export function isAccessEvent(e: EventMessage): boolean {
+function isAccessEvent(e: EventMessage): boolean {
   const key = typeof e.EventTypeKey === 'string' ? e.EventTypeKey.toLowerCase() : '';
   if (key === ACCESS_GRANTED || key === ACCESS_DENIED) return true;
   const m = e.EventTypeMoniker as { Namespace?: string; Nickname?: string } | null | undefined;
@@ -140,7 +140,7 @@ interface DecisionInfo {
  * but not the checks, so the decision is asked again (`POST accessdecisions`, not recorded) for
  * the same reader, card and instant; the people, cards and levels are today's.
  */
-export function DecisionExplanation({ event, data }: { readonly event: EventMessage; readonly data: Record<string, PlainValue> }) {
+function DecisionExplanation({ event, data }: { readonly event: EventMessage; readonly data: Record<string, PlainValue> }) {
   const [state, setState] = useState<{ busy: boolean; error: unknown; decision: DecisionInfo | null }>({ busy: false, error: null, decision: null });
   const reader = data.Reader as { Key?: string } | null | undefined;
   const number = data.EncodedCardNumber;
@@ -198,7 +198,7 @@ export function DecisionExplanation({ event, data }: { readonly event: EventMess
 }
 
 /** The event's sections, from its `GET` answer. */
-export function EventFields({ event }: { readonly event: EventMessage }) {
+function EventFields({ event }: { readonly event: EventMessage }) {
   const data = decodeEventData(event.EventDataBsonBase64);
   const related = (event.RelatedObjects ?? event.ObjectLinks ?? []) as readonly ObjectLink[];
   const acks = event.AlarmAcknowledgements ?? [];
@@ -242,7 +242,7 @@ export function EventFields({ event }: { readonly event: EventMessage }) {
 }
 
 /** An event read by its key from the current instance, in full. */
-export function EventDetail({ eventKey }: { readonly eventKey: string }) {
+function EventDetail({ eventKey }: { readonly eventKey: string }) {
   const instance = instanceKey.value;
   const loaded = useLoad(() => api<EventMessage>(`/api/f/${instance}/events/${encodeURIComponent(eventKey)}`), [instance, eventKey]);
   if (loaded.error) return html`<${ErrorAlert} error=${loaded.error} />`;

@@ -7,9 +7,9 @@
  */
 
 /** From here up an event is high (a denied card read, a lockdown's end): its row is tinted. */
-export const HIGH_PRIORITY = 20;
+const HIGH_PRIORITY = 20;
 /** From here up an event is critical (a lockdown): its row is tinted red. */
-export const CRITICAL_PRIORITY = 50;
+const CRITICAL_PRIORITY = 50;
 
 /** The levels a "Minimum priority" filter offers. */
 export const PRIORITY_LEVELS: ReadonlyArray<{ readonly value: string; readonly label: string }> = [

@@ -4,12 +4,11 @@
  *
  * Memory stays flat and the page responsive under a burst: the newest {@link KEEP} rows are kept
  * (older ones counted), events are taken in batches at most once an animation frame and not more
- * often than every {@link MIN_RENDER_MS}, and a row's markup is built once (the filters only pick
- * rows). While paused, arriving events are counted and held (the newest {@link KEEP}), shown on
+ * often than every {@link MIN_RENDER_MS}, and the newest {@link ROWS_STEP} matching rows are
+ * rendered ("Show more" adds as many): a burst re-lays out a short table. While paused, arriving events are counted and held (the newest {@link KEEP}), shown on
  * resume. A row opens the event's detail at `/console/live/<eventKey>`.
  */
 import { signal } from '@preact/signals';
-import type { VNode } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import { html } from '../html.ts';
 import { api } from '../api.ts';
@@ -26,7 +25,9 @@ import '../styles/live.css';
 /** Rows kept; older ones are counted, not kept. */
 const KEEP = 500;
 /** The least time between two renders of a burst. */
-const MIN_RENDER_MS = 100;
+const MIN_RENDER_MS = 200;
+/** Rows rendered at first, and added by each "Show more": the rest of the kept rows wait for it. */
+const ROWS_STEP = 100;
 /** Recent events read when the page opens, before any arrives. */
 const RECENT = 50;
 
@@ -131,27 +132,20 @@ function matches(e: LiveEvent, f: Filters): boolean {
   return !f.text || haystack(e).includes(f.text.toLowerCase());
 }
 
-/** Each row's markup, built once per event (and again when the type names change). */
-const rowCache = new WeakMap<LiveEvent, { names: ReadonlyMap<string, string>; row: VNode }>();
-
-function Row(e: LiveEvent, names: ReadonlyMap<string, string>): VNode {
-  const cached = rowCache.get(e);
-  if (cached && cached.names === names) return cached.row;
+function Row({ e }: { readonly e: LiveEvent }) {
   const occurred = (e.OccurredOn ?? e.Occurred) as string | undefined;
   const message = e.MessageLong || e.MessageShort || '(no message)';
   const related = (e.RelatedObjects ?? [])
     .map((r) => (r as { CommonName?: string }).CommonName ?? r.Name)
     .filter(Boolean)
     .join(', ');
-  const row = html`<tr key=${e.Key} class=${priorityClass(e.Priority)}>
+  return html`<tr class=${priorityClass(e.Priority)}>
     <td><time datetime=${occurred}>${formatTime(occurred)}</time></td>
     <td>${priorityText(e.Priority)}</td>
     <td>${eventTypeName(e)}</td>
     <td>${e.Key ? html`<a href=${hrefOf('live', e.Key)}>${message}</a>` : message}</td>
     <td>${related}</td>
-  </tr>` as VNode;
-  rowCache.set(e, { names, row });
-  return row;
+  </tr>`;
 }
 
 export function LiveEventsPage({ pageKey }: { readonly pageKey: string | undefined }) {
@@ -159,6 +153,7 @@ export function LiveEventsPage({ pageKey }: { readonly pageKey: string | undefin
   const [text, setText] = useState('');
   const [type, setType] = useState('');
   const [minPriority, setMinPriority] = useState('0');
+  const [rowsShown, setRowsShown] = useState(ROWS_STEP);
   useEffect(() => {
     if (!listening) {
       listening = true;
@@ -189,7 +184,7 @@ export function LiveEventsPage({ pageKey }: { readonly pageKey: string | undefin
       <${Select} label="Minimum priority" value=${minPriority} onChange=${setMinPriority} options=${PRIORITY_LEVELS} />
     </div>
     <p class="live-summary" data-received=${f.received} data-kept=${f.rows.length} data-dropped=${f.dropped} data-held=${held} data-renders=${renders}>
-      ${f.received} received since ${formatTime(f.since)}; showing ${shown.length}${filtering ? ` of ${f.rows.length} (the filters hide ${f.rows.length - shown.length})` : ''}${f.dropped ? `; ${f.dropped} older not kept` : ''}.
+      ${f.received} received since ${formatTime(f.since)}; ${f.rows.length} kept${filtering ? `, ${shown.length} matching the filters` : ''}${shown.length > rowsShown ? `, the newest ${rowsShown} shown` : ''}${f.dropped ? `; ${f.dropped} older not kept` : ''}.
       ${f.paused ? html` <strong>Paused: ${held} new ${held === 1 ? 'event' : 'events'} held${f.incoming.length >= KEEP ? ' (the newest kept)' : ''}.</strong>` : null}
     </p>
     <div class="table-wrap">
@@ -201,9 +196,12 @@ export function LiveEventsPage({ pageKey }: { readonly pageKey: string | undefin
         <tbody>
           ${shown.length === 0
             ? html`<tr><td colspan="5" class="muted">${f.rows.length ? 'No event matches the filters.' : 'No event yet: they appear here as they happen.'}</td></tr>`
-            : shown.map((e) => Row(e, names))}
+            : shown.slice(0, rowsShown).map((e) => html`<${Row} key=${e.Key} e=${e} />`)}
         </tbody>
       </table>
     </div>
+    ${shown.length > rowsShown
+      ? html`<div class="actions"><button type="button" class="secondary" onClick=${() => setRowsShown((n) => n + ROWS_STEP)}>Show more</button></div>`
+      : null}
     ${pageKey ? html`<${EventDetailDialog} eventKey=${pageKey} onClose=${() => here.value.key && navigate(hrefOf('live'))} />` : null}`;
 }
