@@ -11,45 +11,18 @@ import { onLiveEvent } from '../live.ts';
 import { here, hrefOf, navigate } from '../router.ts';
 import { instanceKey } from '../session.ts';
 import { ErrorAlert, Modal, PageHeader, Status, formatTime } from '../ui.ts';
-import { ALARM_SCOPE, alarmAcknowledged, isOpenAlarm, unacknowledgedAlarms } from '../alarm-state.ts';
+import { alarmAcknowledged, isOpenAlarm, listEvents, listOpenAlarms, unacknowledgedAlarms, type Listing as AlarmListing } from '../alarm-state.ts';
 import { EventDetailDialog, type EventMessage } from '../event-detail.ts';
 import { eventTypeName } from '../event-type-names.ts';
 import { priorityClass, priorityText } from '../event-priority.ts';
 import '../styles/live.css';
 
-const PAGE = 1000;
 /** Acknowledged alarms listed: the newest. */
 const ACKNOWLEDGED_SHOWN = 50;
 /** Events that required acknowledgement and have one (the events list's `query`). */
 const ACKNOWLEDGED_QUERY = JSON.stringify({ RequiresAcknowledgement: true, 'AlarmAcknowledgements.0': { $exists: true } });
-/** Windows tried, widest first, when a listing would read too much (400 QueryTooBroad). */
-const WINDOWS_DAYS = [undefined, 30, 7, 1] as const;
 
-interface Listing {
-  readonly events: EventMessage[];
-  /** Set when the listing had to be narrowed to recent days. */
-  readonly sinceDays?: number;
-}
-
-/** Every page of a listing; narrowed to recent days when the service finds it too broad. */
-async function listAll(instance: string, query: Record<string, string | number | boolean>, limit: number): Promise<Listing> {
-  for (const days of WINDOWS_DAYS) {
-    const startingOn = days ? new Date(Date.now() - days * 86_400_000).toISOString() : undefined;
-    try {
-      const events: EventMessage[] = [];
-      for (let page = 0; events.length < limit; page++) {
-        const pageSize = Math.min(PAGE, limit);
-        const list = await api<EventMessage[]>(`/api/f/${instance}/events`, { query: { ...ALARM_SCOPE, ...query, startingOn, page, pageSize } });
-        events.push(...list);
-        if (list.length < pageSize) break;
-      }
-      return days ? { events, sinceDays: days } : { events };
-    } catch (err) {
-      if ((err as { code?: string }).code !== 'QueryTooBroad' || days === 1) throw err;
-    }
-  }
-  return { events: [] };
-}
+type Listing = AlarmListing<EventMessage>;
 
 const byPriorityThenTime = (a: EventMessage, b: EventMessage) =>
   (b.Priority ?? 0) - (a.Priority ?? 0) || String(b.OccurredOn ?? '').localeCompare(String(a.OccurredOn ?? '')) || String(b.Key).localeCompare(String(a.Key));
@@ -116,7 +89,7 @@ export function AlarmsPage({ pageKey }: { readonly pageKey: string | undefined }
     const stop = onLiveEvent((e) => {
       if (live && isOpenAlarm(e)) add(e as EventMessage);
     });
-    listAll(instance, { requiresAck: true }, Number.POSITIVE_INFINITY).then(
+    listOpenAlarms<EventMessage>(instance).then(
       (l) => {
         if (!live) return;
         const keys = new Set(l.events.map((e) => e.Key));
@@ -124,7 +97,7 @@ export function AlarmsPage({ pageKey }: { readonly pageKey: string | undefined }
       },
       (err: unknown) => live && setError(err),
     );
-    listAll(instance, { query: ACKNOWLEDGED_QUERY }, ACKNOWLEDGED_SHOWN).then(
+    listEvents<EventMessage>(instance, { query: ACKNOWLEDGED_QUERY }, ACKNOWLEDGED_SHOWN).then(
       (l) => live && setAcked(l),
       (err: unknown) => live && setError(err),
     );
@@ -158,9 +131,9 @@ export function AlarmsPage({ pageKey }: { readonly pageKey: string | undefined }
       ${count === null ? 'Counting the unacknowledged alarms…' : `${count} unacknowledged ${count === 1 ? 'alarm' : 'alarms'}.`}
       ${open?.sinceDays ? ` Only the last ${open.sinceDays} days are listed: the instance has too many events to read them all at once.` : ''}
     </p>
-    <div class="table-wrap">
+    <div class="table-wrap" tabindex="0" role="region" aria-labelledby="open-alarms-caption">
       <table class="alarms-table">
-        <caption ref=${caption} tabindex="-1">Unacknowledged alarms</caption>
+        <caption id="open-alarms-caption" ref=${caption} tabindex="-1">Unacknowledged alarms</caption>
         <thead>
           <tr><th scope="col">Priority</th><th scope="col">Occurred</th><th scope="col">Type</th><th scope="col">Message</th><th scope="col">Action</th></tr>
         </thead>
@@ -181,9 +154,9 @@ export function AlarmsPage({ pageKey }: { readonly pageKey: string | undefined }
         </tbody>
       </table>
     </div>
-    <div class="table-wrap">
+    <div class="table-wrap" tabindex="0" role="region" aria-labelledby="acknowledged-alarms-caption">
       <table class="alarms-table">
-        <caption>Acknowledged alarms</caption>
+        <caption id="acknowledged-alarms-caption">Acknowledged alarms</caption>
         <thead>
           <tr>
             <th scope="col">Priority</th><th scope="col">Occurred</th><th scope="col">Type</th><th scope="col">Message</th>

@@ -19,7 +19,6 @@ import { Field, PageHeader, Select, formatTime } from '../ui.ts';
 import { EventDetailDialog } from '../event-detail.ts';
 import { eventTypeName, eventTypeNames } from '../event-type-names.ts';
 import { PRIORITY_LEVELS, priorityClass, priorityText } from '../event-priority.ts';
-import { ALARM_SCOPE } from '../alarm-state.ts';
 import '../styles/live.css';
 
 /** Rows kept; older ones are counted, not kept. */
@@ -100,7 +99,7 @@ function receive(e: LiveEvent): void {
 /** The newest events before the page opened: the feed starts with them rather than empty. */
 async function readRecent(f: Feed): Promise<void> {
   f.recentRead = true;
-  const recent = await api<LiveEvent[]>(`/api/f/${f.instance}/events`, { query: { ...ALARM_SCOPE, pageSize: RECENT } }).catch(() => []);
+  const recent = await api<LiveEvent[]>(`/api/f/${f.instance}/events`, { query: { includeSubFolders: true, spanScope: true, pageSize: RECENT } }).catch(() => []);
   if (feed !== f) return;
   const have = new Set([...f.rows, ...f.incoming].map((e) => e.Key));
   const older = recent.filter((e) => !have.has(e.Key));
@@ -187,9 +186,9 @@ export function LiveEventsPage({ pageKey }: { readonly pageKey: string | undefin
       ${f.received} received since ${formatTime(f.since)}; ${f.rows.length} kept${filtering ? `, ${shown.length} matching the filters` : ''}${shown.length > rowsShown ? `, the newest ${rowsShown} shown` : ''}${f.dropped ? `; ${f.dropped} older not kept` : ''}.
       ${f.paused ? html` <strong>Paused: ${held} new ${held === 1 ? 'event' : 'events'} held${f.incoming.length >= KEEP ? ' (the newest kept)' : ''}.</strong>` : null}
     </p>
-    <div class="table-wrap">
+    <div class="table-wrap" tabindex="0" role="region" aria-labelledby="live-caption">
       <table class="live-table">
-        <caption>Live events</caption>
+        <caption id="live-caption">Live events</caption>
         <thead>
           <tr><th scope="col">Occurred</th><th scope="col">Priority</th><th scope="col">Type</th><th scope="col">Message</th><th scope="col">Related</th></tr>
         </thead>
