@@ -261,12 +261,12 @@ export function rowsOf(r: Results): Row[] {
   rows.push({
     entry: 'console.burst',
     figure: burst
-      ? `${burst.published} events in ${burst.seconds} s (${n(burst.publishedPerSecond)}/s of ${burst.rate}/s asked): ${burst.received} counted, ${burst.kept} kept, ${burst.dropped} not kept; ` +
-        `${burst.longTasks} tasks > 50 ms, longest ${burst.longestTaskMs} ms; heap ${mb(burst.heapBeforeBytes)} / ${mb(burst.heapMiddleBytes)} / ${mb(burst.heapAfterBytes)} MB (before / middle / end)`
+      ? `${burst.published} events in ${n(burst.publishSeconds)} s (${n(burst.publishedPerSecond)}/s of ${burst.rate}/s asked for ${burst.seconds} s): ${burst.received} counted, ${burst.kept} kept, ${burst.dropped} not kept; ` +
+        `${burst.longTasks} tasks > 50 ms, longest ${burst.longestTaskMs} ms; heap ${mb(burst.heapBeforeBytes)} / ${mb(burst.heapMiddleBytes)} / ${mb(burst.heapAfterBytes)} MB (before / list full at ${n(burst.receivedAtMiddle, 0)} events / end)`
       : '—',
     floor: '—',
     ratio: burst ? n(burst.heapGrowth, 3) : '—',
-    goal: `all counted, task <= ${LONG_TASK_GOAL_MS} ms, heap end/middle <= ${HEAP_GROWTH_GOAL}`,
+    goal: `rate reached, all counted, task <= ${LONG_TASK_GOAL_MS} ms, heap end/middle <= ${HEAP_GROWTH_GOAL}`,
     verdict: verdict(cs.meetsGoal, cs.note),
   });
   return rows;

@@ -512,6 +512,8 @@ export interface ConsoleBench extends Verdict {
     /** Events per second asked, and for how many seconds. */
     readonly rate: number;
     readonly seconds: number;
+    /** From the first publish to the last answer. */
+    readonly publishSeconds: number;
     readonly published: number;
     readonly publishFailures: number;
     /** What the event sink sustained. */
@@ -524,11 +526,13 @@ export interface ConsoleBench extends Verdict {
     /** Main-thread tasks over 50 ms (the `longtask` threshold) during the burst, and the longest (0 when none). */
     readonly longTasks: number;
     readonly longestTaskMs: number;
-    /** JS heap in use after a forced collection: before, at the middle and at the end of the burst. */
+    /** Events the page had received when its list was full (the middle sample), or null if it never was. */
+    readonly receivedAtMiddle: number | null;
+    /** JS heap in use after a forced collection: before the burst, once the list was full, and at the end. */
     readonly heapBeforeBytes: number;
     readonly heapMiddleBytes: number | null;
     readonly heapAfterBytes: number;
-    /** heapAfterBytes / heapMiddleBytes. */
+    /** heapAfterBytes / heapMiddleBytes: the growth while the list is full. */
     readonly heapGrowth: number | null;
   } | null;
   readonly measured: Measured;

@@ -70,7 +70,7 @@ const SETTINGS = {
     doorsCards: 1_000,
     decisionSamples: 50,
     whoCanPassPeople: 1_000,
-    consoleSeconds: 3,
+    consoleSeconds: 5,
   },
   full: {
     budgetMs: 285_000,

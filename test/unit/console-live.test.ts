@@ -84,6 +84,7 @@ describe('the benchmark\'s console rows', () => {
       burst: {
         rate: 200,
         seconds: 10,
+        publishSeconds: 10.1,
         published: 2_000,
         publishFailures: 0,
         publishedPerSecond: 199.5,
@@ -92,6 +93,7 @@ describe('the benchmark\'s console rows', () => {
         dropped: 1_500,
         longTasks: 2,
         longestTaskMs: 250,
+        receivedAtMiddle: 520,
         heapBeforeBytes: 1_600_000,
         heapMiddleBytes: 4_000_000,
         heapAfterBytes: 4_100_000,
@@ -103,7 +105,7 @@ describe('the benchmark\'s console rows', () => {
     expect(rows[0]).toMatchObject({ entry: 'console.firstLoad', verdict: 'met' });
     expect(rows[0]!.figure).toContain('44000 B in 4 requests (document 1000, script 40000)');
     expect(rows[1]).toMatchObject({ entry: 'console.burst', verdict: 'missed', ratio: '1.025' });
-    expect(rows[1]!.figure).toContain('2000 events in 10 s (199.5/s of 200/s asked): 2000 counted, 500 kept, 1500 not kept; 2 tasks > 50 ms, longest 250 ms');
+    expect(rows[1]!.figure).toContain('2000 events in 10.1 s (199.5/s of 200/s asked for 10 s): 2000 counted, 500 kept, 1500 not kept; 2 tasks > 50 ms, longest 250 ms');
     expect(rows[1]!.figure).toContain('heap 1.6 / 4 / 4.1 MB');
   });
 });
