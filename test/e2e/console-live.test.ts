@@ -196,9 +196,14 @@ describe.skipIf(!CHROMIUM)('live events and alarms in the console', () => {
 
     const read = await ok('GET', `/api/f/${I}/events/${denied.Key}`, undefined, 200);
     expect(read.AlarmAcknowledgements).toEqual([expect.objectContaining({ Comment: comment, AcknowledgedBy: login.userName })]);
-    // Read again, the page lists it as acknowledged too.
-    await page.reload({ waitUntil: 'networkidle0' });
-    await page.waitForFunction(`document.querySelector('table')?.innerText !== undefined && [...document.querySelectorAll('table')].some((t) => t.innerText.includes(${JSON.stringify(comment)}))`, { timeout: 10_000 });
+    // Loaded afresh from its URL, the alarm's detail shows who acknowledged it, with the comment.
+    await page.goto(`${url}/console/alarms/${denied.Key}`, { waitUntil: 'networkidle0' });
+    const again = await byRole(page, 'dialog', 'Event detail');
+    await page.waitForFunction(`document.querySelector('dialog .event-detail')?.innerText.includes(${JSON.stringify(comment)})`, { timeout: 10_000 });
+    expect(await again.evaluate((d) => (d as unknown as { innerText: string }).innerText)).toContain(`${login.userName}, `);
+    await page.keyboard.press('Escape');
+    await page.waitForFunction(`location.pathname === '/console/alarms' && !document.querySelector('dialog[open]')`);
+    expect(await tableText(page, 'Acknowledged alarms')).toContain(comment);
 
     // From 375 px wide: the same page, its table scrolled within its frame.
     await page.setViewport({ width: 375, height: 800 });
