@@ -5,8 +5,9 @@
  * Memory stays flat and the page responsive under a burst: the newest {@link KEEP} rows are kept
  * (older ones counted), events are taken in batches at most once an animation frame and not more
  * often than every {@link MIN_RENDER_MS}, and the newest {@link ROWS_STEP} matching rows are
- * rendered ("Show more" adds as many): a burst re-lays out a short table. While paused, arriving events are counted and held (the newest {@link KEEP}), shown on
- * resume. A row opens the event's detail at `/console/live/<eventKey>`.
+ * rendered ("Show more" adds as many), so a burst re-lays out a short table. While paused,
+ * arriving events are counted and held (the newest {@link KEEP}), shown on resume. A row opens
+ * the event's detail at `/console/live/<eventKey>`.
  */
 import { signal } from '@preact/signals';
 import { useEffect, useState } from 'preact/hooks';
