@@ -162,20 +162,17 @@ describe.skipIf(!CHROMIUM)('live events and alarms in the console', () => {
     await press(page, 'Close');
     await page.waitForFunction(`location.pathname === '/console/live' && !document.querySelector('dialog[open]')`);
 
-    // Alarms: the denied read waits for acknowledgement.
-    await (await page.waitForSelector('nav a[href="/console/alarms"]'))!.click();
+    // From here on the keyboard alone: Shift+Tab back to the navigation's "Alarms", Enter; Tab to
+    // the alarm's "Acknowledge", Enter; type the comment, Tab, Enter.
+    expect(await tabTo(page, `document.activeElement?.getAttribute('href') === '/console/alarms'`, true), 'Shift+Tab reaches Alarms').toBe(true);
+    await page.keyboard.press('Enter');
     await page.waitForFunction(`[...document.querySelectorAll('button[data-alarm]')].some((b) => b.dataset.alarm === ${JSON.stringify(denied.Key)})`, { timeout: 10_000 });
     expect(await tableText(page, 'Unacknowledged alarms')).toContain('Access Denied');
     await expectClean(page, 'alarms');
 
-    // Acknowledged with the keyboard alone: Tab to its "Acknowledge", Enter, type, Tab, Enter.
     const comment = `Checked the lobby camera ${suffix}`;
-    let reached = false;
-    for (let i = 0; i < 80 && !reached; i++) {
-      await page.keyboard.press('Tab');
-      reached = (await page.evaluate(`document.activeElement?.dataset?.alarm === ${JSON.stringify(denied.Key)} && document.activeElement.textContent === 'Acknowledge'`)) as boolean;
-    }
-    expect(reached, 'Tab reaches the alarm\'s Acknowledge button').toBe(true);
+    const onButton = `document.activeElement?.dataset?.alarm === ${JSON.stringify(denied.Key)} && document.activeElement.textContent === 'Acknowledge'`;
+    expect(await tabTo(page, onButton), 'Tab reaches the alarm\'s Acknowledge button').toBe(true);
     await page.keyboard.press('Enter');
     await byRole(page, 'dialog', 'Acknowledge alarm');
     await page.waitForFunction(`document.activeElement?.getAttribute('role') === 'textbox' || document.activeElement?.tagName === 'TEXTAREA'`);
@@ -215,6 +212,17 @@ describe.skipIf(!CHROMIUM)('live events and alarms in the console', () => {
     await page.close();
   });
 });
+
+/** Presses Tab (or Shift+Tab) until `focused` (an expression run in the page) holds; false if it never does. */
+async function tabTo(page: Page, focused: string, back = false): Promise<boolean> {
+  for (let i = 0; i < 100; i++) {
+    if (back) await page.keyboard.down('Shift');
+    await page.keyboard.press('Tab');
+    if (back) await page.keyboard.up('Shift');
+    if ((await page.evaluate(focused)) === true) return true;
+  }
+  return false;
+}
 
 function expectNothingWrong(watch: PageWatch, refused: readonly string[]): void {
   // The one refusal expected: the first page load's session restore, without a refresh cookie yet.
