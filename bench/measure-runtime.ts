@@ -53,6 +53,8 @@ export interface BenchRuntime {
   readonly base: string;
   readonly ws: string;
   readonly token: string;
+  /** The seeded administrator's password login (the console signs in with it). */
+  readonly login: { readonly instance: string; readonly userName: string; readonly password: string };
   readonly instanceKey: string;
   readonly personHref: string;
   readonly personKey: string;
@@ -193,6 +195,7 @@ export async function startBenchRuntime(endpoint: string, baseDir: string): Prom
       base,
       ws: `ws://127.0.0.1:${runtime.port}/events`,
       token,
+      login: { instance: 'BenchRuntime', userName: 'admin', password: PASSWORD },
       instanceKey,
       personHref: String(person.body.Href),
       personKey: related[0]!.key,

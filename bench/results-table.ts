@@ -2,6 +2,7 @@
  * The table `npm run bench` prints: one row per figure (per function for coldStart, per
  * operation for capacity), with its floor, ratio, goal and verdict. Pure; unit-tested.
  */
+import { FIRST_LOAD_GOAL_BYTES, HEAP_GROWTH_GOAL, LONG_TASK_GOAL_MS } from './console.ts';
 import { LAZY_IMPORT_MIN_BYTES, type ColdStartPhases, type LazyImportFigures, type Results } from './results.ts';
 
 export interface Row {
@@ -242,6 +243,31 @@ export function rowsOf(r: Results): Row[] {
     ratio: n(o.ratio, 3),
     goal: '1 PutItem, <= 2 waves, since <= 3',
     verdict: verdict(o.meetsGoal, o.note),
+  });
+  const cs = r.console;
+  const load = cs.firstLoad;
+  rows.push({
+    entry: 'console.firstLoad',
+    figure: load
+      ? `sign-in page ${load.bytes} B in ${load.requests} requests (${Object.entries(load.byType).map(([t, b]) => `${t} ${b}`).join(', ')})`
+      : '—',
+    floor: '—',
+    ratio: '—',
+    goal: `<= ${FIRST_LOAD_GOAL_BYTES} B`,
+    verdict: load ? verdict(load.bytes <= FIRST_LOAD_GOAL_BYTES) : verdict(false, cs.note),
+  });
+  const burst = cs.burst;
+  const mb = (x: number | null) => n(x === null ? null : x / 1e6, 1);
+  rows.push({
+    entry: 'console.burst',
+    figure: burst
+      ? `${burst.published} events in ${n(burst.publishSeconds)} s (${n(burst.publishedPerSecond)}/s of ${burst.rate}/s asked for ${burst.seconds} s): ${burst.received} counted, ${burst.kept} kept, ${burst.dropped} not kept; ` +
+        `${burst.longTasks} tasks > 50 ms, longest ${burst.longestTaskMs} ms; heap ${mb(burst.heapBeforeBytes)} / ${mb(burst.heapMiddleBytes)} / ${mb(burst.heapAfterBytes)} MB (before / list full at ${n(burst.receivedAtMiddle, 0)} events / end)`
+      : '—',
+    floor: '—',
+    ratio: burst ? n(burst.heapGrowth, 3) : '—',
+    goal: `rate reached, all counted, task <= ${LONG_TASK_GOAL_MS} ms, heap end/middle <= ${HEAP_GROWTH_GOAL}`,
+    verdict: verdict(cs.meetsGoal, cs.note),
   });
   return rows;
 }

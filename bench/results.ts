@@ -1,5 +1,6 @@
 /**
- * The shape of `bench/results/latest.json`: exactly eight top-level entries, each (and each
+ * The shape of `bench/results/latest.json`: exactly the top-level entries of
+ * {@link RESULT_KEYS}, each (and each
  * family or operation inside `coldStart` and `capacity`) with its raw figures beside `floor`,
  * `ratio` (figure / floor), `goal` and `meetsGoal`. A figure that could not be measured is null,
  * its verdict is `meetsGoal: false`, and `note` says why: numbers are never made up.
@@ -497,6 +498,46 @@ export interface Doors extends Verdict {
   readonly measured: Measured;
 }
 
+/** The operator console in Chromium (issue #39): the sign-in page's first load, and Live events under a burst. */
+export interface ConsoleBench extends Verdict {
+  /** Null when not measured. */
+  readonly firstLoad: {
+    /** Bytes the network transferred (compressed bodies and headers), every request of the load. */
+    readonly bytes: number;
+    readonly requests: number;
+    /** The same bytes by DevTools resource type (document, script, stylesheet, fetch...). */
+    readonly byType: Readonly<Record<string, number>>;
+  } | null;
+  readonly burst: {
+    /** Events per second asked, and for how many seconds. */
+    readonly rate: number;
+    readonly seconds: number;
+    /** From the first publish to the last answer. */
+    readonly publishSeconds: number;
+    readonly published: number;
+    readonly publishFailures: number;
+    /** What the event sink sustained. */
+    readonly publishedPerSecond: number;
+    /** Events the page received (shown, or counted once beyond its cap). */
+    readonly received: number;
+    /** Rows the page keeps, and events it no longer keeps. */
+    readonly kept: number;
+    readonly dropped: number;
+    /** Main-thread tasks over 50 ms (the `longtask` threshold) during the burst, and the longest (0 when none). */
+    readonly longTasks: number;
+    readonly longestTaskMs: number;
+    /** Events the page had received when its list was full (the middle sample), or null if it never was. */
+    readonly receivedAtMiddle: number | null;
+    /** JS heap in use after a forced collection: before the burst, once the list was full, and at the end. */
+    readonly heapBeforeBytes: number;
+    readonly heapMiddleBytes: number | null;
+    readonly heapAfterBytes: number;
+    /** heapAfterBytes / heapMiddleBytes: the growth while the list is full. */
+    readonly heapGrowth: number | null;
+  } | null;
+  readonly measured: Measured;
+}
+
 export interface Results {
   readonly handlerOverhead: HandlerOverhead;
   readonly coldStart: ColdStart;
@@ -509,10 +550,11 @@ export interface Results {
   readonly aggregate: Aggregate;
   readonly decisions: Decisions;
   readonly doors: Doors;
+  readonly console: ConsoleBench;
 }
 
 /** The top-level keys, in order: the file has these and no others. */
-export const RESULT_KEYS = ['handlerOverhead', 'coldStart', 'capacity', 'paging', 'token', 'fanout', 'webhooks', 'http', 'aggregate', 'decisions', 'doors'] as const satisfies ReadonlyArray<keyof Results>;
+export const RESULT_KEYS = ['handlerOverhead', 'coldStart', 'capacity', 'paging', 'token', 'fanout', 'webhooks', 'http', 'aggregate', 'decisions', 'doors', 'console'] as const satisfies ReadonlyArray<keyof Results>;
 
 const load = (): number[] => loadavg().map((x) => Math.round(x * 100) / 100);
 

@@ -28,6 +28,7 @@ import { BASELINE, BUNDLE_BYTES_OVER_BASELINE, REFERENCE_ENTRIES, killDrivers, m
 import { measureAggregate } from './measure-aggregate.ts';
 import { measureDecisions } from './measure-decisions.ts';
 import { measureDoors } from './measure-doors.ts';
+import { CHROMIUM, measureConsole } from './console.ts';
 import { measureCapacity, measurePaging, setupEvents } from './measure-capacity.ts';
 import { measureHandlerOverhead } from './measure-handler.ts';
 import { describeFanoutProgress, measureFanout, newFanoutProgress, measureHttp, startBenchRuntime, type BenchRuntime } from './measure-runtime.ts';
@@ -69,6 +70,7 @@ const SETTINGS = {
     doorsCards: 1_000,
     decisionSamples: 50,
     whoCanPassPeople: 1_000,
+    consoleSeconds: 5,
   },
   full: {
     budgetMs: 285_000,
@@ -90,8 +92,14 @@ const SETTINGS = {
     doorsCards: 10_000,
     decisionSamples: 300,
     whoCanPassPeople: 10_000,
+    consoleSeconds: 10,
   },
 } as const;
+
+/** The entries measured on the local runtime (started only when one of them is asked for). */
+const RUNTIME_PHASES = ['fanout', 'webhooks', 'http', 'decisions', 'console'] as const;
+/** Issue #39: the live events page receiving this many events a second. */
+const CONSOLE_EVENTS_PER_SECOND = 200;
 
 const MATCHES = 10;
 const MATCH_NAME = 'Needle Match';
@@ -217,7 +225,7 @@ async function main(): Promise<number> {
 
     // Only the in-process phases read the seeded people: a run of the runtime phases alone (their
     // own table) seeds none, so a loaded machine's budget goes to what was asked for.
-    const people = !only || [...only].some((k) => !['fanout', 'webhooks', 'http', 'decisions'].includes(k)) ? s.people : 0;
+    const people = !only || [...only].some((k) => !(RUNTIME_PHASES as readonly string[]).includes(k)) ? s.people : 0;
     log(`seeding ${people} people`);
     const folder = expectStatus('POST folder', await h.call('POST', `/api/f/${instanceKey}/folders`, { token: admin, body: { $type: 'FolderInfo', CommonName: 'bench people' } }), 201);
     const folderObject = (await getObject(h.db, String(folder.body.Key)))!;
@@ -314,8 +322,8 @@ async function main(): Promise<number> {
 
     // The local runtime last: its stream poller would otherwise run beside the in-process timings.
     try {
-      if (only && !only.has('fanout') && !only.has('webhooks') && !only.has('http') && !only.has('decisions')) {
-        fail(['fanout', 'webhooks', 'http', 'decisions'], 'not selected (--only)');
+      if (only && !RUNTIME_PHASES.some((k) => only.has(k))) {
+        fail(RUNTIME_PHASES, 'not selected (--only)');
       } else if (left() > 8_000) {
         log('starting the local runtime');
         const runtime: BenchRuntime = await withTimeout(startBenchRuntime(dynamo.endpoint, workDir), 30_000, 'local runtime start');
@@ -386,11 +394,32 @@ async function main(): Promise<number> {
             measured,
           }),
         );
+        // The console in Chromium last: the browser would otherwise share the CPU with the timings above.
+        if (!CHROMIUM) fail(['console'], 'no Chromium (/usr/bin/chromium): apt-get install chromium');
+        let consoleStep = 'starting Chromium';
+        await phase(
+          'console',
+          mode === 'quick' ? 30_000 : 60_000,
+          (measured) =>
+            measureConsole({
+              rt: runtime,
+              chromium: CHROMIUM!,
+              rate: CONSOLE_EVENTS_PER_SECOND,
+              seconds: s.consoleSeconds,
+              settleMs: 10_000,
+              measured,
+              progress: (step) => {
+                consoleStep = step;
+                log(`console: ${step}`);
+              },
+            }),
+          () => consoleStep,
+        );
       }
     } catch (err) {
-      fail(['fanout', 'webhooks', 'http', 'decisions'], `the local runtime could not be started: ${(err as Error).message}`);
+      fail(RUNTIME_PHASES, `the local runtime could not be started: ${(err as Error).message}`);
     }
-    fail(['fanout', 'webhooks', 'http', 'decisions'], 'the run\'s time budget was spent before the local runtime phases');
+    fail(RUNTIME_PHASES, 'the run\'s time budget was spent before the local runtime phases');
   } catch (err) {
     if (!interrupted) log(`setup failed: ${(err as Error).stack ?? err}`);
     fail(RESULT_KEYS, `setup failed: ${(err as Error).message}`);

@@ -2,7 +2,8 @@
  * The entry written for a measurement that could not run (a failure, or the run's time budget
  * spent): every figure null, `meetsGoal: false`, and a `note` saying why. Never invented numbers.
  */
-import { AWS_STREAM_POLLING, type Aggregate, type Decisions, type Doors, type Capacity, type ColdStart, type Fanout, type HandlerOverhead, type Http, type HttpFloor, type HttpScenario, type Measured, type Paging, type Results, type Token, type Webhooks } from './results.ts';
+import { AWS_STREAM_POLLING, type Aggregate, type ConsoleBench, type Decisions, type Doors, type Capacity, type ColdStart, type Fanout, type HandlerOverhead, type Http, type HttpFloor, type HttpScenario, type Measured, type Paging, type Results, type Token, type Webhooks } from './results.ts';
+import { CONSOLE_GOAL } from './console.ts';
 
 const base = (goal: string, reason: string) => ({ floor: null, ratio: null, goal, meetsGoal: false, note: `could not be measured: ${reason}` });
 const noFloor: HttpFloor = { rps: null, p50Ms: null, p99Ms: null, errors: null, non2xx: null };
@@ -133,6 +134,12 @@ export const unmeasured: { readonly [K in keyof Results]: (reason: string, measu
     ...base('lockdown: one PutItem whatever the readers below; a decision under it <= 2 waves; incremental download RCU <= 3 x what its cards cost in the full one', reason),
     lockdown: { readers: 0, puts: null, requests: null, wcu: null, decisionWaves: null },
     download: { cards: 0, pageSize: 0, requests: null, rcu: null, rcuPerCard: null, notModifiedRequests: null, notModifiedRcu: null, changes: 0, incrementalRequests: null, incrementalRcu: null },
+    measured,
+  }),
+  console: (reason, measured): ConsoleBench => ({
+    ...base(CONSOLE_GOAL, reason),
+    firstLoad: null,
+    burst: null,
     measured,
   }),
 };
