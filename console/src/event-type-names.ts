@@ -3,7 +3,7 @@
  * console reads the instance's event types once per instance (its apps' and the built-in apps'),
  * and an app's types again when an event names a type it does not know yet (a type added since).
  */
-import { signal, effect } from '@preact/signals';
+import { computed, signal, effect } from '@preact/signals';
 import { api } from './api.ts';
 import { instanceKey, session } from './session.ts';
 
@@ -29,6 +29,11 @@ interface EventTypeInfo {
 
 /** Event type key → name, for the current instance; a new map on every change (components re-render). */
 export const eventTypeNames = signal<ReadonlyMap<string, string>>(new Map());
+
+/** The same, as choices for a filter, sorted by name. */
+export const eventTypeChoices = computed(() =>
+  [...eventTypeNames.value].map(([key, name]) => ({ key, name })).sort((a, b) => a.name.localeCompare(b.name) || a.key.localeCompare(b.key)),
+);
 
 let loadedFor = '';
 /** Reads of an app's types under way, by app key (one at a time per app). */

@@ -225,9 +225,8 @@ async function tabTo(page: Page, focused: string, back = false): Promise<boolean
 }
 
 function expectNothingWrong(watch: PageWatch, refused: readonly string[]): void {
-  // The one refusal expected: the first page load's session restore, without a refresh cookie yet.
-  expect(refused.filter((r) => r !== '400 POST /token')).toEqual([]);
-  expect(watch.errors.filter((e) => !/status of 400/.test(e)), refused.join('\n')).toEqual([]);
+  expect(refused).toEqual([]);
+  expect(watch.errors, refused.join('\n')).toEqual([]);
   expect(watch.failed).toEqual([]);
   expect(watch.foreign).toEqual([]);
 }

@@ -8,7 +8,7 @@ import { html } from '../html.ts';
 import { api } from '../api.ts';
 import { instanceKey } from '../session.ts';
 import { Check, ErrorAlert, Field, Modal, Select, Status, formatTime, useLoad } from '../ui.ts';
-import { eventTypesOf } from './events-names.ts';
+import { eventTypeChoices } from '../event-type-names.ts';
 
 interface Webhook {
   readonly Key: string;
@@ -48,7 +48,6 @@ function NewWebhookDialog({ instance, onClose, onCreated }: { readonly instance:
   const [audit, setAudit] = useState(true);
   const [error, setError] = useState<unknown>(null);
   const [busy, setBusy] = useState(false);
-  const types = useLoad(() => eventTypesOf(instance), [instance]);
   const submit = async (e: Event) => {
     e.preventDefault();
     setBusy(true);
@@ -80,11 +79,11 @@ function NewWebhookDialog({ instance, onClose, onCreated }: { readonly instance:
         label="Event type"
         value=${type}
         onChange=${setType}
-        options=${[{ value: '', label: 'Every type' }, ...(types.data ?? []).map((t) => ({ value: t.key, label: t.name }))]}
+        options=${[{ value: '', label: 'Every type' }, ...eventTypeChoices.value.map((t) => ({ value: t.key, label: t.name }))]}
       />
       <${Field} label="Minimum priority" type="number" inputmode="numeric" value=${priority} onInput=${setPriority} hint="Only events of this priority or higher; empty for all." />
       <${Check} label="Include object changes (the audit trail)" checked=${audit} onChange=${setAudit} />
-      <${ErrorAlert} error=${error ?? types.error} />
+      <${ErrorAlert} error=${error} />
       <div class="actions">
         <button type="submit" disabled=${busy}>Create webhook</button>
         <button type="button" class="secondary" onClick=${onClose}>Cancel</button>

@@ -12,7 +12,9 @@ import { here, hrefOf, navigate } from '../router.ts';
 import { instanceKey, currentInstance, session } from '../session.ts';
 import { Check, ErrorAlert, Field, PageHeader, Select, Status, formatTime, useLoad } from '../ui.ts';
 import { eventsCsv, type EventRow } from './events-csv.ts';
-import { eventTypesOf, foldersOf, type EventTypeName } from './events-names.ts';
+import { foldersOf, type FolderName } from './events-folders.ts';
+import { eventTypeChoices, eventTypeName } from '../event-type-names.ts';
+import { priorityClass } from '../event-priority.ts';
 
 /** An event as the events list answers it (EventMessageData; the fields shown). */
 interface EventMessage {
@@ -99,10 +101,6 @@ function apiQuery(f: Filters): Record<string, string | number | boolean | undefi
 
 const eventsPath = (f: Filters) => `/api/f/${f.folder || instanceKey.value}/events`;
 
-function typeName(e: EventMessage, types: ReadonlyMap<string, string>): string {
-  return (e.EventTypeKey && types.get(e.EventTypeKey)) || e.EventTypeMoniker?.Nickname || e.EventTypeKey || '';
-}
-
 const relatedText = (e: EventMessage) =>
   (e.RelatedObjects ?? [])
     .map((o) => (o.Relation ? `${o.Relation}: ${o.CommonName || o.LinkedObjectKey || ''}` : o.CommonName || o.LinkedObjectKey || ''))
@@ -112,11 +110,11 @@ const relatedText = (e: EventMessage) =>
 const acknowledgedText = (e: EventMessage) =>
   (e.AlarmAcknowledgements ?? []).map((a) => [a.AcknowledgedBy, a.AcknowledgedOn].filter(Boolean).join(' ')).join('; ');
 
-function rowOf(e: EventMessage, types: ReadonlyMap<string, string>, folders: ReadonlyMap<string, string>): EventRow {
+function rowOf(e: EventMessage, folders: ReadonlyMap<string, string>): EventRow {
   return {
     occurredOn: e.OccurredOn ?? '',
     priority: e.Priority,
-    type: typeName(e, types),
+    type: eventTypeName(e),
     message: e.MessageLong || e.MessageShort || '',
     related: relatedText(e),
     requiresAcknowledgement: e.RequiresAcknowledgement === true,
@@ -125,9 +123,6 @@ function rowOf(e: EventMessage, types: ReadonlyMap<string, string>, folders: Rea
     key: e.Key,
   };
 }
-
-/** The row's colour class: the highest priorities stand out (the text says the priority too). */
-const priorityClass = (p: number | undefined) => ((p ?? 0) >= 50 ? 'p-critical' : (p ?? 0) >= 20 ? 'p-high' : undefined);
 
 function download(text: string, name: string): void {
   // A byte-order mark: spreadsheet programs then read the file as UTF-8.
@@ -141,12 +136,7 @@ function download(text: string, name: string): void {
   setTimeout(() => URL.revokeObjectURL(url), 10_000);
 }
 
-interface Names {
-  readonly types: EventTypeName[];
-  readonly folders: EventTypeName[];
-}
-
-function FilterForm({ filters, names }: { readonly filters: Filters; readonly names: Names | undefined }) {
+function FilterForm({ filters, folders }: { readonly filters: Filters; readonly folders: readonly FolderName[] | undefined }) {
   const [draft, setDraft] = useState(filters);
   const set = (patch: Partial<Filters>) => setDraft((d) => ({ ...d, ...patch }));
   const instanceName = currentInstance.value?.name ?? session.value?.instanceName ?? '';
@@ -165,13 +155,13 @@ function FilterForm({ filters, names }: { readonly filters: Filters; readonly na
       label="Event type"
       value=${draft.type}
       onChange=${(v: string) => set({ type: v })}
-      options=${[{ value: '', label: 'Any type' }, ...(names?.types ?? []).map((t) => ({ value: t.key, label: t.name }))]}
+      options=${[{ value: '', label: 'Any type' }, ...eventTypeChoices.value.map((t) => ({ value: t.key, label: t.name }))]}
     />
     <${Select}
       label="Folder"
       value=${draft.folder}
       onChange=${(v: string) => set({ folder: v })}
-      options=${[{ value: '', label: `${instanceName} (every folder)` }, ...(names?.folders ?? []).map((f) => ({ value: f.key, label: f.name }))]}
+      options=${[{ value: '', label: `${instanceName} (every folder)` }, ...(folders ?? []).map((f) => ({ value: f.key, label: f.name }))]}
     />
     <${Select} label="Rows per page" value=${draft.size} onChange=${(v: string) => set({ size: v })} options=${PAGE_SIZES.map((s) => ({ value: s, label: s }))} />
     <div class="events-checks">
@@ -194,18 +184,14 @@ export function EventsPage(_p: { readonly pageKey: string | undefined }) {
   const instance = instanceKey.value;
   const signature = JSON.stringify(queryOf(filters));
 
-  const names = useLoad<Names>(async () => {
-    const [types, folders] = await Promise.all([eventTypesOf(instance), foldersOf(instance)]);
-    return { types, folders };
-  }, [instance]);
+  const folders = useLoad(() => foldersOf(instance), [instance]);
   const list = useLoad(() => api<EventMessage[]>(eventsPath(filters), { query: { ...apiQuery(filters), page, pageSize } }), [instance, signature, page]);
 
   const [exporting, setExporting] = useState(false);
   const [exportError, setExportError] = useState<unknown>(null);
   const [exportStatus, setExportStatus] = useState<string | null>(null);
 
-  const typeMap = new Map((names.data?.types ?? []).map((t) => [t.key, t.name]));
-  const folderMap = new Map((names.data?.folders ?? []).map((f) => [f.key, f.name]));
+  const folderMap = new Map((folders.data ?? []).map((f) => [f.key, f.name]));
   const events = list.data ?? [];
 
   const exportCsv = async () => {
@@ -217,7 +203,7 @@ export function EventsPage(_p: { readonly pageKey: string | undefined }) {
       let capped = false;
       for (let p = 0; ; p++) {
         const batch = await api<EventMessage[]>(eventsPath(filters), { query: { ...apiQuery(filters), page: p, pageSize: EXPORT_PAGE } });
-        for (const e of batch) rows.push(rowOf(e, typeMap, folderMap));
+        for (const e of batch) rows.push(rowOf(e, folderMap));
         if (rows.length > EXPORT_CAP) {
           capped = true;
           rows.length = EXPORT_CAP;
@@ -250,8 +236,8 @@ export function EventsPage(_p: { readonly pageKey: string | undefined }) {
     <p id="events-export-note" class="muted">Export CSV saves every event the filters select (up to ${EXPORT_CAP.toLocaleString()}), not only this page; times in UTC.</p>
     <${Status} text=${exportStatus} />
     <${ErrorAlert} error=${exportError} />
-    <${FilterForm} key=${signature} filters=${filters} names=${names.data} />
-    <${ErrorAlert} error=${names.error ? new Error(`Event type and folder names could not be read: ${messageOf(names.error)}`) : null} />
+    <${FilterForm} key=${signature} filters=${filters} folders=${folders.data} />
+    <${ErrorAlert} error=${folders.error ? new Error(`The folders could not be read: ${messageOf(folders.error)}`) : null} />
     <${ErrorAlert} error=${list.error} />
     <div class="table-wrap" tabindex="0" role="region" aria-label="Events, scrolls sideways on a narrow screen">
       <table aria-busy=${list.loading ? 'true' : 'false'}>
@@ -268,7 +254,7 @@ export function EventsPage(_p: { readonly pageKey: string | undefined }) {
         </thead>
         <tbody>
           ${events.map((e) => {
-            const r = rowOf(e, typeMap, folderMap);
+            const r = rowOf(e, folderMap);
             return html`<tr key=${e.Key} class=${priorityClass(e.Priority)}>
               <td><time datetime=${r.occurredOn}>${formatTime(r.occurredOn)}</time></td>
               <td>${r.priority ?? ''}</td>

@@ -11,7 +11,8 @@ import { instanceKey } from '../session.ts';
 import { onLiveEvent, type LiveEvent } from '../live.ts';
 import { ErrorAlert, Status, formatTime, useLoad } from '../ui.ts';
 import { type Person } from './people-data.ts';
-import { eventTypeName } from './people-reads.ts';
+import { eventTypeName } from '../event-type-names.ts';
+import { priorityClass } from '../event-priority.ts';
 import { Section, TableWrap } from './people-ui.ts';
 
 interface Note {
@@ -143,9 +144,7 @@ function relates(e: LiveEvent, personKey: string): boolean {
 export function EventsSection({ person }: { readonly person: Person }) {
   const instance = instanceKey.value;
   const events = useLoad(async () => {
-    const list = await api<EventRow[]>(`/api/f/${instance}/events`, { query: { forKeys: person.Key, includeSubFolders: true, pageSize: RECENT } });
-    const names = await Promise.all(list.map((e) => (e.AppKey && e.EventTypeKey ? eventTypeName(instance, e.AppKey, e.EventTypeKey) : Promise.resolve(undefined))));
-    return list.map((e, i) => ({ ...e, typeName: names[i] ?? e.EventTypeMoniker?.Nickname ?? e.MessageShort ?? '' }));
+    return api<EventRow[]>(`/api/f/${instance}/events`, { query: { forKeys: person.Key, includeSubFolders: true, pageSize: RECENT } });
   }, [instance, person.Key]);
   const { reload } = events;
   const pending = useRef<ReturnType<typeof setTimeout> | undefined>(undefined);
@@ -172,9 +171,9 @@ export function EventsSection({ person }: { readonly person: Person }) {
         </thead>
         <tbody>
           ${rows.map(
-            (e) => html`<tr key=${e.Key} class=${(e.Priority ?? 0) >= 50 ? 'p-critical' : (e.Priority ?? 0) >= 20 ? 'p-high' : ''}>
+            (e) => html`<tr key=${e.Key} class=${priorityClass(e.Priority)}>
               <td><time datetime=${e.OccurredOn}>${formatTime(e.OccurredOn)}</time></td>
-              <td>${e.typeName}</td>
+              <td>${eventTypeName(e)}</td>
               <td>${e.MessageLong || e.MessageShort || ''}</td>
             </tr>`,
           )}
