@@ -39,6 +39,7 @@ const SECTIONS: readonly Section[] = [
   { page: 'administration', label: 'Administration', view: AdministrationPage, administrators: true },
 ];
 
+/** The links keep their names ("Alarms"): the count is the link's description, not part of its name. */
 function Navigation({ current }: { readonly current: string }) {
   const role = session.value?.role;
   const count = unacknowledgedAlarms.value;
@@ -46,12 +47,17 @@ function Navigation({ current }: { readonly current: string }) {
     <ul>
       ${SECTIONS.filter((s) => !s.administrators || role === 'Administrator').map(
         (s) => html`<li>
-          <a href=${hrefOf(s.page)} aria-current=${s.page === current ? 'page' : undefined}>
-            ${s.label}${s.page === 'alarms' && count ? html` <span class="badge" aria-label=${`(${count} unacknowledged)`}>${count}</span>` : null}
+          <a
+            href=${hrefOf(s.page)}
+            aria-current=${s.page === current ? 'page' : undefined}
+            aria-describedby=${s.page === 'alarms' && count ? 'alarm-count' : undefined}
+          >
+            ${s.label}${s.page === 'alarms' && count ? html` <span class="badge" aria-hidden="true">${count}</span>` : null}
           </a>
         </li>`,
       )}
     </ul>
+    ${count ? html`<span id="alarm-count" class="visually-hidden">${count} unacknowledged</span>` : null}
   </nav>`;
 }
 

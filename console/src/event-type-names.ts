@@ -41,25 +41,44 @@ let reading = new Map<string, Promise<void>>();
 /** Type keys an app was read again for: an unknown key costs one read, not one per event. */
 let tried = new Set<string>();
 
-function readApp(instance: string, appKey: string): Promise<void> {
+/**
+ * Reads an app's types. `href` is the app's own (an app listed in a child instance may live in an
+ * instance above it, where its types are); the built-in apps answer under any instance.
+ */
+function readApp(instance: string, appKey: string, href = `/api/f/${instance}/apps/${appKey}`): Promise<void> {
   const now = reading.get(appKey);
   if (now) return now;
-  const p = readTypes(instance, appKey).finally(() => reading.delete(appKey));
+  const p = readTypes(instance, href).finally(() => reading.delete(appKey));
   reading.set(appKey, p);
   return p;
 }
 
-async function readTypes(instance: string, appKey: string): Promise<void> {
-  const types = await api<EventTypeInfo[]>(`/api/f/${instance}/apps/${appKey}/eventtypes`, { query: { pageSize: 1000 } }).catch(() => []);
+async function readTypes(instance: string, appHref: string): Promise<void> {
+  const types = await api<EventTypeInfo[]>(`${appHref}/eventtypes`, { query: { pageSize: 1000 } }).catch(() => []);
   if (instance !== loadedFor || types.length === 0) return;
   const next = new Map(eventTypeNames.value);
   for (const t of types) if (t.Key && t.CommonName) next.set(t.Key.toLowerCase(), t.CommonName);
   eventTypeNames.value = next;
 }
 
+/**
+ * An app an event names that the instance's list did not hold: an app in a folder, or in an
+ * instance above (the events of a child instance may come from its parent's apps). It is found by
+ * its key in everything the user may see (the search from their own instance); one they may not
+ * see keeps the moniker's name.
+ */
+async function readUnknownApp(instance: string, appKey: string): Promise<void> {
+  if (BUILTIN_APPS.includes(appKey)) return readApp(instance, appKey);
+  const scope = session.value?.instanceKey;
+  if (!scope) return;
+  const found = await api<Array<{ Href?: string }>>(`/api/f/${scope}/search`, { method: 'POST', body: { _t: 'App', Key: appKey }, query: { pageSize: 1 } }).catch(() => []);
+  const href = found[0]?.Href;
+  if (href) await readApp(instance, appKey, href);
+}
+
 async function readAll(instance: string): Promise<void> {
-  const apps = await api<Array<{ Key: string }>>(`/api/f/${instance}/apps`, { query: { pageSize: 1000 } }).catch(() => []);
-  await Promise.all([...BUILTIN_APPS, ...apps.map((a) => a.Key.toLowerCase())].map((k) => readApp(instance, k)));
+  const apps = await api<Array<{ Key: string; Href?: string }>>(`/api/f/${instance}/apps`, { query: { pageSize: 1000 } }).catch(() => []);
+  await Promise.all([...BUILTIN_APPS.map((k) => readApp(instance, k)), ...apps.map((a) => readApp(instance, a.Key.toLowerCase(), a.Href))]);
 }
 
 /** Reads the current instance's event types whenever someone signs in or the instance changes. */
@@ -88,7 +107,7 @@ export function eventTypeName(e: { readonly EventTypeKey?: unknown; readonly App
     const instance = loadedFor;
     const app = e.AppKey.toLowerCase();
     // Not during the render that asked: the answer changes a signal.
-    queueMicrotask(() => void readApp(instance, app));
+    queueMicrotask(() => void readUnknownApp(instance, app));
   }
   const m = e.EventTypeMoniker as { Nickname?: unknown } | null | undefined;
   if (m && typeof m.Nickname === 'string' && m.Nickname) return m.Nickname;

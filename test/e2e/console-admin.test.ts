@@ -235,7 +235,8 @@ describe.skipIf(!CHROMIUM)('the console Events and Administration pages in Chrom
 
     // Export CSV: every filtered event (both pages), into the download directory.
     const cdp = await browser.target().createCDPSession();
-    await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads });
+    // The page's own browser context (consolePage gives each page one).
+    await cdp.send('Browser.setDownloadBehavior', { behavior: 'allow', downloadPath: downloads, browserContextId: page.browserContext().id });
     await press(page, 'Export CSV');
     await page.waitForFunction(`document.body.innerText.includes('Exported 25 events.')`);
     expect(await waitFor(async () => (await readdir(downloads)).some((f) => f.endsWith('.csv')), 10_000)).toBe(true);

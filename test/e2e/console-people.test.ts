@@ -293,9 +293,8 @@ describe.skipIf(!CHROMIUM)('the console People pages in Chromium', () => {
   }, 120_000);
 
   it('shows a ReadOnly user the people and their cards without a control that writes', async () => {
-    // A browser context of its own: the other test's session cookie stays out.
-    const context = await browser.createBrowserContext();
-    const { page, watch } = await consolePage(context as unknown as Browser, url);
+    // A browser context of its own (consolePage makes one): the other test's session cookie stays out.
+    const { page, watch } = await consolePage(browser, url);
     await page.goto(`${url}/console/people`, { waitUntil: 'networkidle0' });
     await signIn(page, reader0);
     await press(page, `Holder ${suffix}`, 'link');
@@ -308,6 +307,6 @@ describe.skipIf(!CHROMIUM)('the console People pages in Chromium', () => {
     await screenshot(page, 'people-person-read-only');
     expect(watch.errors).toEqual([]);
     expect(watch.foreign).toEqual([]);
-    await context.close();
+    await page.close();
   }, 60_000);
 });

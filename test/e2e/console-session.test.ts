@@ -53,7 +53,7 @@ describe.skipIf(!CHROMIUM)('the console session in Chromium', () => {
     for (const name of ['Live events', 'Alarms', 'People', 'Doors', 'Access levels', 'Schedules', 'Events', 'Administration']) await byRole(page, 'link', name);
     await byRole(page, 'button', 'Sign out');
     // The refresh token is a cookie no script reads, scoped to the token endpoint.
-    const cookies = await browser.cookies();
+    const cookies = await page.browserContext().cookies();
     const refresh = cookies.find((c) => c.name === 'gatehouse_console_refresh');
     expect(refresh).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/token' });
     expect(await page.evaluate('document.cookie')).toBe('');

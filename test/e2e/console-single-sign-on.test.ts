@@ -148,7 +148,7 @@ describe.skipIf(!CHROMIUM)('single sign-on through the console in Chromium', () 
     expect(await pageText(page)).toContain('alice@example.com');
     await byRole(page, 'button', 'Sign out');
     await screenshot(page, 'single-sign-on-signed-in');
-    const refresh = (await browser.cookies()).find((c) => c.name === 'gatehouse_console_refresh');
+    const refresh = (await page.browserContext().cookies()).find((c) => c.name === 'gatehouse_console_refresh');
     expect(refresh).toMatchObject({ httpOnly: true, sameSite: 'Strict', path: '/token' });
 
     await page.reload({ waitUntil: 'networkidle0' });

@@ -8,7 +8,7 @@ import { existsSync, mkdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
-import puppeteer, { type Browser, type ElementHandle, type Page } from 'puppeteer-core';
+import puppeteer, { type Browser, type BrowserContext, type ElementHandle, type Page } from 'puppeteer-core';
 import { REPO_ROOT } from './runtime.ts';
 
 /** Debian's chromium, or the one CHROMIUM_PATH names; undefined when the machine has none. */
@@ -32,9 +32,16 @@ export interface PageWatch {
   readonly foreign: string[];
 }
 
-/** A new page of `url`'s console, watched: console and page errors, failed and foreign requests. */
-export async function consolePage(browser: Browser, url: string, viewport = { width: 1280, height: 900 }): Promise<{ page: Page; watch: PageWatch }> {
-  const page = await browser.newPage();
+/**
+ * A new page of `url`'s console in a browser context of its own (its own cookies and storage: one
+ * test's session never leaks into the next), watched: console and page errors, failed and foreign
+ * requests.
+ */
+export async function consolePage(browser: Browser | BrowserContext, url: string, viewport = { width: 1280, height: 900 }): Promise<{ page: Page; watch: PageWatch }> {
+  const context = 'createBrowserContext' in browser ? await browser.createBrowserContext() : browser;
+  const page = await context.newPage();
+  // The context goes with its page.
+  if (context !== browser) page.once('close', () => void context.close().catch(() => undefined));
   await page.setViewport(viewport);
   const origin = new URL(url).origin;
   const wsOrigin = origin.replace(/^http/, 'ws').replace('127.0.0.1', 'localhost');

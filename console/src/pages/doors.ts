@@ -42,11 +42,13 @@ interface Row {
   readonly door: BaseObject;
   readonly status?: DoorStatus;
   readonly error?: unknown;
-  readonly last?: { readonly name: string; readonly at?: string };
+  /** Its last event; `key` opens the event's detail (and "Why?" for an access event). */
+  readonly last?: { readonly name: string; readonly at?: string; readonly key?: string };
 }
 
 interface Summary {
   readonly ObjectKey: string;
+  readonly EventKey?: string;
   readonly MessageShort?: string;
   readonly OccurredOn?: string;
 }
@@ -159,7 +161,7 @@ export function DoorsPage(_p: { readonly pageKey: string | undefined }) {
           ...list.map(readStatus),
         ]);
         if (!live) return;
-        for (const s of summaries) update(s.ObjectKey, (r) => ({ ...r, last: { name: s.MessageShort ?? '', ...(s.OccurredOn ? { at: s.OccurredOn } : {}) } }));
+        for (const s of summaries) update(s.ObjectKey, (r) => ({ ...r, last: { name: s.MessageShort ?? '', ...(s.OccurredOn ? { at: s.OccurredOn } : {}), ...(s.EventKey ? { key: s.EventKey } : {}) } }));
       } catch (err) {
         if (live) {
           setListError(err);
@@ -191,7 +193,7 @@ export function DoorsPage(_p: { readonly pageKey: string | undefined }) {
         for (const r of current.current.values()) {
           const readers = r.status?.Readers.map((x) => x.Reader.Key) ?? [];
           if (!keys.includes(r.door.Key) && !readers.some((k) => keys.includes(k))) continue;
-          update(r.door.Key, (x) => ({ ...x, last: { name: String(e.MessageShort ?? ''), ...(typeof e.OccurredOn === 'string' ? { at: e.OccurredOn } : {}) } }));
+          update(r.door.Key, (x) => ({ ...x, last: { name: String(e.MessageShort ?? ''), ...(typeof e.OccurredOn === 'string' ? { at: e.OccurredOn } : {}), ...(e.Key ? { key: e.Key } : {}) } }));
           void readStatus(r.door);
         }
       }),
@@ -336,7 +338,7 @@ export function DoorsPage(_p: { readonly pageKey: string | undefined }) {
                     ? 'None'
                     : ''}
               </td>
-              <td>${r.last ? html`${r.last.name}${r.last.at ? html`<br /><small class="muted">${formatTime(r.last.at)}</small>` : null}` : ''}</td>
+              <td>${r.last ? html`${r.last.key ? html`<a href=${hrefOf('live', r.last.key)}>${r.last.name || 'Event'}</a>` : r.last.name}${r.last.at ? html`<br /><small class="muted">${formatTime(r.last.at)}</small>` : null}` : ''}</td>
             </tr>`;
           })}
           ${!loading && rows.size === 0 && !listError ? html`<tr><td colspan="5">No door in ${folderName}.</td></tr>` : null}
