@@ -1,6 +1,6 @@
 /**
  * The console's session in Chromium against the e2e runtime: `/` leads to the sign-in page,
- * served with its Content-Security-Policy; an operator signs in and finds the main navigation by
+ * served with its Content-Security-Policy; an operator signs in with the keyboard alone and finds the main navigation by
  * its names; a reload keeps the session (the refresh cookie, which no script can read); "Sign
  * out" revokes it; a two-factor user signs in with the code from the outbox; a wrong password
  * reads as a sentence in an alert. axe-core finds nothing serious on the sign-in page.
@@ -9,8 +9,11 @@ import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser } from 'puppeteer-core';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { CHROMIUM, byRole, consolePage, fill, launchChromium, pageText, press, screenshot, seriousViolations, signIn } from '../support/console-browser.ts';
+import { CHROMIUM, byRole, consolePage, fill, launchChromium, pageText, press, screenshot, seriousViolations } from '../support/console-browser.ts';
 import { adminCommand } from '../support/admin-cli.ts';
+
+/** The visible label of the focused control (expressions run in the page are strings: the tests compile without the DOM library). */
+const FOCUSED_LABEL = 'document.activeElement?.labels?.[0]?.textContent ?? null';
 
 const url = inject('url');
 const admin = inject('admin');
@@ -49,7 +52,19 @@ describe.skipIf(!CHROMIUM)('the console session in Chromium', () => {
     const alert = await page.waitForSelector('[role="alert"]');
     expect(await alert!.evaluate((e) => e.textContent)).toMatch(/user name or password is not right|password is not right/i);
 
-    await signIn(page, { instance: admin.instanceName, userName: admin.userName, password: admin.password });
+    // The keyboard alone: a fresh page, Tab to each field (its label is its name), type, Enter.
+    await page.reload({ waitUntil: 'networkidle0' });
+    for (const [label, text] of [
+      ['Instance', admin.instanceName],
+      ['User name', admin.userName],
+      ['Password', admin.password],
+    ] as const) {
+      await page.keyboard.press('Tab');
+      expect(await page.evaluate(FOCUSED_LABEL)).toBe(label);
+      await page.keyboard.type(text);
+    }
+    await page.keyboard.press('Enter');
+    await byRole(page, 'navigation', 'Main', 15_000);
     for (const name of ['Live events', 'Alarms', 'People', 'Doors', 'Access levels', 'Schedules', 'Events', 'Administration']) await byRole(page, 'link', name);
     await byRole(page, 'button', 'Sign out');
     // The refresh token is a cookie no script reads, scoped to the token endpoint.
