@@ -304,7 +304,7 @@ function operationOf(route: Route, doc: OperationDoc, operationId: string, examp
       };
       continue;
     }
-    if (status === 429 && doc.tokenErrors) {
+    if (status === 429 && (doc.tokenErrors || doc.loginThrottle)) {
       // The login throttle (per client address and per name) answers in the token error body.
       responses['429'] = {
         description: 'Too many logins from this client address or for this name, or the stage\'s request rate is exceeded; retry after `Retry-After` seconds.',

@@ -37,6 +37,8 @@ export interface OperationDoc {
   readonly errors?: readonly number[];
   /** The error body of this operation's 400 is the token error body. */
   readonly tokenErrors?: boolean;
+  /** The login throttle answers this operation's 429, in the token error body (implied by `tokenErrors`). */
+  readonly loginThrottle?: boolean;
   /** This operation's 400 is an HTML page for a browser (described by this text), not a JSON body. */
   readonly htmlError?: string;
   /** Public documentation routes: cacheable. */

@@ -796,6 +796,8 @@ const OPERATIONS: Readonly<Record<string, Describe>> = {
     },
     success: { 302: { description: 'To the identity provider; or back to the client\'s redirect URI with `error`, `error_description` and `state`.' } },
     htmlError: 'An unknown client or a redirect URI it did not register: a page, never a redirect.',
+    // Each start writes a pending login: the client address's login bucket bounds them.
+    loginThrottle: true,
   }),
   oauthCallback: () => ({
     summary: 'Single sign-on: the identity provider\'s answer (callback)',

@@ -103,7 +103,11 @@ async function pageOnRefusal(run: (flow: Awaited<ReturnType<typeof sso>>) => Pro
 }
 
 // Single sign-on: the browser is sent to the instance's identity provider, then back to the client.
-const oauthAuthorize: Operation<CoreDeps> = async (req, deps) => pageOnRefusal((flow) => flow.authorize(deps, firstOf(req), baseOf(req, deps)));
+// A start counts against the client address's login bucket: each one writes a pending login.
+const oauthAuthorize: Operation<CoreDeps> = async (req, deps) => {
+  loginThrottleOf(deps.config).checkAddress(req.sourceIp);
+  return pageOnRefusal((flow) => flow.authorize(deps, firstOf(req), baseOf(req, deps)));
+};
 
 const oauthCallback: Operation<CoreDeps> = async (req, deps) => {
   const search = new URLSearchParams();

@@ -41,6 +41,11 @@ const bucketsOf = (perMinute: number, burst: number): KeyedBuckets | undefined =
 export interface LoginThrottle {
   /** Takes a token for a password grant from `sourceIp` for `req`'s name; throws {@link LoginThrottled} when either is spent. */
   check(sourceIp: string | undefined, req: Pick<TokenRequest, 'username' | 'instance'>): void;
+  /**
+   * Takes a token for a single sign-on start from `sourceIp` (the address's bucket only: no name is
+   * known yet); throws {@link LoginThrottled} when it is spent. A start writes a pending login.
+   */
+  checkAddress(sourceIp: string | undefined): void;
 }
 
 function createLoginThrottle(cfg: LoginThrottleConfig): LoginThrottle {
@@ -55,6 +60,10 @@ function createLoginThrottle(cfg: LoginThrottleConfig): LoginThrottle {
       if (byAddress > 0) throw new LoginThrottled(byAddress);
       const byName = names?.take(`${instanceName ?? ''}\\${userName}`) ?? 0;
       if (byName > 0) throw new LoginThrottled(byName);
+    },
+    checkAddress(sourceIp) {
+      const byAddress = addresses?.take(sourceIp ?? '') ?? 0;
+      if (byAddress > 0) throw new LoginThrottled(byAddress);
     },
   };
 }

@@ -5,6 +5,7 @@
  *   token error body) once the address's bucket is spent, before anything is read (no DynamoDB
  *   request, so no hash either), while a real user logs in from another address at once;
  * - a name is throttled whatever the addresses it is tried from, and other names are not;
+ * - single sign-on starts (each writes a pending login) spend the address's bucket the same way;
  * - at Medium security an unknown name, a user without a password and a real user's wrong
  *   passwords get the same answers through the lockout (user_lockedout from the threshold on) and
  *   after it: user names cannot be told apart by their answers.
@@ -95,6 +96,28 @@ describe('the login throttle', () => {
     const real = await login(address(), realUser, PASSWORD);
     expect(real.status).toBe(200);
     expect(real.body.access_token).toEqual(expect.any(String));
+  });
+
+  it('answers a burst of single sign-on starts from one address 429 once its bucket is spent, before anything is read or written', async () => {
+    const starter = address();
+    const start = async (from: string) => {
+      const query = { response_type: 'code', client_id: 'nobody', redirect_uri: 'https://nowhere.example/cb', code_challenge: 'x'.repeat(43), code_challenge_method: 'S256', state: 's', instance: medium.doc.CommonName as string };
+      const event = httpEvent('GET', '/oauth/authorize', { query });
+      const res = await handler({ ...event, requestContext: { ...event.requestContext, http: { ...event.requestContext.http, sourceIp: from } } }, lambdaContext());
+      return { status: res.statusCode ?? 200, retryAfter: res.headers?.['Retry-After'] ?? res.headers?.['retry-after'] };
+    };
+    // Each start of the bucket is checked (an unknown client: the 400 page).
+    const first = await Promise.all(Array.from({ length: LIMITS.addressBurst }, () => start(starter)));
+    expect(first.map((r) => r.status)).toEqual(Array(LIMITS.addressBurst).fill(400));
+    const before = t.calls.length;
+    const rest = await Promise.all(Array.from({ length: 10 }, () => start(starter)));
+    for (const r of rest) {
+      expect(r.status).toBe(429);
+      expect(Number(r.retryAfter)).toBeGreaterThanOrEqual(1);
+    }
+    expect(t.calls.length - before).toBe(0);
+    // Another address starts at once.
+    expect((await start(address())).status).toBe(400);
   });
 
   it('throttles one name tried from many addresses, and not the other names of those addresses', async () => {

@@ -6618,7 +6618,23 @@ export interface operations {
                 };
             };
             413: components["responses"]["PayloadTooLarge"];
-            429: components["responses"]["TooManyRequests"];
+            /** @description Too many logins from this client address or for this name, or the stage's request rate is exceeded; retry after `Retry-After` seconds. */
+            429: {
+                headers: {
+                    /** @description Seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "error": "too_many_requests",
+                     *       "error_description": "Too many login attempts; retry after the number of seconds in Retry-After."
+                     *     }
+                     */
+                    "application/json": components["schemas"]["TokenError"] | components["schemas"]["Throttled"];
+                };
+            };
             500: components["responses"]["InternalError"];
             503: components["responses"]["ServiceUnavailable"];
         };
