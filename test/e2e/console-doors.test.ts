@@ -16,8 +16,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CHROMIUM, byRole, consolePage, fill, launchChromium, pageText, press, screenshot, seriousViolations, signIn } from '../support/console-browser.ts';
 import { adminCommand } from '../support/admin-cli.ts';
 import { adminToken } from '../support/runtime.ts';
-import { documentedFetch } from '../support/documented-fetch.ts';
 import { waitFor } from '../support/webhook-receiver.ts';
+import { e2eCalls } from '../support/e2e-calls.ts';
 
 const url = inject('url');
 const admin = inject('admin');
@@ -31,21 +31,7 @@ const operator = { instance: instanceName, userName: 'otto', password: `0tto!${r
 let token: string;
 let I: string;
 
-async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any; text: string }> {
-  const res = await documentedFetch(`${url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined, text };
-}
-
-async function ok(method: string, path: string, body?: unknown, status = 201): Promise<any> {
-  const r = await call(method, path, body);
-  expect(r.status, `${method} ${path}: ${r.text}`).toBe(status);
-  return r.body;
-}
+const { ok } = e2eCalls(url, () => token);
 
 const names = { folder: unique('Building'), door: unique('Front door'), reader: unique('Front reader'), side: unique('Side reader'), person: unique('Ada Lovelace') };
 let folder: any;

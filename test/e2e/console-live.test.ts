@@ -15,7 +15,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CHROMIUM, byRole, consolePage, fill, launchChromium, press, screenshot, seriousViolations, signIn, type PageWatch } from '../support/console-browser.ts';
 import { adminCommand } from '../support/admin-cli.ts';
 import { adminToken } from '../support/runtime.ts';
-import { documentedFetch } from '../support/documented-fetch.ts';
+import { e2eCalls } from '../support/e2e-calls.ts';
 
 const url = inject('url');
 const admin = inject('admin');
@@ -27,21 +27,7 @@ const DENIED_TYPE_HREF = (instance: string) => `/api/f/${instance}/apps/00000000
 let token: string;
 let I: string;
 
-async function call(method: string, path: string, body?: unknown): Promise<{ status: number; body: any; text: string }> {
-  const res = await documentedFetch(`${url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined, text };
-}
-
-async function ok(method: string, path: string, body: unknown, status = 201): Promise<any> {
-  const r = await call(method, path, body);
-  expect(r.status, `${method} ${path}: ${r.text}`).toBe(status);
-  return r.body;
-}
+const { ok } = e2eCalls(url, () => token);
 
 /** A card read recorded through the API (`POST accessdecisions` with `Record`): it publishes the result event. */
 const cardRead = (readerKey: string, card: number) => ok('POST', `/api/f/${I}/accessdecisions`, { ReaderKey: readerKey, EncodedCardNumber: String(card), Record: true }, 200);

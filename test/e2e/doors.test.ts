@@ -11,7 +11,7 @@ import mqtt, { type MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { adminToken, openLiveClient, type LiveClient } from '../support/runtime.ts';
 import { waitFor } from '../support/webhook-receiver.ts';
-import { documentedFetch } from '../support/documented-fetch.ts';
+import { e2eCalls } from '../support/e2e-calls.ts';
 
 const url = inject('url');
 const wsUrl = inject('wsUrl');
@@ -24,21 +24,7 @@ let I: string;
 let ws: LiveClient | undefined;
 let mq: MqttClient | undefined;
 
-async function call(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<{ status: number; body: any; text: string }> {
-  const res = await documentedFetch(`${url}${path}`, {
-    method,
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', ...headers },
-    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
-  });
-  const text = await res.text();
-  return { status: res.status, body: text ? JSON.parse(text) : undefined, text };
-}
-
-async function ok(method: string, path: string, body: unknown, status = 201): Promise<any> {
-  const r = await call(method, path, body);
-  expect(r.status, `${method} ${path}: ${r.text}`).toBe(status);
-  return r.body;
-}
+const { call, ok } = e2eCalls(url, () => token);
 
 /** The next event of that MessageShort on the WebSocket (subscribed in the first test). */
 async function next(short: string): Promise<any> {

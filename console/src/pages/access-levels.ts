@@ -9,10 +9,10 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { html } from '../html.ts';
 import { api } from '../api.ts';
-import { hrefOf, navigate } from '../router.ts';
+import { hrefOf } from '../router.ts';
 import { instanceKey } from '../session.ts';
 import { ErrorAlert, Field, PageHeader, Select, Status, useLoad } from '../ui.ts';
-import { byName, findObject, hrefOfObject, nameOf, searchObjects, type BaseObject, type Ref } from './doors-api.ts';
+import { byName, findObject, hrefOfObject, nameOf, saveObject, searchObjects, type BaseObject, type Ref } from './doors-api.ts';
 import '../styles/doors.css';
 
 interface Entry {
@@ -120,13 +120,12 @@ function LevelEditor({ levelKey }: { readonly levelKey: string }) {
     const fields = { CommonName: name.trim(), AccessLevelEntries: entries.map((x) => ({ ReaderId: x.ReaderId, ScheduleId: x.ScheduleId })) };
     setBusy(true);
     try {
-      if (isNew) {
-        const made = await api<Level>(`/api/f/${encodeURIComponent(instance)}/accesslevels`, { method: 'POST', body: { $type: 'AccessLevelInfo', ...fields } });
-        navigate(hrefOf('access-levels', made.Key), true);
-      } else if (level) {
-        await api(hrefOfObject(level, 'accesslevels', instance), { method: 'PUT', body: { ...level, ...fields } });
-        loaded.reload();
-        setStatus(`${fields.CommonName} is saved.`);
+      if (isNew || level) {
+        const replaced = await saveObject({ instance, collection: 'accesslevels', typeName: 'AccessLevelInfo', page: 'access-levels', existing: isNew ? null : level, fields });
+        if (replaced) {
+          loaded.reload();
+          setStatus(`${fields.CommonName} is saved.`);
+        }
       }
     } catch (err) {
       setError(err);

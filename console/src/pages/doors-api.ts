@@ -5,6 +5,7 @@
  * collection's list would cover one folder only.
  */
 import { api } from '../api.ts';
+import { hrefOf, navigate } from '../router.ts';
 
 /** A named reference as answers give one (`{ Key, CommonName, Href }`). */
 export interface Ref {
@@ -99,3 +100,26 @@ export async function findObject<T extends BaseObject>(folderKey: string, type: 
 /** Where an object is read and replaced: its own `Href`, else its collection in its folder. */
 export const hrefOfObject = (o: BaseObject, collection: string, instance: string): string =>
   typeof o.Href === 'string' && o.Href.startsWith('/api/f/') ? o.Href : `/api/f/${encodeURIComponent(o.InFolderKey ?? instance)}/${collection}/${encodeURIComponent(o.Key)}`;
+
+/**
+ * Saves an object an editor page holds: a new one is created in the instance (and its page opened
+ * in place of the "new" one), an existing one replaced whole, as read with `fields` over it (its
+ * `ConcurrencyVersion` goes back with it: someone else's save in between is refused, not lost).
+ * Answers whether it replaced an object (the page then reads it again).
+ */
+export async function saveObject(o: {
+  readonly instance: string;
+  readonly collection: string;
+  readonly typeName: string;
+  readonly page: string;
+  readonly existing: BaseObject | null | undefined;
+  readonly fields: Readonly<Record<string, unknown>>;
+}): Promise<boolean> {
+  if (!o.existing) {
+    const made = await api<BaseObject>(`/api/f/${encodeURIComponent(o.instance)}/${o.collection}`, { method: 'POST', body: { $type: o.typeName, ...o.fields } });
+    navigate(hrefOf(o.page, made.Key), true);
+    return false;
+  }
+  await api(hrefOfObject(o.existing, o.collection, o.instance), { method: 'PUT', body: { ...o.existing, ...o.fields } });
+  return true;
+}

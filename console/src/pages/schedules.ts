@@ -6,11 +6,10 @@
  */
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import { html } from '../html.ts';
-import { api } from '../api.ts';
-import { hrefOf, navigate } from '../router.ts';
+import { hrefOf } from '../router.ts';
 import { instanceKey } from '../session.ts';
 import { Check, ErrorAlert, Field, PageHeader, Status, useLoad } from '../ui.ts';
-import { byName, findObject, hrefOfObject, nameOf, searchObjects, type BaseObject } from './doors-api.ts';
+import { byName, findObject, nameOf, saveObject, searchObjects, type BaseObject } from './doors-api.ts';
 import { WeekEditor } from './schedules-week.ts';
 import { draftOf, itemsOf, newDraft, windowSummary, type WindowDraft } from './schedules-windows.ts';
 import '../styles/doors.css';
@@ -105,13 +104,12 @@ function ScheduleEditor({ scheduleKey }: { readonly scheduleKey: string }) {
     const fields = { CommonName: name.trim(), IsAlways: always, ScheduleDurations: checked.items };
     setBusy(true);
     try {
-      if (isNew) {
-        const made = await api<Schedule>(`/api/f/${encodeURIComponent(instance)}/schedules`, { method: 'POST', body: { $type: 'ScheduleInfo', ...fields } });
-        navigate(hrefOf('schedules', made.Key), true);
-      } else if (schedule) {
-        await api(hrefOfObject(schedule, 'schedules', instance), { method: 'PUT', body: { ...schedule, ...fields } });
-        loaded.reload();
-        setStatus(`${fields.CommonName} is saved.`);
+      if (isNew || schedule) {
+        const replaced = await saveObject({ instance, collection: 'schedules', typeName: 'ScheduleInfo', page: 'schedules', existing: isNew ? null : schedule, fields });
+        if (replaced) {
+          loaded.reload();
+          setStatus(`${fields.CommonName} is saved.`);
+        }
       }
     } catch (err) {
       setError(err);
