@@ -5,7 +5,7 @@
 import { expect } from 'vitest';
 import { documentedFetch } from './documented-fetch.ts';
 
-export interface Called {
+interface Called {
   readonly status: number;
   readonly body: any;
   readonly text: string;
