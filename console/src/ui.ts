@@ -136,6 +136,36 @@ export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): Lo
   return { ...state, reload };
 }
 
+export interface Action {
+  /** True while the action runs: its controls are disabled. */
+  readonly busy: boolean;
+  /** Its last failure (or a check's), for an {@link ErrorAlert}. */
+  readonly error: unknown;
+  readonly setError: (error: unknown) => void;
+  /** Runs `work`: busy meanwhile, the error cleared first and kept on failure; answers whether it succeeded. */
+  readonly run: (work: () => Promise<unknown>) => Promise<boolean>;
+}
+
+/** A form's or a dialog's action, with its busy state and its failure. */
+export function useAction(): Action {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<unknown>(null);
+  const run = useCallback(async (work: () => Promise<unknown>) => {
+    setBusy(true);
+    setError(null);
+    try {
+      await work();
+      return true;
+    } catch (err) {
+      setError(err);
+      return false;
+    } finally {
+      setBusy(false);
+    }
+  }, []);
+  return { busy, error, setError, run };
+}
+
 /** A date-time as the operator's browser shows it (its locale and zone). */
 export function formatTime(iso: string | undefined | null): string {
   if (!iso) return '';

@@ -11,7 +11,7 @@ import { html } from '../html.ts';
 import { api } from '../api.ts';
 import { hrefOf } from '../router.ts';
 import { instanceKey } from '../session.ts';
-import { ErrorAlert, Field, PageHeader, Select, Status, useLoad } from '../ui.ts';
+import { ErrorAlert, Field, PageHeader, Select, Status, useLoad, useAction } from '../ui.ts';
 import { byName, findObject, hrefOfObject, nameOf, saveObject, searchObjects, type BaseObject, type Ref } from './doors-api.ts';
 import '../styles/doors.css';
 
@@ -83,9 +83,8 @@ function LevelEditor({ levelKey }: { readonly levelKey: string }) {
   const [entries, setEntries] = useState<Entry[]>([]);
   const [reader, setReader] = useState('');
   const [schedule, setSchedule] = useState('');
-  const [error, setError] = useState<unknown>(null);
   const [status, setStatus] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, run } = useAction();
 
   useEffect(() => {
     if (level) {
@@ -118,20 +117,13 @@ function LevelEditor({ levelKey }: { readonly levelKey: string }) {
     setStatus(null);
     if (!name.trim()) return setError(new Error('Give the access level a name.'));
     const fields = { CommonName: name.trim(), AccessLevelEntries: entries.map((x) => ({ ReaderId: x.ReaderId, ScheduleId: x.ScheduleId })) };
-    setBusy(true);
-    try {
-      if (isNew || level) {
-        const replaced = await saveObject({ instance, collection: 'accesslevels', typeName: 'AccessLevelInfo', page: 'access-levels', existing: isNew ? null : level, fields });
-        if (replaced) {
-          loaded.reload();
-          setStatus(`${fields.CommonName} is saved.`);
-        }
+    return run(async () => {
+      if (!isNew && !level) return;
+      if (await saveObject({ instance, collection: 'accesslevels', typeName: 'AccessLevelInfo', page: 'access-levels', existing: isNew ? null : level, fields })) {
+        loaded.reload();
+        setStatus(`${fields.CommonName} is saved.`);
       }
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   const title = isNew ? 'New access level' : level ? nameOf(level) : 'Access level';

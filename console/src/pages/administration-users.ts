@@ -8,7 +8,7 @@ import { useState } from 'preact/hooks';
 import { html } from '../html.ts';
 import { api } from '../api.ts';
 import { session, instanceKey, type Role } from '../session.ts';
-import { Check, ErrorAlert, Field, Modal, Select, Status, useLoad } from '../ui.ts';
+import { Check, ErrorAlert, Field, Modal, Select, Status, useLoad, useAction } from '../ui.ts';
 
 interface User {
   readonly Key: string;
@@ -53,23 +53,16 @@ function NewUserDialog({ instance, onClose, onCreated }: { readonly instance: st
   const [role, setRole] = useState<Role>('Operator');
   const [twoFactor, setTwoFactor] = useState(false);
   const [mustChange, setMustChange] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: Event) => {
+  const { busy, error, run } = useAction();
+  const submit = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+    return run(async () => {
       await api(`/api/f/${instance}/users`, {
         method: 'POST',
         body: { CommonName: name, Password: password, Role: role, TwoFactorEnabled: twoFactor, MustChangePassword: mustChange, InFolderKey: instance },
       });
       onCreated(name);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return html`<${Modal} title="New user" onClose=${onClose}>
     <form onSubmit=${(e: Event) => void submit(e)}>
@@ -97,20 +90,13 @@ function NewUserDialog({ instance, onClose, onCreated }: { readonly instance: st
 
 function RoleDialog({ user, onClose, onSaved }: { readonly user: User; readonly onClose: () => void; readonly onSaved: (role: Role) => void }) {
   const [role, setRole] = useState<Role>(user.Role ?? 'Operator');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: Event) => {
+  const { busy, error, run } = useAction();
+  const submit = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+    return run(async () => {
       await changeUser(user, { Role: role });
       onSaved(role);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return html`<${Modal} title=${`Role of ${user.CommonName}`} onClose=${onClose}>
     <form onSubmit=${(e: Event) => void submit(e)}>

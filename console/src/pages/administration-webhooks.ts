@@ -7,7 +7,7 @@ import { useState } from 'preact/hooks';
 import { html } from '../html.ts';
 import { api } from '../api.ts';
 import { instanceKey } from '../session.ts';
-import { Check, ErrorAlert, Field, Modal, Select, Status, formatTime, useLoad } from '../ui.ts';
+import { Check, ErrorAlert, Field, Modal, Select, Status, formatTime, useLoad, useAction } from '../ui.ts';
 import { eventTypeChoices } from '../event-type-names.ts';
 
 interface Webhook {
@@ -46,13 +46,10 @@ function NewWebhookDialog({ instance, onClose, onCreated }: { readonly instance:
   const [priority, setPriority] = useState('');
   const [type, setType] = useState('');
   const [audit, setAudit] = useState(true);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-  const submit = async (e: Event) => {
+  const { busy, error, run } = useAction();
+  const submit = (e: Event) => {
     e.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+    return run(async () => {
       const minimum = Number.parseInt(priority, 10);
       const created = await api<Webhook>(`/api/f/${instance}/webhooks`, {
         method: 'POST',
@@ -65,11 +62,7 @@ function NewWebhookDialog({ instance, onClose, onCreated }: { readonly instance:
         },
       });
       onCreated(created);
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return html`<${Modal} title="New webhook" onClose=${onClose}>
     <form onSubmit=${(e: Event) => void submit(e)}>

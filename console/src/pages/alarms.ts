@@ -10,7 +10,7 @@ import { api } from '../api.ts';
 import { onLiveEvent } from '../live.ts';
 import { here, hrefOf, navigate } from '../router.ts';
 import { instanceKey } from '../session.ts';
-import { ErrorAlert, Modal, PageHeader, Status, formatTime } from '../ui.ts';
+import { ErrorAlert, Modal, PageHeader, Status, formatTime, useAction } from '../ui.ts';
 import { alarmAcknowledged, isOpenAlarm, listEvents, listOpenAlarms, unacknowledgedAlarms, type Listing as AlarmListing } from '../alarm-state.ts';
 import { EventDetailDialog, type EventMessage } from '../event-detail.ts';
 import { eventTypeName } from '../event-type-names.ts';
@@ -34,22 +34,16 @@ const lastAck = (e: EventMessage) => {
 
 function AcknowledgeDialog({ alarm, onDone, onCancel }: { readonly alarm: EventMessage; readonly onDone: (e: EventMessage) => void; readonly onCancel: () => void }) {
   const [comment, setComment] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>(null);
-  const submit = async (ev: Event) => {
+  const { busy, error, run } = useAction();
+  const submit = (ev: Event) => {
     ev.preventDefault();
-    setBusy(true);
-    setError(null);
-    try {
+    return run(async () => {
       const done = await api<EventMessage>(`/api/f/${instanceKey.value}/events/${encodeURIComponent(String(alarm.Key))}/acknowledgements`, {
         method: 'POST',
         body: comment.trim() ? { Comment: comment.trim() } : {},
       });
       onDone(done);
-    } catch (err) {
-      setError(err);
-      setBusy(false);
-    }
+    });
   };
   return html`<${Modal} title="Acknowledge alarm" onClose=${onCancel}>
     <p>${eventTypeName(alarm)}: ${alarm.MessageLong || alarm.MessageShort} <span class="muted">(${formatTime(alarm.OccurredOn)})</span></p>

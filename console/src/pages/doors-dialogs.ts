@@ -8,25 +8,17 @@ import { useState } from 'preact/hooks';
 import { html } from '../html.ts';
 import { api } from '../api.ts';
 import { hrefOf } from '../router.ts';
-import { ErrorAlert, Field, Modal, Select, useLoad } from '../ui.ts';
+import { ErrorAlert, Field, Modal, Select, useLoad, useAction } from '../ui.ts';
 import { ACCESS_METHODS, accessMethodName, nameOf, type DoorStatus, type LockdownStatus, type Passer, type ReaderStatus } from './doors-api.ts';
 
 /** "Lock down <folder>?": the reason, then `POST /api/f/<folder>/lockdown`. */
 export function LockDownDialog(p: { readonly folderKey: string; readonly folderName: string; readonly onDone: (s: LockdownStatus) => void; readonly onClose: () => void }) {
   const [reason, setReason] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, run } = useAction();
   const submit = async (e: Event) => {
     e.preventDefault();
     if (!reason.trim()) return setError(new Error('Give the reason for the lockdown: it is in the event and shown to everyone below.'));
-    setBusy(true);
-    setError(null);
-    try {
-      p.onDone(await api<LockdownStatus>(`/api/f/${encodeURIComponent(p.folderKey)}/lockdown`, { method: 'POST', body: { Reason: reason.trim() } }));
-    } catch (err) {
-      setError(err);
-      setBusy(false);
-    }
+    return run(async () => p.onDone(await api<LockdownStatus>(`/api/f/${encodeURIComponent(p.folderKey)}/lockdown`, { method: 'POST', body: { Reason: reason.trim() } })));
   };
   return html`<${Modal} title=${`Lock down ${p.folderName}?`} onClose=${p.onClose}>
     <form onSubmit=${submit} noValidate>
@@ -62,8 +54,7 @@ export function SetModeDialog(p: {
   const set = !p.lockedDown && p.reader.EffectiveAccessMethod !== p.reader.AccessMethod;
   const [mode, setMode] = useState(set ? String(p.reader.EffectiveAccessMethod) : 'normal');
   const [until, setUntil] = useState('');
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, run } = useAction();
   const name = nameOf(p.reader.Reader);
   const normal = mode === 'normal';
   const submit = async (e: Event) => {
@@ -71,19 +62,14 @@ export function SetModeDialog(p: {
     const at = instantOf(until);
     if (!normal && until && !at) return setError(new Error('"Until" is not a date and time.'));
     if (at && at.getTime() <= Date.now()) return setError(new Error('"Until" must be later than now.'));
-    setBusy(true);
-    setError(null);
     const body = normal ? { AccessMethod: null } : { AccessMethod: Number(mode), ...(at ? { Until: at.toISOString() } : {}) };
-    try {
+    return run(async () => {
       const status = await api<DoorStatus>(`/api/f/${encodeURIComponent(p.folderKey)}/readers/${encodeURIComponent(p.reader.Reader.Key)}/mode`, { method: 'PUT', body });
       const text = normal
         ? `${name} is back to its normal mode (${accessMethodName(p.reader.AccessMethod)}).`
         : `${name} is now ${accessMethodName(Number(mode))}${at ? ` until ${at.toLocaleString()}` : ''}.`;
       p.onDone(status, text);
-    } catch (err) {
-      setError(err);
-      setBusy(false);
-    }
+    });
   };
   return html`<${Modal} title=${`Mode of ${name}`} onClose=${p.onClose}>
     <form onSubmit=${submit} noValidate>

@@ -9,7 +9,7 @@ import { api } from '../api.ts';
 import { hrefOf } from '../router.ts';
 import { instanceKey } from '../session.ts';
 import { onLiveEvent, type LiveEvent } from '../live.ts';
-import { ErrorAlert, Status, formatTime, useLoad } from '../ui.ts';
+import { ErrorAlert, Status, formatTime, useLoad, useAction } from '../ui.ts';
 import { type Person } from './people-data.ts';
 import { eventTypeName } from '../event-type-names.ts';
 import { priorityClass } from '../event-priority.ts';
@@ -25,26 +25,19 @@ interface Note {
 export function NotesSection({ person, canWrite }: { readonly person: Person; readonly canWrite: boolean }) {
   const notes = useLoad(() => api<Note[]>(`${person.Href}/notes`), [person.Href]);
   const [text, setText] = useState('');
-  const [error, setError] = useState<unknown>(null);
   const [status, setStatus] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, run } = useAction();
 
   const add = async (e: Event) => {
     e.preventDefault();
     if (!text.trim()) return setError(new Error('Write the note first.'));
-    setBusy(true);
-    setError(null);
     setStatus(null);
-    try {
+    return run(async () => {
       await api(`${person.Href}/notes`, { method: 'POST', body: { $type: 'NoteInfo', NoteText: text.trim() } });
       setText('');
       setStatus('Note added.');
       notes.reload();
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   const list = [...(notes.data ?? [])].reverse();

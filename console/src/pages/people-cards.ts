@@ -7,7 +7,7 @@
 import { useState } from 'preact/hooks';
 import { html } from '../html.ts';
 import { api } from '../api.ts';
-import { Check, ErrorAlert, Field, Modal, Status, formatTime } from '../ui.ts';
+import { Check, ErrorAlert, Field, Modal, Status, formatTime, useAction } from '../ui.ts';
 import { Confirm, Section, TableWrap } from './people-ui.ts';
 import { cardNumberText, cardNumberValue, cardState, isoOfLocal, localInput, type Card, type Person } from './people-data.ts';
 import { readPerson } from './people-reads.ts';
@@ -42,19 +42,7 @@ function CardDialog(p: CardDialogProps) {
   const [pin, setPin] = useState('');
   const [disabled, setDisabled] = useState(c?.IsDisabled === true);
   const [exempt, setExempt] = useState(c?.LockdownExempt === true);
-  const [error, setError] = useState<unknown>(null);
-  const [busy, setBusy] = useState(false);
-
-  const run = async (work: () => Promise<void>) => {
-    setBusy(true);
-    setError(null);
-    try {
-      await work();
-    } catch (err) {
-      setError(err);
-      setBusy(false);
-    }
-  };
+  const { busy, error, setError, run } = useAction();
 
   const submit = (e: Event) => {
     e.preventDefault();

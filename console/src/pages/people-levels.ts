@@ -10,7 +10,7 @@ import { html } from '../html.ts';
 import { api } from '../api.ts';
 import { hrefOf } from '../router.ts';
 import { instanceKey } from '../session.ts';
-import { ErrorAlert, Field, Modal, Select, Status, formatTime, useLoad } from '../ui.ts';
+import { ErrorAlert, Field, Modal, Select, Status, formatTime, useLoad, useAction } from '../ui.ts';
 import { isoOfLocal, localInput, windowHolds, windowOfLink, type ObjectLink, type Person, type Window } from './people-data.ts';
 import { Section, TableWrap } from './people-ui.ts';
 
@@ -65,26 +65,17 @@ export function LevelsSection({ person, reload, canWrite }: Props) {
   const [from, setFrom] = useState('');
   const [until, setUntil] = useState('');
   const [changing, setChanging] = useState<Held | null>(null);
-  const [error, setError] = useState<unknown>(null);
   const [status, setStatus] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, run } = useAction();
   const base = `${person.Href}/connections`;
 
-  const act = async (work: () => Promise<string>): Promise<boolean> => {
-    setBusy(true);
-    setError(null);
+  const act = (work: () => Promise<string>): Promise<boolean> => {
     setStatus(null);
-    try {
+    return run(async () => {
       const text = await work();
       await reload();
       setStatus(text);
-      return true;
-    } catch (err) {
-      setError(err);
-      return false;
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   /** Connects a level with its window: plain without one, scheduled with one. */

@@ -8,7 +8,7 @@ import { useEffect, useMemo, useState } from 'preact/hooks';
 import { html } from '../html.ts';
 import { hrefOf } from '../router.ts';
 import { instanceKey } from '../session.ts';
-import { Check, ErrorAlert, Field, PageHeader, Status, useLoad } from '../ui.ts';
+import { Check, ErrorAlert, Field, PageHeader, Status, useLoad, useAction } from '../ui.ts';
 import { byName, findObject, nameOf, saveObject, searchObjects, type BaseObject } from './doors-api.ts';
 import { WeekEditor } from './schedules-week.ts';
 import { draftOf, itemsOf, newDraft, windowSummary, type WindowDraft } from './schedules-windows.ts';
@@ -77,9 +77,8 @@ function ScheduleEditor({ scheduleKey }: { readonly scheduleKey: string }) {
   const [name, setName] = useState('');
   const [always, setAlways] = useState(false);
   const [windows, setWindows] = useState<WindowDraft[]>([]);
-  const [error, setError] = useState<unknown>(null);
   const [status, setStatus] = useState<string | null>(null);
-  const [busy, setBusy] = useState(false);
+  const { busy, error, setError, run } = useAction();
 
   const schedule = loaded.data && loaded.data !== 'missing' ? loaded.data : null;
   useEffect(() => {
@@ -102,20 +101,13 @@ function ScheduleEditor({ scheduleKey }: { readonly scheduleKey: string }) {
     const checked = itemsOf(windows);
     if ('problem' in checked) return setError(new Error(checked.problem));
     const fields = { CommonName: name.trim(), IsAlways: always, ScheduleDurations: checked.items };
-    setBusy(true);
-    try {
-      if (isNew || schedule) {
-        const replaced = await saveObject({ instance, collection: 'schedules', typeName: 'ScheduleInfo', page: 'schedules', existing: isNew ? null : schedule, fields });
-        if (replaced) {
-          loaded.reload();
-          setStatus(`${fields.CommonName} is saved.`);
-        }
+    return run(async () => {
+      if (!isNew && !schedule) return;
+      if (await saveObject({ instance, collection: 'schedules', typeName: 'ScheduleInfo', page: 'schedules', existing: isNew ? null : schedule, fields })) {
+        loaded.reload();
+        setStatus(`${fields.CommonName} is saved.`);
       }
-    } catch (err) {
-      setError(err);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
 
   const title = isNew ? 'New schedule' : schedule ? nameOf(schedule) : 'Schedule';
