@@ -17,6 +17,7 @@ import type { StoredObject } from '../model/stored-object.ts';
 import type { Db } from './client.ts';
 import { OBJECT_SK, SCIM_TOKEN_PREFIX, objectPk, partitionPk, scimTokenPk } from './item-keys.ts';
 import type { ItemKey } from './item-reads.ts';
+import { queryAll } from './requests.ts';
 import { fromItem, send } from './objects-repo.ts';
 
 /** Tokens an instance may hold at once: a listing is one small Query, and a leaked-token hunt stays short. */
@@ -95,7 +96,7 @@ export async function deleteScimToken(db: Db, instanceKey: string, tokenKey: str
 
 /**
  * One page of the objects of a collection in an instance, any folder of it (GSI2, creation order):
- * `skip` keys read keys-only (1 000 a request) to find where the page starts, then one Query of
+ * `skip` keys read keys-only to find where the page starts, then a Query of
  * at most `limit` items. `more` tells whether an object follows the page (one item more is read).
  */
 export async function instancePage(
@@ -106,49 +107,17 @@ export async function instancePage(
   limit: number,
 ): Promise<{ items: StoredObject[]; more: boolean }> {
   const pk = partitionPk(instanceKey, collection);
-  const startAfter = (key: string) => ({ GSI2PK: pk, GSI2SK: key, PK: objectPk(key), SK: OBJECT_SK });
+  const query = { IndexName: 'GSI2', KeyConditionExpression: 'GSI2PK = :pk', ExpressionAttributeValues: { ':pk': pk } };
   let start: Record<string, unknown> | undefined;
-  for (let skipped = 0; skipped < skip; ) {
-    const out = await send<{ Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown> }>(
-      db,
-      new QueryCommand({
-        TableName: db.tableName,
-        IndexName: 'GSI2',
-        KeyConditionExpression: 'GSI2PK = :pk',
-        ExpressionAttributeValues: { ':pk': pk },
-        ProjectionExpression: 'GSI2SK',
-        Limit: Math.min(1000, skip - skipped),
-        ...(start ? { ExclusiveStartKey: start } : {}),
-      }),
-    );
-    const keys = (out.Items ?? []).map((i) => i.GSI2SK as string);
-    skipped += keys.length;
-    if (keys.length > 0) start = startAfter(keys[keys.length - 1]!);
-    if (!out.LastEvaluatedKey) {
-      if (skipped < skip) return { items: [], more: false };
-      break;
-    }
+  if (skip > 0) {
+    const skipped = await queryAll(db, { ...query, ProjectionExpression: 'GSI2SK' }, { limit: skip });
+    if (skipped.length < skip) return { items: [], more: false };
+    const last = skipped[skipped.length - 1]!.GSI2SK as string;
+    start = { GSI2PK: pk, GSI2SK: last, PK: objectPk(last), SK: OBJECT_SK };
   }
-  const items: StoredObject[] = [];
-  let more = false;
-  do {
-    const out = await send<{ Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown> }>(
-      db,
-      new QueryCommand({
-        TableName: db.tableName,
-        IndexName: 'GSI2',
-        KeyConditionExpression: 'GSI2PK = :pk',
-        ExpressionAttributeValues: { ':pk': pk },
-        Limit: limit + 1 - items.length,
-        ...(start ? { ExclusiveStartKey: start } : {}),
-      }),
-    );
-    items.push(...(out.Items ?? []).map(fromItem));
-    start = out.LastEvaluatedKey;
-  } while (items.length <= limit && start !== undefined);
-  if (items.length > limit) {
-    more = true;
-    items.length = limit;
-  }
+  // One item more than the page: whether an object follows it.
+  const items = (await queryAll(db, query, { limit: limit + 1, ...(start ? { start } : {}) })).map(fromItem);
+  const more = items.length > limit;
+  if (more) items.length = limit;
   return { items, more };
 }
