@@ -11,14 +11,14 @@
  *
  * The write: a card's use counted in the person item, conditional on the person's version.
  */
-import { QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { ConditionFailed } from '../errors.ts';
 import { stringifyJson } from '../json.ts';
 import type { StoredObject } from '../model/stored-object.ts';
 import type { Db } from './client.ts';
 import { OBJECT_SK, objectPk, partitionPk, referencedByPk, referencedBySk, relationSk } from './item-keys.ts';
 import { fromItem, send } from './objects-repo.ts';
-import { queryAll } from './requests.ts';
+import { queryAll, queryPage } from './requests.ts';
 
 export { cardHolders,  } from './search-repo.ts';
 
@@ -46,23 +46,22 @@ export interface HolderPage {
  */
 export async function connectedToPage(db: Db, to: string, relation: string, limit: number, after?: string): Promise<HolderPage> {
   const pk = referencedByPk(to);
-  const out = await send<{ Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown> }>(
+  const out = await queryPage(
     db,
-    new QueryCommand({
-      TableName: db.tableName,
+    {
       IndexName: 'GSI1',
       KeyConditionExpression: 'GSI1PK = :pk AND begins_with(GSI1SK, :rel)',
       ExpressionAttributeValues: { ':pk': pk, ':rel': referencedBySk(relation, '') },
       Limit: limit,
-      ...(after ? { ExclusiveStartKey: { GSI1PK: pk, GSI1SK: referencedBySk(relation, after), PK: objectPk(after), SK: relationSk(relation, to) } } : {}),
-    }),
+    },
+    after ? { GSI1PK: pk, GSI1SK: referencedBySk(relation, after), PK: objectPk(after), SK: relationSk(relation, to) } : undefined,
   );
-  const holders = (out.Items ?? []).map((i) => ({
+  const holders = out.items.map((i) => ({
     from: i.From as string,
     activeOn: typeof i.ActiveOn === 'string' ? i.ActiveOn : null,
     expiresOn: typeof i.ExpiresOn === 'string' ? i.ExpiresOn : null,
   }));
-  return { holders, next: out.LastEvaluatedKey ? holders[holders.length - 1]?.from : undefined };
+  return { holders, next: out.next ? holders[holders.length - 1]?.from : undefined };
 }
 
 /**

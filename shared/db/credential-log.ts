@@ -14,13 +14,14 @@
  * {@link CHANGE_LOG_DAYS} days (TTL); a version whose next change is gone is answered 410.
  */
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { BatchWriteCommand, QueryCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
+import { BatchWriteCommand, UpdateCommand } from '@aws-sdk/lib-dynamodb';
 import { unmarshall } from '@aws-sdk/util-dynamodb';
 import type { DynamoDBRecord } from 'aws-lambda';
 import type { Db } from './client.ts';
 import { getItems } from './item-reads.ts';
 import { CREDENTIAL_COUNTER_SK, credentialChangePk, credentialCounterPk } from './item-keys.ts';
 import { send } from './objects-repo.ts';
+import { queryAll } from './requests.ts';
 
 /** Days a change stays in the log (after that, a download from before it is answered in full). */
 const CHANGE_LOG_DAYS = 7;
@@ -103,26 +104,16 @@ export async function readCounters(db: Db, instances: readonly string[]): Promis
  * 1 MB; read units O(changes)). Their `seq` tells a caller whether the first is `after + 1`.
  */
 export async function changesAfter(db: Db, instance: string, after: number, upTo: number, limit: number): Promise<LoggedChange[]> {
-  const out: LoggedChange[] = [];
-  let start: Record<string, unknown> | undefined;
-  do {
-    const res = await send<{ Items?: Record<string, unknown>[]; LastEvaluatedKey?: Record<string, unknown> }>(
-      db,
-      new QueryCommand({
-        TableName: db.tableName,
-        KeyConditionExpression: 'PK = :pk AND SK BETWEEN :from AND :to',
-        ExpressionAttributeValues: { ':pk': changePk(instance), ':from': seqSk(after + 1), ':to': seqSk(upTo) },
-        ConsistentRead: true,
-        Limit: limit - out.length,
-        ...(start ? { ExclusiveStartKey: start } : {}),
-      }),
-    );
-    for (const i of res.Items ?? []) {
-      out.push({ seq: Number(i.SK), kind: i.Kind as ChangeKind, key: String(i.Key), cards: Array.isArray(i.Cards) ? i.Cards.map(String) : [] });
-    }
-    start = res.LastEvaluatedKey;
-  } while (start && out.length < limit);
-  return out;
+  const items = await queryAll(
+    db,
+    {
+      KeyConditionExpression: 'PK = :pk AND SK BETWEEN :from AND :to',
+      ExpressionAttributeValues: { ':pk': changePk(instance), ':from': seqSk(after + 1), ':to': seqSk(upTo) },
+      ConsistentRead: true,
+    },
+    { limit },
+  );
+  return items.map((i) => ({ seq: Number(i.SK), kind: i.Kind as ChangeKind, key: String(i.Key), cards: Array.isArray(i.Cards) ? i.Cards.map(String) : [] }));
 }
 
 /** The item images of a stream record (the old one absent for an insert, the new one for a removal). */
