@@ -39,37 +39,20 @@ export function rowsOf(r: Results): Row[] {
     goal: '',
     verdict: '',
   });
-  const pf = c.protectedFloor;
-  if (pf) {
+  const floors = [
+    ['protected floor', c.protectedFloor, ''],
+    ['status floor', c.statusFloor, ": the protected floor + the caller's status check"],
+    ['list floor', c.listFloor, ': the status floor serving a page (a Query beside the BatchGetItem)'],
+  ] as const;
+  for (const [label, f, what] of floors) {
+    if (!f) continue;
     rows.push({
-      entry: 'coldStart (protected floor)',
-      figure: `${pf.bundleBytes} B in ${pf.startFiles} files (+${pf.beyondBaseline.bytes}), ${n(pf.totalMs)} ms (cpu ${n(pf.cpuMs)} ms, ${n(pf.cpuRatio, 2)}x)`,
+      entry: `coldStart (${label})`,
+      figure: `${f.bundleBytes} B in ${f.startFiles} files (+${f.beyondBaseline.bytes}), ${n(f.totalMs)} ms (cpu ${n(f.cpuMs)} ms, ${n(f.cpuRatio, 2)}x)${what}`,
       floor: `baseline ${n(c.baseline.totalMs)} ms`,
-      ratio: n(pf.ratio, 2),
+      ratio: n(f.ratio, 2),
       goal: 'reported',
-      verdict: pf.note ? verdict(false, pf.note) : '',
-    });
-  }
-  const sf = c.statusFloor;
-  if (sf) {
-    rows.push({
-      entry: 'coldStart (status floor)',
-      figure: `${sf.bundleBytes} B in ${sf.startFiles} files (+${sf.beyondBaseline.bytes}), ${n(sf.totalMs)} ms (cpu ${n(sf.cpuMs)} ms, ${n(sf.cpuRatio, 2)}x): the protected floor + the caller's status check`,
-      floor: `baseline ${n(c.baseline.totalMs)} ms`,
-      ratio: n(sf.ratio, 2),
-      goal: 'reported',
-      verdict: sf.note ? verdict(false, sf.note) : '',
-    });
-  }
-  const lf = c.listFloor;
-  if (lf) {
-    rows.push({
-      entry: 'coldStart (list floor)',
-      figure: `${lf.bundleBytes} B in ${lf.startFiles} files (+${lf.beyondBaseline.bytes}), ${n(lf.totalMs)} ms (cpu ${n(lf.cpuMs)} ms, ${n(lf.cpuRatio, 2)}x): the status floor serving a page (a Query beside the BatchGetItem)`,
-      floor: `baseline ${n(c.baseline.totalMs)} ms`,
-      ratio: n(lf.ratio, 2),
-      goal: 'reported',
-      verdict: lf.note ? verdict(false, lf.note) : '',
+      verdict: f.note ? verdict(false, f.note) : '',
     });
   }
   for (const [name, f] of Object.entries(c.families)) {
